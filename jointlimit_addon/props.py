@@ -1,0 +1,109 @@
+"""Per-bone joint-limit settings: ``PoseBone.jointlimit`` (saved in the .blend)."""
+
+import math
+
+import bpy
+from bpy.props import BoolProperty, EnumProperty, FloatProperty, FloatVectorProperty, PointerProperty
+
+ANGLE_LIMIT = math.radians(179.0)
+
+KIND_ITEMS = (
+    ("SWING_TWIST", "Swing & Twist", "Swing limited on the stereographic (s, t) plane, twist about the bone"),
+    ("HINGE", "Hinge", "One axis only (local X), like an elbow or a knee"),
+    ("EULER", "Euler", "Conventional per-axis Euler limits, with a gimbal guard on the middle axis"),
+    ("EULER_MULTI", "Euler (Equivalent Ranges)", "Euler limits that accept any equivalent Euler triple"),
+    ("QUAT_SWING", "Quaternion Swing", "Limit on the swing quaternion's components"),
+)
+SHAPE_ITEMS = (
+    ("RECT", "Rectangle", "Rectangle on the (s, t) plane"),
+    ("ELLIPSE", "Ellipse", "Ellipse inscribed in the rectangle"),
+    ("OVAL", "Oval", "Stadium: two half circles joined by straight edges"),
+    ("SUPERELLIPSE", "Superellipse", "Between the ellipse and the rectangle, set by the exponents"),
+    ("POLYGON", "Polygon", "Outline of straight segments and circular arcs"),
+)
+CORRECTION_ITEMS = (
+    ("OPTIMAL", "Optimal", "Nearest allowed direction on the sphere (geodesic)"),
+    ("SIMPLE", "Simple", "The paper's cheap correction on the plane (can jump for wide ranges)"),
+)
+EULER_ORDER_ITEMS = tuple((o, o, f"Euler order {o}") for o in ("XYZ", "XZY", "YXZ", "YZX", "ZXY", "ZYX"))
+
+
+def _angle(name, description, default=0.0, lo=-ANGLE_LIMIT, hi=ANGLE_LIMIT):
+    return FloatProperty(
+        name=name,
+        description=description,
+        default=default,
+        min=lo,
+        max=hi,
+        subtype="ANGLE",
+        unit="ROTATION",
+        precision=1,
+        step=100,
+    )
+
+
+class JointLimitSettings(bpy.types.PropertyGroup):
+    """Limit settings of one pose bone."""
+
+    enabled: BoolProperty(name="Enabled", description="Limit this bone's rotation", default=False)
+    kind: EnumProperty(name="Kind", description="How the rotation is limited", items=KIND_ITEMS, default="SWING_TWIST")
+    shape: EnumProperty(name="Shape", description="Shape of the allowed swing region", items=SHAPE_ITEMS, default="ELLIPSE")
+    correction: EnumProperty(
+        name="Correction", description="How a rotation outside the limit is brought back", items=CORRECTION_ITEMS, default="OPTIMAL"
+    )
+    swing_x_min: _angle("Swing X Min", "Smallest bend about the bone's local X axis", math.radians(-45.0))
+    swing_x_max: _angle("Swing X Max", "Largest bend about the bone's local X axis", math.radians(45.0))
+    swing_z_min: _angle("Swing Z Min", "Smallest bend about the bone's local Z axis", math.radians(-45.0))
+    swing_z_max: _angle("Swing Z Max", "Largest bend about the bone's local Z axis", math.radians(45.0))
+    exponent: FloatVectorProperty(
+        name="Exponent",
+        description="Superellipse exponents (m for s, n for t); 2 is an ellipse, large values approach the rectangle",
+        size=2,
+        default=(4.0, 4.0),
+        min=1.0,
+        max=64.0,
+    )
+    use_twist_limit: BoolProperty(name="Limit Twist", description="Limit the twist about the bone's own axis", default=False)
+    twist_min: _angle("Twist Min", "Smallest twist about the bone's local Y axis", math.radians(-30.0), -math.pi, math.pi)
+    twist_max: _angle("Twist Max", "Largest twist about the bone's local Y axis", math.radians(30.0), -math.pi, math.pi)
+    fix_twist: BoolProperty(name="Fix Twist", description="Keep the twist at zero", default=False)
+    hinge_min: _angle("Hinge Min", "Smallest hinge angle about local X", math.radians(0.0), -math.pi, math.pi)
+    hinge_max: _angle("Hinge Max", "Largest hinge angle about local X", math.radians(150.0), -math.pi, math.pi)
+    euler_order: EnumProperty(name="Euler Order", description="Order of the Euler angles", items=EULER_ORDER_ITEMS, default="ZXY")
+    euler_min: FloatVectorProperty(
+        name="Euler Min",
+        description="Smallest Euler angles (X, Y, Z)",
+        size=3,
+        subtype="EULER",
+        unit="ROTATION",
+        default=(math.radians(-45.0), math.radians(-30.0), math.radians(-45.0)),
+        min=-math.pi,
+        max=math.pi,
+    )
+    euler_max: FloatVectorProperty(
+        name="Euler Max",
+        description="Largest Euler angles (X, Y, Z)",
+        size=3,
+        subtype="EULER",
+        unit="ROTATION",
+        default=(math.radians(45.0), math.radians(30.0), math.radians(45.0)),
+        min=-math.pi,
+        max=math.pi,
+    )
+    quat_swing_max: _angle("Swing Max", "Largest swing angle of the quaternion-swing cone", math.radians(60.0), 0.0, ANGLE_LIMIT)
+
+
+classes = (JointLimitSettings,)
+_register_classes, _unregister_classes = bpy.utils.register_classes_factory(classes)
+
+
+def register():
+    _register_classes()
+    bpy.types.PoseBone.jointlimit = PointerProperty(
+        type=JointLimitSettings, name="Joint Limit", description="JointLimit settings of this bone"
+    )
+
+
+def unregister():
+    del bpy.types.PoseBone.jointlimit
+    _unregister_classes()
