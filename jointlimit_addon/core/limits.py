@@ -1,0 +1,231 @@
+"""Projection-based joint limits: swing region on the (s, t) plane + twist range [000, SPEC §2].
+
+``JointLimit`` follows the joint-limit protocol: ``contains(q) -> bool (...)`` and
+``clamp(q) -> (..., 4)`` for unit quaternions ``(w, x, y, z)`` of the joint's local rotation.
+
+A rotation is split as ``q = q_swing · q_twist`` [000 eq.37]; the swing point
+``P = R(q) (0, 1, 0)`` is projected to ``(s, t)`` [000 eq.1, 42 mapped] and tested against the
+region; the twist ``psi`` against ``twist``. ``clamp`` corrects each part and recombines them as
+``q_swing_corrected · q_twist_corrected`` [000 eq.43-46]. Rotations already inside are returned
+unchanged (after normalisation); corrected ones keep the sign hemisphere of the input.
+The twist correction moves ``psi`` to the nearer end of the range along the circle of angles
+[000 eq.44-45]; ``fix_twist`` sets it to 0 [000 §5.2] and takes precedence over ``twist``.
+
+At the pole (swing of 180 degrees straight back, where (s, t) is infinite and the twist
+undefined) the twist is taken as 0 and the swing correction is the OPTIMAL one even in SIMPLE
+mode (the direction a simple correction needs does not exist there).
+"""
+
+import math
+
+import numpy as np
+
+from . import quat
+from .projection import MATH, NP, TWO_PI, _compose, _parts, _sphere_to_plane
+from .regions import OvalRegion, PolygonRegion, RectRegion, outline_points  # noqa: F401 (re-export)
+
+SHAPES = ("RECT", "ELLIPSE", "OVAL", "SUPERELLIPSE", "POLYGON")
+CORRECTIONS = ("OPTIMAL", "SIMPLE")
+TWIST_TOL = 1e-12
+_CHUNK = 1 << 14
+
+
+def _swing_range(rng, what):
+    """Angle range (radians) inside (-pi, pi) -> plane range ``tan(a / 2)`` [000 eq.5]."""
+    if rng is None:
+        raise ValueError(f"{what} range is required for this shape")
+    lo, hi = (float(a) for a in rng)
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        raise ValueError(f"{what} range must be finite, got ({lo}, {hi})")
+    if not (-math.pi < lo < hi < math.pi):
+        raise ValueError(f"{what} range must satisfy -pi < min < max < pi (radians), got ({lo}, {hi})")
+    return math.tan(0.5 * lo), math.tan(0.5 * hi)
+
+
+def _twist_range(rng):
+    if rng is None:
+        return None
+    lo, hi = (float(a) for a in rng)
+    slack = 1e-9
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        raise ValueError(f"twist range must be finite, got ({lo}, {hi})")
+    if not (-math.pi - slack <= lo <= hi <= math.pi + slack):
+        raise ValueError(f"twist range must satisfy -pi <= min <= max <= pi (radians), got ({lo}, {hi})")
+    return max(lo, -math.pi), min(hi, math.pi)
+
+
+def _smooth_regions():
+    try:
+        from .regions_smooth import EllipseRegion, SuperellipseRegion
+    except ImportError as exc:  # the module is written separately; fail clearly until it exists
+        raise ValueError(f"ELLIPSE/SUPERELLIPSE regions are unavailable: {exc}") from exc
+    return EllipseRegion, SuperellipseRegion
+
+
+def make_region(shape, swing_x=None, swing_z=None, exponent=(4.0, 4.0), outline=None):
+    """The plane region of a limit: ``swing_z`` (about local Z) gives the s range and
+    ``swing_x`` (about local X) the t range, each ``tan(angle / 2)`` [000 eq.5, SPEC §1]."""
+    if shape not in SHAPES:
+        raise ValueError(f"shape must be one of {', '.join(SHAPES)}, got {shape!r}")
+    if shape == "POLYGON":
+        return PolygonRegion(outline)
+    if outline is not None:
+        raise ValueError(f"outline is only used by POLYGON, not {shape}")
+    s0, s1 = _swing_range(swing_z, "swing_z")
+    t0, t1 = _swing_range(swing_x, "swing_x")
+    if shape == "RECT":
+        return RectRegion(s0, s1, t0, t1)
+    if shape == "OVAL":
+        return OvalRegion(s0, s1, t0, t1)
+    ellipse, superellipse = _smooth_regions()
+    if shape == "ELLIPSE":
+        return ellipse(s0, s1, t0, t1)
+    m, n = (float(e) for e in exponent)
+    return superellipse(s0, s1, t0, t1, m, n)
+
+
+def _is_single(q):
+    if isinstance(q, np.ndarray):
+        return q.shape == (4,)
+    return isinstance(q, (list, tuple)) and len(q) == 4 and not isinstance(q[0], (list, tuple, np.ndarray))
+
+
+class JointLimit:
+    """Swing region + optional twist range + correction mode [000, SPEC §2].
+
+    ``shape``: RECT | ELLIPSE | OVAL | SUPERELLIPSE | POLYGON. ``swing_x``/``swing_z``: angle
+    ranges (radians, inside (-pi, pi), min < max) of rotation about local X (-> t) and local Z
+    (-> s); not used by POLYGON, whose ``outline`` is given on the (s, t) plane (see
+    ``PolygonRegion``). ``twist``: (min, max) about local Y inside [-pi, pi], or None (free).
+    ``correction``: OPTIMAL (geodesic nearest swing) | SIMPLE (the paper's plane corrections).
+    ``exponent``: (m, n) of SUPERELLIPSE [000 eq.9]. ``fix_twist``: twist forced to 0 [000 §5.2].
+    """
+
+    def __init__(self, shape="RECT", swing_x=None, swing_z=None, twist=None, correction="OPTIMAL",
+                 exponent=(4.0, 4.0), outline=None, fix_twist=False):
+        if correction not in CORRECTIONS:
+            raise ValueError(f"correction must be one of {', '.join(CORRECTIONS)}, got {correction!r}")
+        self.shape = shape
+        self.region = make_region(shape, swing_x, swing_z, exponent, outline)
+        self.swing_x = None if swing_x is None else tuple(float(a) for a in swing_x)
+        self.swing_z = None if swing_z is None else tuple(float(a) for a in swing_z)
+        self.twist = _twist_range(twist)
+        self.correction = correction
+        self.exponent = tuple(float(e) for e in exponent)
+        self.outline = outline
+        self.fix_twist = bool(fix_twist)
+
+    def __repr__(self):
+        return (f"JointLimit(shape={self.shape!r}, swing_x={self.swing_x}, swing_z={self.swing_z}, "
+                f"twist={self.twist}, correction={self.correction!r}, fix_twist={self.fix_twist})")
+
+    # --- twist [000 eq.44-45] ---------------------------------------------------------------
+
+    def _twist_inside(self, psi, ops):
+        if self.fix_twist:
+            return (psi <= TWIST_TOL) & (psi >= -TWIST_TOL)
+        if self.twist is None:
+            return psi == psi
+        lo, hi = self.twist
+        lo, hi = lo - TWIST_TOL, hi + TWIST_TOL
+        # psi and psi -/+ 2 pi are the same twist: a range ending at -pi also holds psi = pi.
+        return ((psi >= lo) & (psi <= hi)) | (psi - TWO_PI >= lo) | (psi + TWO_PI <= hi)
+
+    def _twist_clamp(self, psi, ops):
+        if self.fix_twist:
+            return psi * 0.0
+        if self.twist is None:
+            return psi
+        lo, hi = self.twist
+        inside = (psi >= lo) & (psi <= hi)
+        nearer_lo = (lo - psi) % TWO_PI < (psi - hi) % TWO_PI
+        return ops.where(inside, psi, ops.where(nearer_lo, lo, hi))
+
+    # --- swing ------------------------------------------------------------------------------
+
+    def _optimal(self, px, py, pz):
+        return _sphere_to_plane(*self.region.nearest_boundary_xyz(px, py, pz), NP)
+
+    def _swing_correct(self, px, py, pz, s, t, pole):
+        """Corrected (s, t) of swing points outside the region (arrays)."""
+        if self.correction == "OPTIMAL":
+            return self._optimal(px, py, pz)
+        s_m, t_m = self.region.clamp_simple(s, t)
+        s_m, t_m = np.array(s_m, dtype=np.float64), np.array(t_m, dtype=np.float64)
+        if np.any(pole):
+            s_m[pole], t_m[pole] = self._optimal(px[pole], py[pole], pz[pole])
+        return s_m, t_m
+
+    def _swing_correct1(self, px, py, pz, s, t, pole):
+        if self.correction == "SIMPLE" and not pole:
+            return self.region.clamp_simple1(s, t)
+        return _sphere_to_plane(*self.region.nearest_boundary1(px, py, pz), MATH)
+
+    # --- protocol ---------------------------------------------------------------------------
+
+    def contains(self, q):
+        """Bool ``(...)``: is each rotation within the swing region and the twist range."""
+        q = quat.as_unit_quats(q)
+        *_, s, t, psi, pole = _parts(q[..., 0], q[..., 1], q[..., 2], q[..., 3], NP)
+        return ~pole & self.region.contains_st(s, t) & self._twist_inside(psi, NP)
+
+    def clamp(self, q):
+        """Rotations ``(..., 4)`` corrected into the limit [000 §4-6]; a single quaternion
+        ``(4,)`` takes a pure-Python fast path with the same formulas."""
+        if _is_single(q):
+            return self._clamp1(q)
+        q = quat.as_unit_quats(q)
+        flat = q.reshape(-1, 4)
+        out = flat.copy()
+        for start in range(0, len(flat), _CHUNK):
+            self._clamp_block(flat[start:start + _CHUNK], out[start:start + _CHUNK])
+        return out.reshape(q.shape)
+
+    def _clamp_block(self, q, out):
+        w, x, y, z = np.ascontiguousarray(q.T)
+        px, py, pz, s, t, psi, pole = _parts(w, x, y, z, NP)
+        swing_in = ~pole & self.region.contains_st(s, t)
+        good = swing_in & self._twist_inside(psi, NP)
+        if good.all():
+            return
+        idx = np.flatnonzero(~good)
+        s, t, psi, swing_in = s[idx], t[idx], psi[idx], swing_in[idx]
+        fix = np.flatnonzero(~swing_in)
+        if len(fix):
+            s[fix], t[fix] = self._swing_correct(px[idx[fix]], py[idx[fix]], pz[idx[fix]], s[fix], t[fix],
+                                                 pole[idx[fix]])
+        qw, qx, qy, qz = _compose(s, t, self._twist_clamp(psi, NP), NP)
+        sign = np.where(qw * w[idx] + qx * x[idx] + qy * y[idx] + qz * z[idx] < 0.0, -1.0, 1.0)
+        out[idx] = np.stack((qw, qx, qy, qz), axis=-1) * sign[:, None]
+
+    def _clamp1(self, q):
+        w, x, y, z = q.tolist() if isinstance(q, np.ndarray) else (float(c) for c in q)
+        if not (math.isfinite(w) and math.isfinite(x) and math.isfinite(y) and math.isfinite(z)):
+            raise ValueError("quaternion contains NaN or infinite values")
+        norm = math.sqrt(w * w + x * x + y * y + z * z)
+        if norm < 1e-12:
+            raise ValueError("quaternion has zero length and is not a rotation")
+        w, x, y, z = w / norm, x / norm, y / norm, z / norm
+        px, py, pz, s, t, psi, pole = _parts(w, x, y, z, MATH)
+        swing_in = not pole and self.region.contains1(s, t)
+        if swing_in and self._twist_inside(psi, MATH):
+            return np.array((w, x, y, z))
+        if not swing_in:
+            s, t = self._swing_correct1(px, py, pz, s, t, pole)
+        out = _compose(s, t, self._twist_clamp(psi, MATH), MATH)
+        if out[0] * w + out[1] * x + out[2] * y + out[3] * z < 0.0:
+            return -np.array(out)
+        return np.array(out)
+
+    # --- helpers for the UI and the overlay ------------------------------------------------
+
+    def swing_point(self, q):
+        """``(s, t)`` of rotations ``(..., 4)`` on the projection plane (``inf`` at the pole)."""
+        q = quat.as_unit_quats(q)
+        *_, s, t, _, pole = _parts(q[..., 0], q[..., 1], q[..., 2], q[..., 3], NP)
+        return np.where(pole, np.inf, s), np.where(pole, np.inf, t)
+
+    def outline_points(self, n=64):
+        """Closed ``(n, 3)`` outline of the swing region on the unit sphere (see
+        ``regions.outline_points``)."""
+        return outline_points(self.region, n)

@@ -1,0 +1,654 @@
+"""Swing regions on the (s, t) projection plane and their corrections [000 §3-4].
+
+Every region derives from ``PlaneRegion`` and provides, vectorised over arrays:
+
+- ``contains_st(s, t) -> bool``: boundary counts as inside, within ``self.tol``;
+- ``clamp_simple(s, t) -> (s, t)``: the paper's simple corrections on the plane;
+- ``clamp_optimal(P) -> P``: geodesic nearest point of the region for unit points ``(..., 3)``
+  on the sphere (works at the pole); points inside are returned unchanged;
+- ``boundary_points(n) -> (n, 2)``: ordered (s, t) points along the outline.
+
+``ELLIPSE`` and ``SUPERELLIPSE`` live in ``regions_smooth.py`` and build on this base class.
+"""
+
+import numpy as np
+
+from . import projection
+
+
+class PlaneRegion:
+    """Base class of swing regions on the (s, t) plane [000 §3].
+
+    Subclasses set ``bounds = (s0, s1, t0, t1)`` (bounding box of the region on the plane) and
+    ``tol`` (absolute tolerance of ``contains_st`` on the plane), and implement the four methods
+    below. The ``*1`` methods are scalar hooks for the one-rotation fast path of ``JointLimit``;
+    their defaults wrap the vector methods, subclasses may override them with pure-float code.
+    """
+
+    shape = None
+    bounds = (0.0, 0.0, 0.0, 0.0)
+    tol = 1e-12
+
+    def contains_st(self, s, t):
+        """Bool array: is ``(s, t)`` in the region (boundary included, within ``tol``)."""
+        raise NotImplementedError
+
+    def clamp_simple(self, s, t):
+        """Simple correction on the plane [000 eq.14, 15]; inside points unchanged."""
+        raise NotImplementedError
+
+    def clamp_optimal(self, P):
+        """Geodesic nearest point of the region to unit points ``P`` ``(..., 3)`` [000 §4.1]."""
+        raise NotImplementedError
+
+    def boundary_points(self, n):
+        """``(n, 2)`` ordered (s, t) points on the outline (not repeating the first)."""
+        raise NotImplementedError
+
+    # Helpers shared by all regions.
+
+    def contains_sphere(self, P):
+        """Region test for unit points ``(..., 3)``; the pole is never inside (regions are bounded)."""
+        P = np.asarray(P, dtype=np.float64)
+        s, t = projection._sphere_to_plane(P[..., 0], P[..., 1], P[..., 2], projection.NP)
+        pole = ~np.isfinite(s) | ~np.isfinite(t)
+        return ~pole & self.contains_st(np.where(pole, 0.0, s), np.where(pole, 0.0, t))
+
+    def contains1(self, s, t):
+        """Scalar ``contains_st`` for Python floats."""
+        return bool(self.contains_st(np.array([s]), np.array([t]))[0])
+
+    def clamp_simple1(self, s, t):
+        """Scalar ``clamp_simple`` for Python floats."""
+        sm, tm = self.clamp_simple(np.array([s]), np.array([t]))
+        return float(sm[0]), float(tm[0])
+
+    def clamp_optimal1(self, px, py, pz):
+        """Scalar ``clamp_optimal`` for Python floats."""
+        out = self.clamp_optimal(np.array([[px, py, pz]]))[0]
+        return float(out[0]), float(out[1]), float(out[2])
+
+    def nearest_boundary1(self, px, py, pz):
+        """Scalar ``nearest_boundary`` (the point is known to be outside) for Python floats."""
+        return self.clamp_optimal1(px, py, pz)
+
+    def nearest_boundary(self, P):
+        """Geodesic nearest point of the region for points known to be outside it.
+
+        ``JointLimit`` calls this after its own inside test; the default is ``clamp_optimal``.
+        """
+        return self.clamp_optimal(P)
+
+    def nearest_boundary_xyz(self, px, py, pz):
+        """``nearest_boundary`` on component arrays; returns ``(x, y, z)``."""
+        P = self.nearest_boundary(np.stack((px, py, pz), axis=-1))
+        return P[..., 0], P[..., 1], P[..., 2]
+
+
+# --- Outlines of straight segments and circular arcs ---------------------------------------------
+#
+# On the sphere every such edge is an arc of a circle, i.e. sphere ∩ plane {X : n·X = h}
+# (|n| = 1) [000 §4.2 table]: a straight line of the plane gives a circle through the pole, a
+# circle of the plane one that misses it; it is a great circle (h = 0) exactly when the plane
+# circle satisfies d² = r² - 1 [000 eq.10]. The spherical perpendicular from P to that circle
+# [000 §4.1] is the great circle through P and the circle's axis n, so its foot is
+#
+#     F = h n + rho (P - (P·n) n) / |P - (P·n) n|,    rho = sqrt(1 - h²),
+#
+# the same point the paper constructs on the plane for a straight edge [000 eq.11] and for an arc
+# [000 eq.18-23] (of the two intersections, the ± of eq.20-22, F is the nearer one; the other
+# is the farthest point of the circle). Along a circle the distance to P falls monotonically to
+# F and rises after it, so the nearest point of an edge is F when F lies on the edge (P is in the
+# edge's "nearest-point region" [000 §4.3.1, eq.12-13]), else one of its end vertices. The
+# nearest boundary point is the best of these candidates over all edges and vertices [000 §4.3.1,
+# last paragraph: "else the nearest corner"]. Distances are compared as chords |P - F|², which
+# order like geodesic distances and stay exact for tiny corrections.
+
+
+def _chord2(px, py, pz, qx, qy, qz):
+    dx, dy, dz = px - qx, py - qy, pz - qz
+    return dx * dx + dy * dy + dz * dz
+
+
+def _take(better, d, best, cand, cur, ops):
+    """Running minimum: keep candidate ``cand`` (tuple of components) where ``better``."""
+    if ops is projection.MATH:
+        return (d, cand) if better else (best, cur)
+    return np.where(better, d, best), tuple(np.where(better, c, o) for c, o in zip(cand, cur))
+
+
+def _nearest_on_sphere(px, py, pz, outline, ops):
+    """Geodesic nearest outline point of unit points (components) [000 §4.1-4.5].
+
+    Candidates are numbered: vertices ``0..V-1``, edge feet ``V..V+E-1``. For an edge with axis
+    ``n``, offset ``h`` and radius ``rho``, write ``P = k n + e``; the foot is
+    ``F = h n + rho e/|e|``, so ``|P - F|² = (k - h)² + (|e| - rho)²`` exactly, and F lies on the
+    edge iff ``m·F >= m·A``, i.e. ``rho (m·P) >= |e| (m·A)`` (``m`` is normal to the chord plane
+    and to ``n``). Only the winner's point is built, by ``_candidate_point``.
+    """
+    vx, vy, vz = outline.vertices3[0]
+    best, code = _chord2(px, py, pz, vx, vy, vz), px * 0.0
+    for i, (vx, vy, vz) in enumerate(outline.vertices3[1:], 1):
+        d = _chord2(px, py, pz, vx, vy, vz)
+        best, code = ops.take(d < best, d, best, float(i), code)
+    first = len(outline.vertices3)
+    scalar = ops is projection.MATH
+    for j, (nx, ny, nz, h, rho, ma, mx, my, mz) in enumerate(outline.edges3):
+        k = px * nx + py * ny + pz * nz
+        ex, ey, ez = px - k * nx, py - k * ny, pz - k * nz
+        el = ops.sqrt(ex * ex + ey * ey + ez * ez)
+        # el = 0: P on the circle's axis, all its points equally far; the vertices decide.
+        on_edge = (el > 1e-300) & ((px * mx + py * my + pz * mz) * rho >= ma * el)
+        if scalar and not on_edge:
+            continue
+        dk, dr = k - h, el - rho
+        d = dk * dk + dr * dr
+        best, code = ops.take(on_edge & (d < best), d, best, float(first + j), code)
+    return _candidate_point(px, py, pz, ops.index(code), outline.candidates(ops), ops)
+
+
+def _candidate_point(px, py, pz, c, table, ops):
+    """Point of candidate ``c``: ``base + rho e/|e|`` (vertices have ``n = 0, rho = 0``)."""
+    bx, by, bz, nx, ny, nz, rho = (col[c] for col in table)
+    k = px * nx + py * ny + pz * nz
+    ex, ey, ez = px - k * nx, py - k * ny, pz - k * nz
+    el = ops.sqrt(ex * ex + ey * ey + ez * ez)
+    f = rho / ops.where(el > 1e-300, el, 1.0)
+    return bx + ex * f, by + ey * f, bz + ez * f
+
+
+def _nearest_on_plane(s, t, outline, ops):
+    """Euclidean nearest outline point on the plane; returns ``(s, t, squared distance)``."""
+    v0 = outline.vertices[0]
+    cur = (s * 0.0 + v0[0], t * 0.0 + v0[1])
+    ds, dt = s - v0[0], t - v0[1]
+    best = ds * ds + dt * dt
+    for e in outline.edges2:
+        if e[0] == "line":
+            _, a_s, a_t, d_s, d_t, inv_l2 = e
+            u = ops.minimum(ops.maximum(((s - a_s) * d_s + (t - a_t) * d_t) * inv_l2, 0.0), 1.0)
+            qs, qt = a_s + u * d_s, a_t + u * d_t
+            on_edge = True
+        else:
+            _, a_s, a_t, c_s, c_t, r, m_s, m_t = e
+            vs, vt = s - c_s, t - c_t
+            vl = ops.sqrt(vs * vs + vt * vt)
+            ok = vl > 1e-300
+            f = r / ops.where(ok, vl, 1.0)
+            qs, qt = c_s + vs * f, c_t + vt * f
+            on_edge = ok & ((qs - a_s) * m_s + (qt - a_t) * m_t >= 0.0)
+        ds, dt = s - qs, t - qt
+        d = ds * ds + dt * dt
+        best, cur = _take(on_edge & (d < best), d, best, (qs, qt), cur, ops)
+    for v in outline.vertices[1:]:
+        ds, dt = s - v[0], t - v[1]
+        d = ds * ds + dt * dt
+        best, cur = _take(d < best, d, best, v, cur, ops)
+    return cur[0], cur[1], best
+
+
+def _near_outline(s, t, outline, tol, ops):
+    """Is (s, t) within ``tol`` of the outline on the plane (the boundary tolerance)."""
+    near = s * 0.0 > 1.0
+    tol2 = tol * tol
+    scalar = ops is projection.MATH
+    for e, (lo_s, hi_s, lo_t, hi_t) in zip(outline.edges2, outline.edge_boxes):
+        if scalar and not (lo_s - tol <= s <= hi_s + tol and lo_t - tol <= t <= hi_t + tol):
+            continue  # one point, clearly away from this edge: skip the arithmetic
+        if e[0] == "line":
+            _, a_s, a_t, d_s, d_t, inv_l2 = e
+            u = ops.minimum(ops.maximum(((s - a_s) * d_s + (t - a_t) * d_t) * inv_l2, 0.0), 1.0)
+            ds, dt = s - a_s - u * d_s, t - a_t - u * d_t
+            near = near | (ds * ds + dt * dt <= tol2)
+        else:
+            _, a_s, a_t, c_s, c_t, r, m_s, m_t = e
+            vs, vt = s - c_s, t - c_t
+            dr = ops.sqrt(vs * vs + vt * vt) - r
+            # on the arc's side of its chord, checked at the radial projection (sign of m·(v))
+            on_arc = (vs * m_s + vt * m_t) * r >= ((a_s - c_s) * m_s + (a_t - c_t) * m_t) * (dr + r)
+            near = near | (on_arc & (dr * dr <= tol2))
+    for v_s, v_t in outline.vertices:
+        ds, dt = s - v_s, t - v_t
+        near = near | (ds * ds + dt * dt <= tol2)
+    return near
+
+
+def _inside_parity(s, t, outline, ops):
+    """Even-odd inside test: chord polygon XOR the circular segments cut off by the arcs."""
+    inside = s * 0.0 > 1.0
+    scalar = ops is projection.MATH
+    for a_s, a_t, b_s, b_t, inv_dt in outline.chords:
+        cross = (a_t > t) != (b_t > t)
+        if scalar and not cross:
+            continue
+        inside = inside ^ (cross & (s < a_s + (t - a_t) * (b_s - a_s) * inv_dt))
+    for a_s, a_t, c_s, c_t, r, m_s, m_t in outline.segments:
+        if scalar and not (c_t - r <= t <= c_t + r):
+            continue
+        ds, dt = s - c_s, t - c_t
+        inside = inside ^ ((ds * ds + dt * dt < r * r) & ((s - a_s) * m_s + (t - a_t) * m_t > 0.0))
+    return inside
+
+
+class _Outline:
+    """Closed outline of straight segments and circular arcs, precomputed for the kernels.
+
+    ``vertices`` ``(E, 2)`` and ``bulges`` ``(E,)``: edge ``i`` runs from vertex ``i`` to vertex
+    ``i + 1`` (the last back to the first). ``bulge = tan(theta / 4)`` with ``theta`` the arc's
+    included angle; 0 is a straight edge, positive turns counter-clockwise (the arc bulges to the
+    right of the direction of travel), 1 is a half circle (the convention of DXF polylines).
+    """
+
+    def __init__(self, vertices, bulges):
+        self.vertices = [tuple(map(float, v)) for v in vertices]
+        self.bulges = [float(b) for b in bulges]
+        self.edges2, self.edges3, self.chords, self.segments, self.arcs = [], [], [], [], []
+        self.vertices3 = [tuple(map(float, projection._plane_to_sphere(*v))) for v in self.vertices]
+        n_edges = len(self.vertices)
+        for i in range(n_edges):
+            self._add_edge(self.vertices[i], self.vertices[(i + 1) % n_edges], self.bulges[i])
+        self._build_candidates()
+        self.edge_boxes = [self._edge_box(i) for i in range(n_edges)]
+
+    def _edge_box(self, i):
+        """Bounding box (s_min, s_max, t_min, t_max) of edge ``i`` on the plane (of the whole
+        circle for an arc: conservative)."""
+        a, b = self.vertices[i], self.vertices[(i + 1) % len(self.vertices)]
+        s_lo, s_hi, t_lo, t_hi = min(a[0], b[0]), max(a[0], b[0]), min(a[1], b[1]), max(a[1], b[1])
+        if self.arcs[i] is not None:
+            c_s, c_t, r = self.arcs[i]
+            s_lo, s_hi, t_lo, t_hi = min(s_lo, c_s - r), max(s_hi, c_s + r), min(t_lo, c_t - r), max(t_hi, c_t + r)
+        return s_lo, s_hi, t_lo, t_hi
+
+    def _add_edge(self, a, b, bulge):
+        a_s, a_t = a
+        d_s, d_t = b[0] - a[0], b[1] - a[1]
+        l2 = d_s * d_s + d_t * d_t
+        length = np.sqrt(l2)
+        self.chords.append((a_s, a_t, b[0], b[1], 1.0 / d_t if d_t != 0.0 else 0.0))
+        # Right-hand normal of the chord; a positive bulge puts the arc's midpoint on that side.
+        r_s, r_t = d_t / length, -d_s / length
+        mid = (a_s + 0.5 * d_s + 0.5 * bulge * length * r_s, a_t + 0.5 * d_t + 0.5 * bulge * length * r_t)
+        if bulge == 0.0:
+            self.edges2.append(("line", a_s, a_t, d_s, d_t, 1.0 / l2))
+            # Line  a s + b t = c  ->  plane n·X = h with n = (-a, -c, b), h = c.
+            la, lb = -d_t, d_s
+            lc = la * a_s + lb * a_t
+            n = np.array([-la, -lc, lb])
+            h, rho_n = lc, np.hypot(la, lb)
+            self.arcs.append(None)
+        else:
+            radius = length * (1.0 + bulge * bulge) / (4.0 * abs(bulge))
+            sgn = 1.0 if bulge > 0 else -1.0
+            c_s, c_t = mid[0] - sgn * radius * r_s, mid[1] - sgn * radius * r_t
+            m_s, m_t = sgn * r_s, sgn * r_t
+            self.edges2.append(("arc", a_s, a_t, c_s, c_t, radius, m_s, m_t))
+            self.segments.append((a_s, a_t, c_s, c_t, radius, m_s, m_t))
+            # Circle (c, r): power of the origin K = |c|² - r² = 2 c·a - |a|² (no cancellation);
+            # plane n = (2 c_s, K - 1, -2 c_t), h = -(1 + K), |n|² - h² = 4 r².
+            k_pow = 2.0 * (c_s * a_s + c_t * a_t) - (a_s * a_s + a_t * a_t)
+            n = np.array([2.0 * c_s, k_pow - 1.0, -2.0 * c_t])
+            h, rho_n = -(1.0 + k_pow), 2.0 * radius
+            self.arcs.append((c_s, c_t, radius))
+        norm = np.linalg.norm(n)
+        n, h, rho = n / norm, h / norm, rho_n / norm
+        a3 = np.array(projection._plane_to_sphere(a_s, a_t))
+        b3 = np.array(projection._plane_to_sphere(*b))
+        m3 = np.array(projection._plane_to_sphere(*mid))
+        m = np.cross(b3 - a3, n)
+        m = m / np.linalg.norm(m)
+        if np.dot(m, m3 - a3) < 0.0:
+            m = -m
+        self.edges3.append((*map(float, n), float(h), float(rho), float(np.dot(m, a3)), *map(float, m)))
+
+    def candidates(self, ops):
+        """Columns (base xyz, axis xyz, rho) of the candidates of ``_nearest_on_sphere``: as
+        numpy arrays for ``NP`` (fancy-indexed), as tuples of floats for ``MATH``."""
+        if ops is projection.NP:
+            return self._table_np
+        return self._table_py
+
+    def _build_candidates(self):
+        rows = [(*v, 0.0, 0.0, 0.0, 0.0) for v in self.vertices3]
+        for nx, ny, nz, h, rho, *_ in self.edges3:
+            rows.append((h * nx, h * ny, h * nz, nx, ny, nz, rho))
+        self._table_py = tuple(zip(*rows))
+        self._table_np = tuple(np.array(col) for col in self._table_py)
+
+    def sphere_samples(self, n):
+        """``(n, 3)`` ordered points on the outline on the sphere, evenly spaced by arc length
+        within each edge, every vertex included (``n >= number of edges``)."""
+        n_edges = len(self.edges3)
+        if n < n_edges:
+            raise ValueError(f"need at least {n_edges} boundary points for this outline, got {n}")
+        frames = [self._edge_frame(i) for i in range(n_edges)]
+        lengths = np.array([f[-1] for f in frames])
+        share = (n - n_edges) * lengths / lengths.sum()
+        counts = 1 + np.floor(share).astype(int)
+        extra = n - counts.sum()
+        counts[np.argsort(np.floor(share) - share)[:extra]] += 1
+        pts = []
+        for (centre, rho, u, v, span, _), k in zip(frames, counts):
+            phi = span * np.arange(k) / k
+            pts.append(centre + rho * (np.cos(phi)[:, None] * u + np.sin(phi)[:, None] * v))
+        return np.concatenate(pts, axis=0)
+
+    def _edge_frame(self, i):
+        """Centre, radius, in-plane frame (u at the start vertex), signed angle to the end vertex
+        passing through the edge, and arc length of edge ``i`` on the sphere."""
+        nx, ny, nz, h, rho, *_ = self.edges3[i]
+        n = np.array([nx, ny, nz])
+        centre = h * n
+        a3 = np.array(self.vertices3[i])
+        b3 = np.array(self.vertices3[(i + 1) % len(self.vertices3)])
+        mid3 = self._edge_mid3(i)
+        u = (a3 - centre) / np.linalg.norm(a3 - centre)
+        v = np.cross(n, u)
+
+        def angle(x):
+            return np.arctan2(np.dot(x - centre, v), np.dot(x - centre, u)) % (2.0 * np.pi)
+
+        end, through = angle(b3), angle(mid3)
+        span = end if through < end else end - 2.0 * np.pi
+        if end == 0.0:  # start and end coincide only for a degenerate edge; keep it harmless
+            span = 2.0 * np.pi
+        return centre, rho, u, v, span, abs(span) * rho
+
+    def _edge_mid3(self, i):
+        a = self.vertices[i]
+        b = self.vertices[(i + 1) % len(self.vertices)]
+        bulge = self.bulges[i]
+        d_s, d_t = b[0] - a[0], b[1] - a[1]
+        mid = (a[0] + 0.5 * d_s + 0.5 * bulge * d_t, a[1] + 0.5 * d_t - 0.5 * bulge * d_s)
+        return np.array(projection._plane_to_sphere(*mid))
+
+
+class _OutlineRegion(PlaneRegion):
+    """Region bounded by an ``_Outline``: exact OPTIMAL correction on the sphere for all of them."""
+
+    def __init__(self, outline):
+        self.outline = outline
+        v = np.array(outline.vertices)
+        pts = outline.sphere_samples(max(256, 4 * len(v)))
+        s, t = projection._sphere_to_plane(pts[:, 0], pts[:, 1], pts[:, 2], projection.NP)
+        self.bounds = (float(s.min()), float(s.max()), float(t.min()), float(t.max()))
+        scale = max(abs(b) for b in self.bounds)
+        # Round-off of a boundary point mapped sphere -> plane grows like (1 + s² + t²).
+        self.tol = 1e-12 * (1.0 + scale * scale)
+
+    def clamp_optimal(self, P):
+        """Geodesic nearest point of the region [000 §4.1, §4.3.1 eq.11-13, §4.5 eq.16-23];
+        inside points are returned unchanged."""
+        P = np.array(P, dtype=np.float64)
+        inside = self.contains_sphere(P)
+        if not np.all(inside):
+            P[~inside] = self.nearest_boundary(P[~inside])
+        return P
+
+    def nearest_boundary(self, P):
+        P = np.asarray(P, dtype=np.float64)
+        return np.stack(self.nearest_boundary_xyz(P[..., 0], P[..., 1], P[..., 2]), axis=-1)
+
+    def nearest_boundary_xyz(self, px, py, pz):
+        return _nearest_on_sphere(px, py, pz, self.outline, projection.NP)
+
+    def clamp_optimal1(self, px, py, pz):
+        s, t = projection._sphere_to_plane(px, py, pz, projection.MATH)
+        if s != projection.MATH.inf and self.contains1(s, t):
+            return px, py, pz
+        return _nearest_on_sphere(px, py, pz, self.outline, projection.MATH)
+
+    def nearest_boundary1(self, px, py, pz):
+        return _nearest_on_sphere(px, py, pz, self.outline, projection.MATH)
+
+    def boundary_points(self, n):
+        """``(n, 2)`` ordered (s, t) outline points, evenly spaced on the sphere per edge."""
+        P = self.outline.sphere_samples(int(n))
+        s, t = projection._sphere_to_plane(P[:, 0], P[:, 1], P[:, 2], projection.NP)
+        return np.stack((s, t), axis=-1)
+
+    def boundary_points_sphere(self, n):
+        """``(n, 3)`` ordered outline points on the unit sphere."""
+        return self.outline.sphere_samples(int(n))
+
+    def _nearest_plane(self, s, t, ops):
+        return _nearest_on_plane(s, t, self.outline, ops)
+
+
+def _check_range(lo, hi, what):
+    lo, hi = float(lo), float(hi)
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        raise ValueError(f"{what} range must be finite, got ({lo}, {hi})")
+    if not lo < hi:
+        raise ValueError(f"{what} range must have min < max, got ({lo}, {hi})")
+    return lo, hi
+
+
+class RectRegion(_OutlineRegion):
+    """``s0 <= s <= s1, t0 <= t <= t1`` [000 §3.1, eq.6].
+
+    OPTIMAL: the exact geodesic nearest point [000 §4.3.1, eq.10-13] (spherical perpendicular to
+    each edge if its foot is on the edge, else the nearest corner); SIMPLE: per-axis clamp on the
+    plane [000 eq.14], good only for small ranges or small corrections [000 Fig.27].
+    """
+
+    shape = "RECT"
+
+    def __init__(self, s0, s1, t0, t1):
+        self.s0, self.s1 = _check_range(s0, s1, "s")
+        self.t0, self.t1 = _check_range(t0, t1, "t")
+        verts = [(self.s0, self.t0), (self.s1, self.t0), (self.s1, self.t1), (self.s0, self.t1)]
+        super().__init__(_Outline(verts, [0.0] * 4))
+
+    def _contains(self, s, t):
+        e = self.tol
+        return (s >= self.s0 - e) & (s <= self.s1 + e) & (t >= self.t0 - e) & (t <= self.t1 + e)
+
+    def contains_st(self, s, t):
+        return self._contains(np.asarray(s, dtype=np.float64), np.asarray(t, dtype=np.float64))
+
+    def contains1(self, s, t):
+        return bool(self._contains(s, t))
+
+    def _simple(self, s, t, ops):
+        """[000 eq.14] per axis."""
+        return ops.minimum(ops.maximum(s, self.s0), self.s1), ops.minimum(ops.maximum(t, self.t0), self.t1)
+
+    def clamp_simple(self, s, t):
+        return self._simple(np.asarray(s, dtype=np.float64), np.asarray(t, dtype=np.float64), projection.NP)
+
+    def clamp_simple1(self, s, t):
+        return self._simple(s, t, projection.MATH)
+
+
+class OvalRegion(_OutlineRegion):
+    """Stadium inscribed in ``[s0, s1] x [t0, t1]`` [000 §3.3, eq.16-17]: two half circles of
+    radius ``r_e = min(s_a, t_a)`` joined by straight edges; upright when ``s_a < t_a``, lying
+    when ``s_a > t_a``, a circle when they are equal (to 1e-12 relative).
+
+    OPTIMAL: exact geodesic nearest point [000 §4.5, eq.18-23]; SIMPLE: the nearest point on the
+    plane (the stadium is the set within ``r_e`` of the segment joining the arc centres).
+    """
+
+    shape = "OVAL"
+
+    def __init__(self, s0, s1, t0, t1):
+        self.s0, self.s1 = _check_range(s0, s1, "s")
+        self.t0, self.t1 = _check_range(t0, t1, "t")
+        sa, sb = 0.5 * (self.s1 - self.s0), 0.5 * (self.s1 + self.s0)  # [000 eq.8]
+        ta, tb = 0.5 * (self.t1 - self.t0), 0.5 * (self.t1 + self.t0)
+        if abs(sa - ta) <= 1e-12 * max(sa, ta):
+            self.r_e = 0.5 * (sa + ta)
+            self.c1 = self.c2 = (sb, tb)
+            verts, bulges = [(sb + self.r_e, tb), (sb - self.r_e, tb)], [1.0, 1.0]
+        elif sa < ta:  # [000 eq.16]
+            self.r_e = sa
+            self.c1, self.c2 = (sb, self.t0 + sa), (sb, self.t1 - sa)
+            verts = [(self.s1, self.c1[1]), (self.s1, self.c2[1]), (self.s0, self.c2[1]), (self.s0, self.c1[1])]
+            bulges = [0.0, 1.0, 0.0, 1.0]
+        else:  # [000 eq.17]
+            self.r_e = ta
+            self.c1, self.c2 = (self.s0 + ta, tb), (self.s1 - ta, tb)
+            verts = [(self.c1[0], self.t0), (self.c2[0], self.t0), (self.c2[0], self.t1), (self.c1[0], self.t1)]
+            bulges = [0.0, 1.0, 0.0, 1.0]
+        d_s, d_t = self.c2[0] - self.c1[0], self.c2[1] - self.c1[1]
+        self._core = (self.c1[0], self.c1[1], d_s, d_t, 1.0 / (d_s * d_s + d_t * d_t) if (d_s or d_t) else 0.0)
+        super().__init__(_Outline(verts, bulges))
+
+    def _core_offset(self, s, t, ops):
+        """Nearest point of the centre segment and the offset from it."""
+        c_s, c_t, d_s, d_t, inv_l2 = self._core
+        u = ops.minimum(ops.maximum(((s - c_s) * d_s + (t - c_t) * d_t) * inv_l2, 0.0), 1.0)
+        q_s, q_t = c_s + u * d_s, c_t + u * d_t
+        return q_s, q_t, s - q_s, t - q_t
+
+    def _contains(self, s, t, ops):
+        *_, v_s, v_t = self._core_offset(s, t, ops)
+        r = self.r_e + self.tol
+        return v_s * v_s + v_t * v_t <= r * r
+
+    def contains_st(self, s, t):
+        return self._contains(np.asarray(s, dtype=np.float64), np.asarray(t, dtype=np.float64), projection.NP)
+
+    def contains1(self, s, t):
+        return bool(self._contains(s, t, projection.MATH))
+
+    def _simple(self, s, t, ops):
+        q_s, q_t, v_s, v_t = self._core_offset(s, t, ops)
+        vl = ops.sqrt(v_s * v_s + v_t * v_t)
+        inside = vl <= self.r_e
+        f = self.r_e / ops.where(inside, 1.0, vl)
+        return ops.where(inside, s, q_s + v_s * f), ops.where(inside, t, q_t + v_t * f)
+
+    def clamp_simple(self, s, t):
+        return self._simple(np.asarray(s, dtype=np.float64), np.asarray(t, dtype=np.float64), projection.NP)
+
+    def clamp_simple1(self, s, t):
+        return self._simple(s, t, projection.MATH)
+
+
+class PolygonRegion(_OutlineRegion):
+    """Region bounded by a closed outline of straight segments and circular arcs on the (s, t)
+    plane [000 §3.4.2, §4.6.2].
+
+    ``outline``: a sequence of vertices ``(s, t)`` or ``(s, t, bulge)``; edge ``i`` runs from
+    vertex ``i`` to vertex ``i + 1``, the last edge back to the first vertex (do not repeat it).
+    ``bulge = tan(theta / 4)`` of the arc's included angle ``theta`` (0 or omitted: straight;
+    positive: the arc turns counter-clockwise, bulging to the right of the travel direction;
+    1: a half circle), as in DXF polylines. Either orientation is accepted. Supported: any simple
+    outline, convex or not; two vertices suffice when an edge is an arc. Rejected with
+    ``ValueError``: non-finite values, fewer than two vertices, zero-length edges, zero area,
+    self-intersections (checked on a fine sampling of the arcs).
+
+    OPTIMAL: exact geodesic nearest point, per edge and vertex as for the oval [000 eq.18-23];
+    SIMPLE: the nearest point on the plane.
+    """
+
+    shape = "POLYGON"
+
+    def __init__(self, outline):
+        verts, bulges = _parse_outline(outline)
+        super().__init__(_Outline(verts, bulges))
+
+    def _contains(self, s, t, ops):
+        return _inside_parity(s, t, self.outline, ops) | _near_outline(s, t, self.outline, self.tol, ops)
+
+    def contains_st(self, s, t):
+        s, t = np.broadcast_arrays(np.asarray(s, dtype=np.float64), np.asarray(t, dtype=np.float64))
+        return self._contains(s, t, projection.NP)
+
+    def contains1(self, s, t):
+        ops = projection.MATH
+        return bool(_inside_parity(s, t, self.outline, ops)) or bool(_near_outline(s, t, self.outline, self.tol, ops))
+
+    def _simple(self, s, t, ops):
+        q_s, q_t, _ = _nearest_on_plane(s, t, self.outline, ops)
+        inside = _inside_parity(s, t, self.outline, ops)
+        return ops.where(inside, s, q_s), ops.where(inside, t, q_t)
+
+    def clamp_simple(self, s, t):
+        s, t = np.broadcast_arrays(np.asarray(s, dtype=np.float64), np.asarray(t, dtype=np.float64))
+        return self._simple(s, t, projection.NP)
+
+    def clamp_simple1(self, s, t):
+        return self._simple(s, t, projection.MATH)
+
+
+def _parse_outline(outline):
+    """Validate a POLYGON outline; return ``(vertices (E, 2), bulges (E,))``."""
+    if outline is None:
+        raise ValueError("POLYGON needs an outline: a list of (s, t) or (s, t, bulge) vertices")
+    rows = [tuple(v) for v in outline]
+    if any(len(r) not in (2, 3) for r in rows):
+        raise ValueError("each outline vertex must be (s, t) or (s, t, bulge)")
+    data = np.array([(r[0], r[1], r[2] if len(r) == 3 else 0.0) for r in rows], dtype=np.float64).reshape(-1, 3)
+    if not np.all(np.isfinite(data)):
+        raise ValueError("outline contains NaN or infinite values")
+    verts, bulges = data[:, :2], data[:, 2]
+    bulges = np.where(np.abs(bulges) < 1e-9, 0.0, bulges)
+    if len(verts) < 2 or (len(verts) == 2 and not np.any(bulges)):
+        raise ValueError("outline needs at least three vertices (or two joined by an arc)")
+    chord = np.roll(verts, -1, axis=0) - verts
+    scale = max(1.0, float(np.abs(verts).max()))
+    if np.any(np.hypot(chord[:, 0], chord[:, 1]) <= 1e-12 * scale):
+        raise ValueError("outline has a zero-length edge (repeated vertex)")
+    poly = _sample_outline(verts, bulges, 24)
+    x, y = poly[:, 0], poly[:, 1]
+    area = 0.5 * np.sum(x * np.roll(y, -1) - np.roll(x, -1) * y)
+    if abs(area) <= 1e-12 * scale * scale:
+        raise ValueError("outline encloses no area")
+    if _self_intersects(poly):
+        raise ValueError("outline intersects itself; it must be a simple closed curve")
+    return verts, bulges
+
+
+def _sample_outline(verts, bulges, per_arc):
+    """Closed polyline through the vertices, arcs sampled at ``per_arc`` points (on the plane)."""
+    pts = []
+    for i, (a, bulge) in enumerate(zip(verts, bulges)):
+        b = verts[(i + 1) % len(verts)]
+        pts.append(a)
+        if bulge != 0.0:
+            theta = 4.0 * np.arctan(bulge)
+            d = b - a
+            length = np.hypot(*d)
+            radius = length / (2.0 * np.sin(0.5 * abs(theta)))
+            # Centre to the left of the chord for a counter-clockwise (positive) arc of < 180°.
+            left = np.array([-d[1], d[0]]) / length
+            centre = a + 0.5 * d + np.sign(bulge) * left * radius * np.cos(0.5 * theta)
+            start = np.arctan2(*(a - centre)[::-1])
+            phi = start + theta * np.arange(1, per_arc) / per_arc
+            pts.extend(centre + radius * np.stack((np.cos(phi), np.sin(phi)), axis=-1))
+    return np.array(pts)
+
+
+def _self_intersects(poly):
+    """Proper crossings between non-adjacent edges of a closed polyline."""
+    a, b = poly, np.roll(poly, -1, axis=0)
+    n = len(poly)
+
+    def orient(p, q, r):
+        return (q[..., 0] - p[..., 0]) * (r[..., 1] - p[..., 1]) - (q[..., 1] - p[..., 1]) * (r[..., 0] - p[..., 0])
+
+    A, B = a[:, None], b[:, None]
+    C, D = a[None, :], b[None, :]
+    cross = (orient(A, B, C) * orient(A, B, D) < 0) & (orient(C, D, A) * orient(C, D, B) < 0)
+    i, j = np.indices((n, n))
+    gap = np.abs(i - j)
+    return bool(np.any(cross & (gap > 1) & (gap < n - 1)))
+
+
+def outline_points(limit_or_region, n=64):
+    """``(n, 3)`` ordered points on the region's outline on the unit sphere (Blender axes), for
+    drawing: the last point repeats the first, so the list is a closed line strip. Every point
+    lies on the boundary; none is at the pole (regions are bounded on the plane)."""
+    region = getattr(limit_or_region, "region", limit_or_region)
+    n = int(n)
+    if n < 4:
+        raise ValueError(f"outline_points needs n >= 4, got {n}")
+    if hasattr(region, "boundary_points_sphere"):
+        P = region.boundary_points_sphere(n - 1)
+    else:
+        st = np.asarray(region.boundary_points(n - 1), dtype=np.float64)
+        P = projection.plane_to_sphere(st[:, 0], st[:, 1])
+    return np.concatenate((P, P[:1]), axis=0)
