@@ -3,7 +3,15 @@
 import math
 
 import bpy
-from bpy.props import BoolProperty, EnumProperty, FloatProperty, FloatVectorProperty, PointerProperty
+from bpy.props import (
+    BoolProperty,
+    CollectionProperty,
+    EnumProperty,
+    FloatProperty,
+    FloatVectorProperty,
+    IntProperty,
+    PointerProperty,
+)
 
 ANGLE_LIMIT = math.radians(179.0)
 
@@ -42,6 +50,20 @@ def _angle(name, description, default=0.0, lo=-ANGLE_LIMIT, hi=ANGLE_LIMIT):
     )
 
 
+class JointLimitOutlinePoint(bpy.types.PropertyGroup):
+    """One vertex of a POLYGON outline, given as swing angles (s = tan(z/2), t = tan(x/2))."""
+
+    swing_z: _angle("Swing Z", "Bend about local Z at this outline vertex (sets s)")
+    swing_x: _angle("Swing X", "Bend about local X at this outline vertex (sets t)")
+    bulge: FloatProperty(
+        name="Bulge",
+        description="Arc of the edge to the next vertex: 0 straight, 1 half circle, negative bends the other way",
+        default=0.0,
+        min=-10.0,
+        max=10.0,
+    )
+
+
 class JointLimitSettings(bpy.types.PropertyGroup):
     """Limit settings of one pose bone."""
 
@@ -67,6 +89,12 @@ class JointLimitSettings(bpy.types.PropertyGroup):
     twist_min: _angle("Twist Min", "Smallest twist about the bone's local Y axis", math.radians(-30.0), -math.pi, math.pi)
     twist_max: _angle("Twist Max", "Largest twist about the bone's local Y axis", math.radians(30.0), -math.pi, math.pi)
     fix_twist: BoolProperty(name="Fix Twist", description="Keep the twist at zero", default=False)
+    hinge_axis: EnumProperty(
+        name="Hinge Axis",
+        description="Local axis of a hinge joint",
+        items=(("X", "X", "Bend about local X"), ("Z", "Z", "Bend about local Z")),
+        default="X",
+    )
     hinge_min: _angle("Hinge Min", "Smallest hinge angle about local X", math.radians(0.0), -math.pi, math.pi)
     hinge_max: _angle("Hinge Max", "Largest hinge angle about local X", math.radians(150.0), -math.pi, math.pi)
     euler_order: EnumProperty(name="Euler Order", description="Order of the Euler angles", items=EULER_ORDER_ITEMS, default="ZXY")
@@ -90,10 +118,34 @@ class JointLimitSettings(bpy.types.PropertyGroup):
         min=-math.pi,
         max=math.pi,
     )
+    outline: CollectionProperty(
+        type=JointLimitOutlinePoint, name="Outline", description="Vertices of the POLYGON outline, in order"
+    )
+    outline_index: IntProperty(name="Active Outline Vertex", description="Selected outline vertex", default=0, min=0)
     quat_swing_max: _angle("Swing Max", "Largest swing angle of the quaternion-swing cone", math.radians(60.0), 0.0, ANGLE_LIMIT)
 
 
-classes = (JointLimitSettings,)
+class JointLimitSceneSettings(bpy.types.PropertyGroup):
+    """Scene-wide JointLimit options."""
+
+    live: BoolProperty(
+        name="Live Limits",
+        description="Keep limited bones inside their limits while you pose them (R, trackball, typed values)",
+        default=False,
+    )
+    clamp_playback: BoolProperty(
+        name="Clamp Playback",
+        description="Clamp limited bones on every frame during playback and rendering",
+        default=False,
+    )
+    all_bones: BoolProperty(
+        name="All Limited Bones",
+        description="Operators act on every limited bone instead of the selected ones",
+        default=False,
+    )
+
+
+classes = (JointLimitOutlinePoint, JointLimitSettings, JointLimitSceneSettings)
 _register_classes, _unregister_classes = bpy.utils.register_classes_factory(classes)
 
 
@@ -102,8 +154,12 @@ def register():
     bpy.types.PoseBone.jointlimit = PointerProperty(
         type=JointLimitSettings, name="Joint Limit", description="JointLimit settings of this bone"
     )
+    bpy.types.Scene.jointlimit = PointerProperty(
+        type=JointLimitSceneSettings, name="JointLimit", description="Scene-wide JointLimit options"
+    )
 
 
 def unregister():
+    del bpy.types.Scene.jointlimit
     del bpy.types.PoseBone.jointlimit
     _unregister_classes()

@@ -1,9 +1,9 @@
 """Registers every Blender-facing module in order and removes them in reverse order."""
 
-from . import keymaps, operators, props, ui
+from . import handlers, ik_draw, keymaps, operators, props, ui
 
 # Order matters: properties before the UI that draws them, keymaps after the operators.
-MODULES = (props, operators, ui, keymaps)
+MODULES = (props, operators, ui, keymaps, handlers, ik_draw)
 
 
 def register():

@@ -1,14 +1,174 @@
-"""Panels and menu entries."""
+"""Panels (Bone properties, 3D viewport sidebar) and the Pose menu entries."""
+
+import math
 
 import bpy
 
-classes = ()
+from . import bone_limits
+from .core.projection import swing_twist
+
+
+def _deg(value):
+    return f"{math.degrees(value):.1f}°"
+
+
+def draw_readout(layout, pb):
+    """The active bone's current (s, t, twist) and whether it is inside its limit."""
+    try:
+        q = bone_limits.read_rotation(pb)
+    except ValueError as exc:
+        layout.label(text=str(exc), icon="ERROR")
+        return
+    s, t, psi = (float(v) for v in swing_twist(q))
+    col = layout.column(align=True)
+    col.label(text=f"s {s:+.3f}   t {t:+.3f}   twist {_deg(psi)}")
+    error = bone_limits.settings_error(pb.jointlimit)
+    if error:
+        return
+    inside = bool(bone_limits.build_limit(pb.jointlimit).contains(q))
+    col.label(text="Inside the limit" if inside else "Outside the limit", icon="CHECKMARK" if inside else "ERROR")
+
+
+def _range_row(layout, settings, lo, hi, label, show_tan):
+    row = layout.row(align=True)
+    row.prop(settings, lo, text=f"{label} Min")
+    row.prop(settings, hi, text="Max")
+    if show_tan:
+        a, b = getattr(settings, lo), getattr(settings, hi)
+        letter = "s" if "z" in lo else "t"
+        layout.label(text=f"{letter}: {math.tan(a / 2):+.3f} … {math.tan(b / 2):+.3f}")
+
+
+def draw_outline(layout, settings):
+    box = layout.box()
+    box.label(text=f"Outline ({len(settings.outline)} vertices)")
+    for i, point in enumerate(settings.outline):
+        row = box.row(align=True)
+        row.label(text=f"{i}", icon="RADIOBUT_ON" if i == settings.outline_index else "RADIOBUT_OFF")
+        row.prop(point, "swing_z", text="Z")
+        row.prop(point, "swing_x", text="X")
+        row.prop(point, "bulge", text="Bulge")
+    row = box.row(align=True)
+    row.prop(settings, "outline_index", text="Active")
+    row.operator("pose.jointlimit_outline_edit", text="", icon="ADD").action = "ADD"
+    row.operator("pose.jointlimit_outline_edit", text="", icon="REMOVE").action = "REMOVE"
+    box.operator("pose.jointlimit_outline_edit", text="Outline from Ranges").action = "FROM_RANGES"
+
+
+def draw_settings(layout, pb):
+    """The settings of one pose bone, with a visible message when they are invalid."""
+    settings = pb.jointlimit
+    layout.prop(settings, "enabled")
+    col = layout.column()
+    col.active = settings.enabled
+    col.prop(settings, "kind")
+    kind = settings.kind
+    if kind == "SWING_TWIST":
+        col.prop(settings, "shape")
+        col.prop(settings, "correction")
+        if settings.shape == "POLYGON":
+            draw_outline(col, settings)
+        else:
+            _range_row(col, settings, "swing_x_min", "swing_x_max", "Swing X", True)
+            _range_row(col, settings, "swing_z_min", "swing_z_max", "Swing Z", True)
+        if settings.shape == "SUPERELLIPSE":
+            col.prop(settings, "exponent")
+    elif kind == "HINGE":
+        col.prop(settings, "hinge_axis")
+        _range_row(col, settings, "hinge_min", "hinge_max", "Hinge", False)
+    elif kind in ("EULER", "EULER_MULTI"):
+        col.prop(settings, "euler_order")
+        col.prop(settings, "euler_min")
+        col.prop(settings, "euler_max")
+    else:
+        col.prop(settings, "quat_swing_max")
+    if kind in ("SWING_TWIST", "QUAT_SWING"):
+        row = col.row(align=True)
+        row.prop(settings, "use_twist_limit")
+        if kind == "SWING_TWIST":
+            row.prop(settings, "fix_twist")
+        if settings.use_twist_limit and not settings.fix_twist:
+            _range_row(col, settings, "twist_min", "twist_max", "Twist", False)
+    error = bone_limits.settings_error(settings)
+    if error:
+        box = col.box()
+        box.alert = True
+        box.label(text=error, icon="ERROR")
+
+
+def draw_operators(layout):
+    col = layout.column(align=True)
+    col.operator("pose.jointlimit_apply", icon="CON_ROTLIMIT")
+    col.operator("pose.jointlimit_bake", icon="KEYINGSET")
+    col.operator("pose.jointlimit_copy", icon="COPYDOWN")
+    col.operator("pose.jointlimit_mirror", icon="MOD_MIRROR")
+    col.operator("pose.jointlimit_from_constraints", icon="IMPORT")
+    col.operator("pose.jointlimit_to_constraints", icon="EXPORT")
+
+
+class BONE_PT_jointlimit(bpy.types.Panel):
+    bl_label = "Joint Limit"
+    bl_space_type = "PROPERTIES"
+    bl_region_type = "WINDOW"
+    bl_context = "bone"
+    bl_options = {"DEFAULT_CLOSED"}
+
+    @classmethod
+    def poll(cls, context):
+        return context.active_pose_bone is not None
+
+    def draw(self, context):
+        draw_settings(self.layout, context.active_pose_bone)
+
+
+class VIEW3D_PT_jointlimit(bpy.types.Panel):
+    bl_label = "Joint Limits"
+    bl_space_type = "VIEW_3D"
+    bl_region_type = "UI"
+    bl_category = "JointLimit"
+
+    @classmethod
+    def poll(cls, context):
+        return context.mode == "POSE"
+
+    def draw(self, context):
+        layout = self.layout
+        scene_settings = context.scene.jointlimit
+        row = layout.row(align=True)
+        row.prop(scene_settings, "live", toggle=True)
+        row.prop(scene_settings, "clamp_playback", toggle=True)
+        pb = context.active_pose_bone
+        if pb is None:
+            layout.label(text="No active bone")
+        else:
+            layout.label(text=pb.name, icon="BONE_DATA")
+            draw_settings(layout, pb)
+            if pb.jointlimit.enabled:
+                draw_readout(layout.box(), pb)
+        draw_operators(layout)
+
+
+class POSE_MT_jointlimit(bpy.types.Menu):
+    bl_label = "Joint Limits"
+
+    def draw(self, context):
+        draw_operators(self.layout)
+
+
+def draw_pose_menu(self, context):
+    self.layout.separator()
+    self.layout.menu("POSE_MT_jointlimit")
+
+
+classes = (BONE_PT_jointlimit, VIEW3D_PT_jointlimit, POSE_MT_jointlimit)
 _register_classes, _unregister_classes = bpy.utils.register_classes_factory(classes)
 
 
 def register():
     _register_classes()
+    bpy.types.VIEW3D_MT_pose.append(draw_pose_menu)
 
 
 def unregister():
+    bpy.types.VIEW3D_MT_pose.remove(draw_pose_menu)
     _unregister_classes()

@@ -2,7 +2,25 @@
 
 import bpy
 
+from .apply import POSE_OT_jointlimit_apply
+from .bake import POSE_OT_jointlimit_bake
+from .copy import POSE_OT_jointlimit_copy
+from .from_constraints import POSE_OT_jointlimit_from_constraints
 from .info import WM_OT_jointlimit_info
+from .limb_ik import POSE_OT_jointlimit_limb_ik
+from .mirror import POSE_OT_jointlimit_mirror
+from .outline_edit import POSE_OT_jointlimit_outline_edit
+from .to_constraints import POSE_OT_jointlimit_to_constraints
 
-classes = (WM_OT_jointlimit_info,)
+classes = (
+    WM_OT_jointlimit_info,
+    POSE_OT_jointlimit_apply,
+    POSE_OT_jointlimit_bake,
+    POSE_OT_jointlimit_from_constraints,
+    POSE_OT_jointlimit_to_constraints,
+    POSE_OT_jointlimit_copy,
+    POSE_OT_jointlimit_mirror,
+    POSE_OT_jointlimit_outline_edit,
+    POSE_OT_jointlimit_limb_ik,
+)
 register, unregister = bpy.utils.register_classes_factory(classes)

@@ -1,0 +1,179 @@
+"""Bridge between pose bones and the core: settings -> limit objects, rotations in every mode.
+
+Pose-bone rotations are read as local quaternions ``(w, x, y, z)`` whatever the bone's rotation
+mode, and written back in that same mode, continuous with the current value (no quaternion sign
+flips, Euler angles nearest to the current ones) so F-curves stay smooth.
+"""
+
+import math
+
+import numpy as np
+
+from .core import quat
+from .core.euler_limits import EulerLimit, EulerMultiLimit, HingeLimit, QuatSwingLimit
+from .core.limits import JointLimit
+
+EULER_MODES = quat.EULER_ORDERS
+
+
+def _range(lo, hi, what):
+    if not lo < hi:
+        raise ValueError(f"{what}: minimum ({math.degrees(lo):.1f}°) must be below maximum ({math.degrees(hi):.1f}°)")
+    return (lo, hi)
+
+
+def _swing_limit(settings):
+    twist = None
+    if settings.use_twist_limit and not settings.fix_twist:
+        if settings.twist_min > settings.twist_max:
+            raise ValueError(
+                f"Twist: minimum ({math.degrees(settings.twist_min):.1f}°) is above maximum "
+                f"({math.degrees(settings.twist_max):.1f}°)"
+            )
+        twist = (settings.twist_min, settings.twist_max)
+    outline = None
+    swing_x = swing_z = None
+    if settings.shape == "POLYGON":
+        if len(settings.outline) < 2:
+            raise ValueError("Polygon: the outline needs at least two vertices")
+        outline = [(math.tan(p.swing_z / 2), math.tan(p.swing_x / 2), p.bulge) for p in settings.outline]
+    else:
+        swing_x = _range(settings.swing_x_min, settings.swing_x_max, "Swing X")
+        swing_z = _range(settings.swing_z_min, settings.swing_z_max, "Swing Z")
+    return JointLimit(
+        shape=settings.shape,
+        swing_x=swing_x,
+        swing_z=swing_z,
+        twist=twist,
+        correction=settings.correction,
+        exponent=tuple(settings.exponent),
+        outline=outline,
+        fix_twist=settings.fix_twist,
+    )
+
+
+def _euler_ranges(settings):
+    names = ("Euler X", "Euler Y", "Euler Z")
+    return [_range(lo, hi, n) for lo, hi, n in zip(settings.euler_min, settings.euler_max, names)]
+
+
+def build_limit(settings):
+    """The core limit object of a bone's settings; ``ValueError`` with a readable message if invalid."""
+    kind = settings.kind
+    if kind == "SWING_TWIST":
+        return _swing_limit(settings)
+    if kind == "HINGE":
+        return HingeLimit(angle=_range(settings.hinge_min, settings.hinge_max, "Hinge"), axis=settings.hinge_axis)
+    if kind in ("EULER", "EULER_MULTI"):
+        x, y, z = _euler_ranges(settings)
+        cls = EulerLimit if kind == "EULER" else EulerMultiLimit
+        return cls(x=x, y=y, z=z, order=settings.euler_order)
+    if kind == "QUAT_SWING":
+        twist = (settings.twist_min, settings.twist_max) if settings.use_twist_limit else None
+        return QuatSwingLimit(max_swing=settings.quat_swing_max, twist=twist)
+    raise ValueError(f"unknown limit kind {kind!r}")
+
+
+def settings_error(settings):
+    """``None`` when the settings make a valid limit, else the message to show the user."""
+    try:
+        build_limit(settings)
+    except ValueError as exc:
+        return str(exc)
+    return None
+
+
+def read_rotation(pose_bone):
+    """The local rotation of a pose bone as a unit quaternion, in any rotation mode."""
+    mode = pose_bone.rotation_mode
+    if mode == "QUATERNION":
+        q = np.array(pose_bone.rotation_quaternion, dtype=np.float64)
+    elif mode == "AXIS_ANGLE":
+        angle, *axis = pose_bone.rotation_axis_angle
+        axis = np.array(axis, dtype=np.float64)
+        if np.linalg.norm(axis) < 1e-12:
+            return quat.identity()
+        q = quat.from_axis_angle(axis, angle)
+    else:
+        q = quat.from_euler(np.array(pose_bone.rotation_euler, dtype=np.float64), mode)
+    return quat.as_unit_quats(q, f"rotation of bone '{pose_bone.name}'")
+
+
+def _compatible_euler(q, order, previous):
+    """Euler angles of ``q`` nearest to ``previous`` (the two triples, shifted by whole turns)."""
+    first = quat.to_euler(q, order)
+    i, j, k = ("XYZ".index(c) for c in order)
+    second = first.copy()
+    second[i] += math.pi
+    second[j] = math.pi - first[j]
+    second[k] += math.pi
+    best = None
+    for cand in (first, second):
+        cand = cand + 2 * math.pi * np.round((previous - cand) / (2 * math.pi))
+        if best is None or np.abs(cand - previous).sum() < np.abs(best - previous).sum():
+            best = cand
+    return best
+
+
+def write_rotation(pose_bone, q):
+    """Write a unit quaternion into the pose bone in its own rotation mode (continuous values)."""
+    q = np.asarray(q, dtype=np.float64)
+    if not np.all(np.isfinite(q)):
+        raise ValueError(f"refusing to write a non-finite rotation to bone '{pose_bone.name}'")
+    mode = pose_bone.rotation_mode
+    if mode == "QUATERNION":
+        current = np.array(pose_bone.rotation_quaternion)
+        pose_bone.rotation_quaternion = -q if np.dot(current, q) < 0 else q
+    elif mode == "AXIS_ANGLE":
+        axis, angle = quat.to_axis_angle(q)
+        current = np.array(pose_bone.rotation_axis_angle)
+        if np.dot(current[1:], axis) < 0:
+            axis, angle = -axis, -angle
+        pose_bone.rotation_axis_angle = (float(angle), *axis)
+    else:
+        pose_bone.rotation_euler = _compatible_euler(q, mode, np.array(pose_bone.rotation_euler))
+
+
+def rotation_path(pose_bone):
+    """The data path and array length of the pose bone's rotation channel in its mode."""
+    mode = pose_bone.rotation_mode
+    if mode == "QUATERNION":
+        return "rotation_quaternion", 4
+    if mode == "AXIS_ANGLE":
+        return "rotation_axis_angle", 4
+    return "rotation_euler", 3
+
+
+def limited_bones(obj, selected_only):
+    """Pose bones of ``obj`` with an enabled limit (only the selected ones if asked)."""
+    bones = [pb for pb in obj.pose.bones if pb.jointlimit.enabled]
+    if selected_only:
+        bones = [pb for pb in bones if _is_selected(pb)]
+    return bones
+
+
+def _is_selected(pose_bone):
+    # Blender 5.0 moved selection to the pose bone; 4.5 keeps it on the bone.
+    selected = getattr(pose_bone, "select", None)
+    return pose_bone.bone.select if selected is None else selected
+
+
+def clamp_bones(pose_bones):
+    """Clamp each bone's current rotation to its limit; returns the names of bones that moved.
+
+    Raises ``ValueError`` naming the bone when its settings are invalid (nothing is written then).
+    """
+    work = []
+    for pb in pose_bones:
+        try:
+            limit = build_limit(pb.jointlimit)
+        except ValueError as exc:
+            raise ValueError(f"Bone '{pb.name}': {exc}") from exc
+        work.append((pb, limit, read_rotation(pb)))
+    moved = []
+    for pb, limit, q in work:
+        clamped = limit.clamp(q)
+        if quat.angle_between(clamped, q) > 1e-12:
+            write_rotation(pb, clamped)
+            moved.append(pb.name)
+    return moved

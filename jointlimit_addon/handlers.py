@@ -1,0 +1,123 @@
+"""Live limits: app handlers that keep limited bones inside their limits.
+
+``depsgraph_update_post`` clamps bones whose rotation changed since the handler last saw them
+(posing with R, trackball, typed values); ``frame_change_post`` clamps every limited bone on each
+frame when playback clamping is on. Both are cheap when nothing changed, never recurse (writing a
+rotation triggers one more update, which finds nothing to do), and are removed on unregister.
+"""
+
+import bpy
+
+from . import bone_limits
+
+_state = {"busy": False}
+# (object name, bone name) -> (settings signature, rotation tuple, limit object)
+_cache = {}
+
+
+def _signature(settings):
+    values = [getattr(settings, f) for f in _SIGNATURE_FIELDS]
+    values = [tuple(v) if hasattr(v, "__len__") and not isinstance(v, str) else v for v in values]
+    values.append(tuple((p.swing_z, p.swing_x, p.bulge) for p in settings.outline))
+    return tuple(values)
+
+
+_SIGNATURE_FIELDS = (
+    "kind", "shape", "correction", "swing_x_min", "swing_x_max", "swing_z_min", "swing_z_max", "exponent",
+    "use_twist_limit", "twist_min", "twist_max", "fix_twist", "hinge_axis", "hinge_min", "hinge_max",
+    "euler_order", "euler_min", "euler_max", "quat_swing_max",
+)
+
+
+def _raw_rotation(pb):
+    mode = pb.rotation_mode
+    if mode == "QUATERNION":
+        return tuple(pb.rotation_quaternion)
+    if mode == "AXIS_ANGLE":
+        return tuple(pb.rotation_axis_angle)
+    return (mode, *pb.rotation_euler)
+
+
+def _limit_for(obj, pb, signature):
+    key = (obj.name, pb.name)
+    entry = _cache.get(key)
+    if entry is not None and entry[0] == signature:
+        return entry[2]
+    try:
+        limit = bone_limits.build_limit(pb.jointlimit)
+    except ValueError:
+        limit = None  # invalid settings: the panel shows why; nothing is clamped
+    _cache[key] = (signature, None, limit)
+    return limit
+
+
+def clamp_object(obj, only_changed):
+    """Clamp the limited bones of one armature; returns how many were written."""
+    written = 0
+    for pb in obj.pose.bones:
+        settings = pb.jointlimit
+        if not settings.enabled:
+            continue
+        raw = _raw_rotation(pb)
+        signature = _signature(settings)
+        key = (obj.name, pb.name)
+        entry = _cache.get(key)
+        if only_changed and entry is not None and entry[0] == signature and entry[1] == raw:
+            continue
+        limit = _limit_for(obj, pb, signature)
+        if limit is not None:
+            try:
+                q = bone_limits.read_rotation(pb)
+            except ValueError:
+                continue
+            clamped = limit.clamp(q)
+            if bone_limits.quat.angle_between(clamped, q) > 1e-9:
+                bone_limits.write_rotation(pb, clamped)
+                written += 1
+        _cache[key] = (signature, _raw_rotation(pb), limit)
+    return written
+
+
+def _armatures(scene):
+    return [o for o in scene.objects if o.type == "ARMATURE" and o.pose is not None]
+
+
+def clamp_scene(scene, only_changed):
+    if _state["busy"]:
+        return 0
+    _state["busy"] = True
+    try:
+        return sum(clamp_object(obj, only_changed) for obj in _armatures(scene))
+    finally:
+        _state["busy"] = False
+
+
+@bpy.app.handlers.persistent
+def on_depsgraph_update(scene, depsgraph=None):
+    if scene.jointlimit.live:
+        clamp_scene(scene, only_changed=True)
+
+
+@bpy.app.handlers.persistent
+def on_frame_change(scene, depsgraph=None):
+    if scene.jointlimit.clamp_playback:
+        clamp_scene(scene, only_changed=False)
+
+
+HANDLERS = (
+    (bpy.app.handlers.depsgraph_update_post, on_depsgraph_update),
+    (bpy.app.handlers.frame_change_post, on_frame_change),
+)
+
+
+def register():
+    for handler_list, func in HANDLERS:
+        if func not in handler_list:
+            handler_list.append(func)
+
+
+def unregister():
+    for handler_list, func in HANDLERS:
+        while func in handler_list:
+            handler_list.remove(func)
+    _cache.clear()

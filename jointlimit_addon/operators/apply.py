@@ -1,0 +1,39 @@
+"""``pose.jointlimit_apply``: clamp the current pose to the joint limits."""
+
+import bpy
+from bpy.props import BoolProperty
+
+from .. import bone_limits
+from ._common import pose_mode_problem, target_bones
+
+
+class POSE_OT_jointlimit_apply(bpy.types.Operator):
+    """Clamp the rotation of the selected limited bones to their joint limits"""
+
+    bl_idname = "pose.jointlimit_apply"
+    bl_label = "Apply Joint Limits"
+    bl_options = {"REGISTER", "UNDO"}
+
+    all_bones: BoolProperty(
+        name="All Limited Bones", description="Clamp every limited bone, not only the selected ones", default=False
+    )
+
+    @classmethod
+    def poll(cls, context):
+        problem = pose_mode_problem(context)
+        if problem:
+            cls.poll_message_set(problem)
+        return problem is None
+
+    def execute(self, context):
+        bones = target_bones(context, self.all_bones)
+        if not bones:
+            self.report({"ERROR"}, "No limited bones to clamp (enable a limit on the bone, or use All Limited Bones)")
+            return {"CANCELLED"}
+        try:
+            moved = bone_limits.clamp_bones(bones)
+        except ValueError as exc:
+            self.report({"ERROR"}, str(exc))
+            return {"CANCELLED"}
+        self.report({"INFO"}, f"Clamped {len(moved)} of {len(bones)} limited bones")
+        return {"FINISHED"}

@@ -1,0 +1,75 @@
+"""``pose.jointlimit_bake``: key the clamped rotation of every limited bone on every frame."""
+
+import bpy
+import numpy as np
+from bpy.props import BoolProperty, IntProperty
+
+from .. import bone_limits
+from ._common import pose_mode_problem, target_bones
+
+
+def sample_rotations(scene, bones, frames):
+    """Evaluate the animation on each frame and read the bones' local rotations (F, B, 4)."""
+    out = np.empty((len(frames), len(bones), 4))
+    for f, frame in enumerate(frames):
+        scene.frame_set(frame)
+        for b, pb in enumerate(bones):
+            out[f, b] = bone_limits.read_rotation(pb)
+    return out
+
+
+def key_rotations(bones, frames, rotations):
+    """Write and key each bone's rotation on each frame, in the bone's own rotation mode."""
+    for f, frame in enumerate(frames):
+        for b, pb in enumerate(bones):
+            bone_limits.write_rotation(pb, rotations[f, b])
+            path, _ = bone_limits.rotation_path(pb)
+            pb.keyframe_insert(data_path=path, frame=frame, group=pb.name)
+
+
+class POSE_OT_jointlimit_bake(bpy.types.Operator):
+    """Evaluate the animation over a frame range and key the clamped rotation of the limited bones on every frame"""
+
+    bl_idname = "pose.jointlimit_bake"
+    bl_label = "Bake Joint Limits"
+    bl_options = {"REGISTER", "UNDO"}
+
+    frame_start: IntProperty(name="Start Frame", description="First frame to bake", default=1)
+    frame_end: IntProperty(name="End Frame", description="Last frame to bake", default=250)
+    all_bones: BoolProperty(
+        name="All Limited Bones", description="Bake every limited bone, not only the selected ones", default=True
+    )
+
+    @classmethod
+    def poll(cls, context):
+        problem = pose_mode_problem(context)
+        if problem:
+            cls.poll_message_set(problem)
+        return problem is None
+
+    def invoke(self, context, event):
+        self.frame_start, self.frame_end = context.scene.frame_start, context.scene.frame_end
+        return context.window_manager.invoke_props_dialog(self) if context.window else self.execute(context)
+
+    def execute(self, context):
+        if self.frame_end < self.frame_start:
+            self.report({"ERROR"}, f"End frame {self.frame_end} is before start frame {self.frame_start}")
+            return {"CANCELLED"}
+        bones = target_bones(context, self.all_bones)
+        if not bones:
+            self.report({"ERROR"}, "No limited bones to bake")
+            return {"CANCELLED"}
+        try:
+            limits = [bone_limits.build_limit(pb.jointlimit) for pb in bones]
+        except ValueError as exc:
+            self.report({"ERROR"}, str(exc))
+            return {"CANCELLED"}
+        scene = context.scene
+        original_frame = scene.frame_current
+        frames = list(range(self.frame_start, self.frame_end + 1))
+        sampled = sample_rotations(scene, bones, frames)
+        clamped = np.stack([limit.clamp(sampled[:, b]) for b, limit in enumerate(limits)], axis=1)
+        key_rotations(bones, frames, clamped)
+        scene.frame_set(original_frame)
+        self.report({"INFO"}, f"Baked {len(bones)} limited bones over {len(frames)} frames")
+        return {"FINISHED"}

@@ -1,0 +1,32 @@
+"""``pose.jointlimit_copy``: copy the active bone's joint limit to the selected bones."""
+
+import bpy
+
+from .. import settings_io
+from ._common import pose_mode_problem, selected_pose_bones
+
+
+class POSE_OT_jointlimit_copy(bpy.types.Operator):
+    """Copy the active bone's joint-limit settings to the other selected bones"""
+
+    bl_idname = "pose.jointlimit_copy"
+    bl_label = "Copy Joint Limit to Selected"
+    bl_options = {"REGISTER", "UNDO"}
+
+    @classmethod
+    def poll(cls, context):
+        problem = pose_mode_problem(context) or (None if context.active_pose_bone else "No active bone")
+        if problem:
+            cls.poll_message_set(problem)
+        return problem is None
+
+    def execute(self, context):
+        active = context.active_pose_bone
+        targets = [pb for pb in selected_pose_bones(context) if pb != active]
+        if not targets:
+            self.report({"ERROR"}, "Select the bones to copy to, and make the source bone active")
+            return {"CANCELLED"}
+        for pb in targets:
+            settings_io.copy_settings(active.jointlimit, pb.jointlimit)
+        self.report({"INFO"}, f"Copied the joint limit of '{active.name}' to {len(targets)} bones")
+        return {"FINISHED"}

@@ -1,0 +1,76 @@
+"""``pose.jointlimit_from_constraints``: Limit Rotation constraints and IK limits -> JointLimit."""
+
+import bpy
+from bpy.props import BoolProperty, EnumProperty
+
+from .. import bone_limits, settings_io
+from ._common import pose_mode_problem, selected_pose_bones
+
+
+class POSE_OT_jointlimit_from_constraints(bpy.types.Operator):
+    """Turn the Limit Rotation constraints or IK limits of the selected bones into joint limits (s = tan(angle/2))"""
+
+    bl_idname = "pose.jointlimit_from_constraints"
+    bl_label = "Joint Limits from Constraints"
+    bl_options = {"REGISTER", "UNDO"}
+
+    source: EnumProperty(
+        name="Source",
+        description="Which Blender limits to convert",
+        items=(
+            ("AUTO", "Auto", "Limit Rotation constraint if the bone has one, otherwise its IK limits"),
+            ("LIMIT_ROTATION", "Limit Rotation", "Limit Rotation constraints in local space"),
+            ("IK_LIMITS", "IK Limits", "The bone's IK limits and locks"),
+        ),
+        default="AUTO",
+    )
+    old_constraints: EnumProperty(
+        name="Old Constraints",
+        description="What to do with the converted Limit Rotation constraints",
+        items=(("KEEP", "Keep", "Leave them as they are"), ("MUTE", "Mute", "Disable them"), ("REMOVE", "Remove", "Delete them")),
+        default="MUTE",
+    )
+    all_bones: BoolProperty(name="All Bones", description="Convert every bone of the armature, not only the selected ones", default=False)
+
+    @classmethod
+    def poll(cls, context):
+        problem = pose_mode_problem(context)
+        if problem:
+            cls.poll_message_set(problem)
+        return problem is None
+
+    def _convert(self, pb):
+        cons = [c for c in pb.constraints if c.type == "LIMIT_ROTATION" and c.owner_space == "LOCAL"]
+        has_ik = any(getattr(pb, f"use_ik_limit_{a}") or getattr(pb, f"lock_ik_{a}") for a in "xyz")
+        use_con = self.source == "LIMIT_ROTATION" or (self.source == "AUTO" and cons)
+        if use_con:
+            if not cons:
+                return False
+            settings_io.settings_from_axes(pb.jointlimit, *settings_io.axes_from_limit_rotation(cons[0]))
+            for con in cons:
+                if self.old_constraints == "MUTE":
+                    con.enabled = False
+                elif self.old_constraints == "REMOVE":
+                    pb.constraints.remove(con)
+            return True
+        if not has_ik:
+            return False
+        settings_io.settings_from_axes(pb.jointlimit, *settings_io.axes_from_ik_limits(pb))
+        return True
+
+    def execute(self, context):
+        bones = list(context.object.pose.bones) if self.all_bones else selected_pose_bones(context)
+        if not bones:
+            self.report({"ERROR"}, "Select the bones to convert")
+            return {"CANCELLED"}
+        converted = [pb.name for pb in bones if self._convert(pb)]
+        if not converted:
+            self.report({"ERROR"}, "None of the bones has a local-space Limit Rotation constraint or IK limits")
+            return {"CANCELLED"}
+        bad = [(pb.name, bone_limits.settings_error(pb.jointlimit)) for pb in bones if pb.name in converted]
+        bad = [b for b in bad if b[1]]
+        if bad:
+            self.report({"WARNING"}, f"Converted, but bone '{bad[0][0]}' needs attention: {bad[0][1]}")
+        else:
+            self.report({"INFO"}, f"Converted {len(converted)} bones")
+        return {"FINISHED"}

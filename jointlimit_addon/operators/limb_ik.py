@@ -1,0 +1,163 @@
+"""``pose.jointlimit_limb_ik``: analytic limb IK with swivel angle [001], modal and scriptable."""
+
+import math
+
+import bpy
+import numpy as np
+from bpy.props import BoolProperty, EnumProperty, FloatProperty, FloatVectorProperty
+
+from .. import bone_limits, drag
+from ..core import limb_ik
+from ._common import pose_mode_problem
+from ._modal import ModalDragMixin
+
+HINGE_AXES = {"X": (1.0, 0.0, 0.0), "Z": (0.0, 0.0, 1.0), "NEG_X": (-1.0, 0.0, 0.0), "NEG_Z": (0.0, 0.0, -1.0)}
+
+
+def limb_bones(end):
+    """``(upper, lower, end)`` pose bones, or ``ValueError`` saying why the chain is unusable."""
+    lower = end.parent
+    upper = lower.parent if lower else None
+    if lower is None or upper is None:
+        raise ValueError(f"'{end.name}' needs a parent and a grandparent (upper, lower, end bones)")
+    for child in (lower, end):
+        if not child.bone.use_connect:
+            raise ValueError(f"'{child.name}' is not connected to '{child.parent.name}': the limb needs 3 connected bones")
+    for pb in (upper, lower, end):
+        if pb.bone.length < 1e-6:
+            raise ValueError(f"'{pb.name}' has zero length")
+    return upper, lower, end
+
+
+def build_chain(upper, lower, end, hinge_axis="AUTO"):
+    parent = upper.parent
+    return limb_ik.LimbChain(
+        np.array(upper.bone.matrix_local),
+        np.array(lower.bone.matrix_local),
+        np.array(end.bone.matrix_local),
+        parent_pose=None if parent is None else np.array(parent.matrix),
+        parent_rest=None if parent is None else np.array(parent.bone.matrix_local),
+        hinge_axis=HINGE_AXES.get(hinge_axis),
+        end_length=end.bone.length,
+    )
+
+
+def build_limits(upper, lower, end):
+    """Joint limits of the upper and end bones, and the hinge range of the lower bone."""
+
+    def limit(pb):
+        return bone_limits.build_limit(pb.jointlimit) if pb.jointlimit.enabled else None
+
+    settings = lower.jointlimit
+    hinge = (settings.hinge_min, settings.hinge_max) if settings.enabled and settings.kind == "HINGE" else None
+    try:
+        return limb_ik.LimbLimits(upper=limit(upper), hinge=hinge, end=limit(end))
+    except ValueError as exc:
+        raise ValueError(f"Invalid joint limit: {exc}") from exc
+
+
+class LimbSolver:
+    """Solves the limb for a target and swivel and reports positions for the overlay."""
+
+    def __init__(self, bones, chain, limits, target_rotation=None):
+        self.bones, self.chain, self.limits, self.target_rotation = bones, chain, limits, target_rotation
+        self.end_local = bone_limits.read_rotation(bones[2])
+
+    def __call__(self, target, swivel):
+        if self.target_rotation is None:
+            pose = limb_ik.solve_position(self.chain, target, swivel, limits=self.limits, end_local=self.end_local)
+        else:
+            pose = limb_ik.solve_pose(self.chain, target, self.target_rotation, swivel, limits=self.limits)
+        root, elbow, wrist, _ = limb_ik.forward(self.chain, pose.quats)
+        info = {"status": pose.status, "tip_error": float(pose.tip_error), "root": root, "elbow": elbow,
+                "wrist": wrist, "reach": float(np.linalg.norm(target - root)), "max_reach": self.chain.d_max}
+        return list(pose.quats), info
+
+
+class POSE_OT_jointlimit_limb_ik(ModalDragMixin, bpy.types.Operator):
+    """Pose an arm or leg by its end bone with exact analytic IK: drag the target, wheel or Ctrl+drag turns the elbow/knee"""
+
+    bl_idname = "pose.jointlimit_limb_ik"
+    bl_label = "Limb IK"
+    bl_options = {"REGISTER", "UNDO", "BLOCKING"}
+
+    target: FloatVectorProperty(
+        name="Target", description="Where the end bone's head goes, in armature space", size=3, subtype="TRANSLATION"
+    )
+    swivel: FloatProperty(
+        name="Swivel", description="Rotation of the elbow/knee about the root-to-target axis", subtype="ANGLE", default=0.0
+    )
+    use_orientation: BoolProperty(name="Use Orientation", description="Also rotate the end bone to Target Rotation", default=False)
+    target_rotation: FloatVectorProperty(
+        name="Target Rotation",
+        description="Armature-space rotation of the end bone (w, x, y, z)",
+        size=4,
+        subtype="QUATERNION",
+        default=(1.0, 0.0, 0.0, 0.0),
+    )
+    use_limits: BoolProperty(name="Use Limits", description="Respect the bones' joint limits and hinge range", default=True)
+    hinge_axis: EnumProperty(
+        name="Hinge Axis",
+        description="Axis of the middle joint in the lower bone's space",
+        items=(("AUTO", "Auto", "From the rest-pose bend (local X when straight)"),
+               ("X", "X", "Local +X"), ("NEG_X", "-X", "Local -X"), ("Z", "Z", "Local +Z"), ("NEG_Z", "-Z", "Local -Z")),
+        default="AUTO",
+    )
+
+    @classmethod
+    def poll(cls, context):
+        problem = pose_mode_problem(context) or (None if context.active_pose_bone else "No active bone")
+        if problem:
+            cls.poll_message_set(problem)
+        return problem is None
+
+    def _solver(self, context, use_orientation):
+        context.view_layer.update()
+        bones = limb_bones(context.active_pose_bone)
+        chain = build_chain(*bones, hinge_axis=self.hinge_axis)
+        limits = build_limits(*bones) if self.use_limits else None
+        rotation = None
+        if use_orientation:
+            rotation = np.array(self.target_rotation, dtype=np.float64)
+            if not np.all(np.isfinite(rotation)) or np.linalg.norm(rotation) < 1e-9:
+                raise ValueError("Target Rotation must be a non-zero quaternion")
+        return LimbSolver(bones, chain, limits, rotation)
+
+    def execute(self, context):
+        target = np.array(self.target, dtype=np.float64)
+        if not (np.all(np.isfinite(target)) and math.isfinite(self.swivel)):
+            self.report({"ERROR"}, "Target and swivel must be finite numbers")
+            return {"CANCELLED"}
+        try:
+            solver = self._solver(context, self.use_orientation)
+            quats, info = solver(target, self.swivel)
+        except ValueError as exc:
+            self.report({"ERROR"}, str(exc))
+            return {"CANCELLED"}
+        written = solver.bones if self.use_orientation else solver.bones[:2]
+        for pb, q in zip(written, quats):
+            bone_limits.write_rotation(pb, q)
+        self.report({"WARNING"} if info["status"] in ("OUT_OF_REACH", "TOO_CLOSE") else {"INFO"}, status_text(info))
+        return {"FINISHED"}
+
+    def begin_session(self, context, view):
+        solver = self._solver(context, False)
+        bones = solver.bones
+        current = np.array([bone_limits.read_rotation(pb) for pb in bones])
+        swivel = float(limb_ik.get_swivel(solver.chain, current))
+        start = np.array(bones[2].head, dtype=np.float64)
+        session = drag.DragSession(context.object, bones[:2], view, start, solver, swivel=swivel)
+        session.info = solver(start, swivel)[1]
+        return session
+
+    @staticmethod
+    def header_text(session):
+        return f"Limb IK  {ModalDragMixin.swivel_text(session)}{status_text(session.info)}   " \
+               "Wheel/Ctrl+drag: swivel   LMB/Enter: confirm   RMB/Esc: cancel"
+
+
+def status_text(info):
+    reach = f"reach {info['reach']:.3f}/{info['max_reach']:.3f}"
+    labels = {"OK": "exact", "LIMITED": "limited by joint limits", "OUT_OF_REACH": "out of reach: stretched toward target",
+              "TOO_CLOSE": "target too close to the shoulder/hip"}
+    return f"{labels.get(info['status'], info['status'])} ({reach}, tip error {info['tip_error']:.2e})"

@@ -1,0 +1,44 @@
+"""``pose.jointlimit_mirror``: mirror joint limits to the bones of the other side."""
+
+import bpy
+
+from .. import settings_io
+from ._common import pose_mode_problem, selected_pose_bones
+
+
+class POSE_OT_jointlimit_mirror(bpy.types.Operator):
+    """Copy the selected bones' joint limits to their mirror bones (.L/.R, _L/_R, Left/Right) with the signs mirrored across X"""
+
+    bl_idname = "pose.jointlimit_mirror"
+    bl_label = "Mirror Joint Limits"
+    bl_options = {"REGISTER", "UNDO"}
+
+    @classmethod
+    def poll(cls, context):
+        problem = pose_mode_problem(context)
+        if problem:
+            cls.poll_message_set(problem)
+        return problem is None
+
+    def execute(self, context):
+        bones = context.object.pose.bones
+        pairs, unmatched = [], []
+        for pb in selected_pose_bones(context):
+            other = bones.get(bpy.utils.flip_name(pb.name))
+            if other is None or other == pb:
+                unmatched.append(pb.name)
+            else:
+                pairs.append((pb, other))
+        if not pairs:
+            self.report({"ERROR"}, "No mirror bones found for the selection (names need .L/.R, _L/_R or Left/Right)")
+            return {"CANCELLED"}
+        sources = {src.name for src, _ in pairs}
+        for src, dst in pairs:
+            if dst.name in sources and src.name > dst.name:
+                continue  # both sides selected: mirror from one side only
+            settings_io.mirror_settings(src.jointlimit, dst.jointlimit)
+        message = f"Mirrored {len(pairs)} joint limits"
+        if unmatched:
+            message += f"; no mirror bone for: {', '.join(unmatched[:5])}"
+        self.report({"INFO"}, message)
+        return {"FINISHED"}

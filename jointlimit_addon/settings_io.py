@@ -1,0 +1,119 @@
+"""Copy, mirror and convert ``PoseBone.jointlimit`` settings."""
+
+import math
+
+# A locked axis becomes this narrow range: the core needs min < max.
+LOCKED_WIDTH = math.radians(0.1)
+FREE = math.radians(179.0)
+# Swing-twist settings map to Euler ranges in this order. The middle axis of an Euler order is the
+# one that breaks past ±90°, so it goes to the twist (Y), usually the narrowest range.
+EULER_ORDER_FOR_SWING = "XYZ"
+
+SCALAR_FIELDS = (
+    "enabled", "kind", "shape", "correction", "swing_x_min", "swing_x_max", "swing_z_min", "swing_z_max",
+    "exponent", "use_twist_limit", "twist_min", "twist_max", "fix_twist", "hinge_axis", "hinge_min", "hinge_max",
+    "euler_order", "euler_min", "euler_max", "quat_swing_max",
+)
+
+
+def copy_settings(src, dst):
+    """Copy every setting (outline included) from one bone's settings to another's."""
+    for field in SCALAR_FIELDS:
+        value = getattr(src, field)
+        setattr(dst, field, tuple(value) if hasattr(value, "__len__") and not isinstance(value, str) else value)
+    dst.outline.clear()
+    for point in src.outline:
+        new = dst.outline.add()
+        new.swing_z, new.swing_x, new.bulge = point.swing_z, point.swing_x, point.bulge
+
+
+def mirror_settings(src, dst):
+    """Copy ``src`` to ``dst`` mirrored across the armature's X axis.
+
+    Mirroring a local rotation keeps its X component and negates Y and Z (Blender's flipped
+    paste), so X ranges stay, Z and Y (twist) ranges are negated and swapped, and polygon
+    outlines are reflected in s (which also reverses their arcs' bulge).
+    """
+    copy_settings(src, dst)
+    dst.swing_z_min, dst.swing_z_max = -src.swing_z_max, -src.swing_z_min
+    dst.twist_min, dst.twist_max = -src.twist_max, -src.twist_min
+    if src.hinge_axis == "Z":
+        dst.hinge_min, dst.hinge_max = -src.hinge_max, -src.hinge_min
+    lo, hi = list(src.euler_min), list(src.euler_max)
+    dst.euler_min = (lo[0], -hi[1], -hi[2])
+    dst.euler_max = (hi[0], -lo[1], -lo[2])
+    for point in dst.outline:
+        point.swing_z, point.bulge = -point.swing_z, -point.bulge
+
+
+def _axis_range(use, lo, hi, locked=False):
+    """A constraint's (use, min, max) as a swing range inside (-179°, 179°)."""
+    if locked:
+        return -LOCKED_WIDTH / 2, LOCKED_WIDTH / 2
+    if not use:
+        return -FREE, FREE
+    lo, hi = max(lo, -FREE), min(hi, FREE)
+    if hi - lo < LOCKED_WIDTH:
+        mid = 0.5 * (lo + hi)
+        lo, hi = mid - LOCKED_WIDTH / 2, mid + LOCKED_WIDTH / 2
+    return lo, hi
+
+
+def settings_from_axes(settings, x, y, z):
+    """Fill swing-twist settings from per-axis ``(use, min, max, locked)`` tuples [000 eq.5].
+
+    X -> swing_x (t = tan(x/2)), Z -> swing_z (s = tan(z/2)), Y -> twist.
+    """
+    settings.enabled = True
+    settings.kind = "SWING_TWIST"
+    settings.shape = "RECT"
+    settings.correction = "OPTIMAL"
+    settings.swing_x_min, settings.swing_x_max = _axis_range(*x)
+    settings.swing_z_min, settings.swing_z_max = _axis_range(*z)
+    use_y, lo_y, hi_y, locked_y = y
+    settings.use_twist_limit = use_y or locked_y
+    settings.fix_twist = False
+    if locked_y:
+        settings.twist_min = settings.twist_max = 0.0
+    elif use_y:
+        settings.twist_min, settings.twist_max = max(lo_y, -math.pi), min(hi_y, math.pi)
+
+
+def axes_from_limit_rotation(con):
+    return (
+        (con.use_limit_x, con.min_x, con.max_x, False),
+        (con.use_limit_y, con.min_y, con.max_y, False),
+        (con.use_limit_z, con.min_z, con.max_z, False),
+    )
+
+
+def axes_from_ik_limits(pb):
+    return tuple(
+        (getattr(pb, f"use_ik_limit_{a}"), getattr(pb, f"ik_min_{a}"), getattr(pb, f"ik_max_{a}"), getattr(pb, f"lock_ik_{a}"))
+        for a in "xyz"
+    )
+
+
+def euler_ranges(settings):
+    """``(order, [(use, min, max) for x, y, z])``: the Euler approximation of any limit kind."""
+    kind = settings.kind
+    if kind in ("EULER", "EULER_MULTI"):
+        return settings.euler_order, [(True, lo, hi) for lo, hi in zip(settings.euler_min, settings.euler_max)]
+    if kind == "HINGE":
+        hinge = (True, settings.hinge_min, settings.hinge_max)
+        locked = (True, 0.0, 0.0)
+        return "XYZ", [hinge, locked, locked] if settings.hinge_axis == "X" else [locked, locked, hinge]
+    twist = (settings.use_twist_limit or settings.fix_twist, *(
+        (0.0, 0.0) if settings.fix_twist else (settings.twist_min, settings.twist_max)))
+    if kind == "QUAT_SWING":
+        m = settings.quat_swing_max
+        return EULER_ORDER_FOR_SWING, [(True, -m, m), twist, (True, -m, m)]
+    if settings.shape == "POLYGON" and len(settings.outline):
+        xs = [p.swing_x for p in settings.outline]
+        zs = [p.swing_z for p in settings.outline]
+        return EULER_ORDER_FOR_SWING, [(True, min(xs), max(xs)), twist, (True, min(zs), max(zs))]
+    return EULER_ORDER_FOR_SWING, [
+        (True, settings.swing_x_min, settings.swing_x_max),
+        twist,
+        (True, settings.swing_z_min, settings.swing_z_max),
+    ]

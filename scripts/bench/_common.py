@@ -1,0 +1,38 @@
+"""Shared helpers of the benchmark scripts: repository import path, timing, tables."""
+
+import pathlib
+import statistics
+import sys
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+
+def best_of(fn, repeat=5, number=1):
+    """Median seconds per call of ``fn`` over ``repeat`` rounds of ``number`` calls."""
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        for _ in range(number):
+            fn()
+        times.append((time.perf_counter() - start) / number)
+    return statistics.median(times)
+
+
+def table(headers, rows):
+    """Render rows as a Markdown table (the README quotes it as printed)."""
+    widths = [max(len(str(h)), *(len(str(r[i])) for r in rows)) for i, h in enumerate(headers)]
+    line = lambda cells: "| " + " | ".join(str(c).ljust(w) for c, w in zip(cells, widths)) + " |"  # noqa: E731
+    out = [line(headers), "|" + "|".join("-" * (w + 2) for w in widths) + "|"]
+    out += [line(r) for r in rows]
+    return "\n".join(out)
+
+
+def register_addon_from_source():
+    """Register the add-on from this checkout (benchmarks only; tests use the installed zip)."""
+    import jointlimit_addon
+
+    jointlimit_addon.register()
+    return jointlimit_addon

@@ -1,0 +1,49 @@
+"""Small rigs for Blender-level tests, built with the real API."""
+
+import bpy
+
+
+def make_armature(bones, name="Rig"):
+    """Create an armature from ``[(name, head, tail, parent or None, roll)]`` and enter Pose Mode."""
+    if bpy.context.object and bpy.context.object.mode != "OBJECT":
+        bpy.ops.object.mode_set(mode="OBJECT")
+    data = bpy.data.armatures.new(name)
+    obj = bpy.data.objects.new(name, data)
+    bpy.context.scene.collection.objects.link(obj)
+    bpy.context.view_layer.objects.active = obj
+    obj.select_set(True)
+    bpy.ops.object.mode_set(mode="EDIT")
+    for bone_name, head, tail, parent, roll in bones:
+        eb = data.edit_bones.new(bone_name)
+        eb.head, eb.tail, eb.roll = head, tail, roll
+        if parent:
+            eb.parent = data.edit_bones[parent]
+            gap = sum((a - b) ** 2 for a, b in zip(data.edit_bones[parent].tail, head)) ** 0.5
+            eb.use_connect = gap < 1e-6
+    bpy.ops.object.mode_set(mode="POSE")
+    return obj
+
+
+def symmetric_arms(name="Rig"):
+    """Spine plus left and right upper/fore arms, mirrored across X like Blender's Symmetrize."""
+    return make_armature(
+        [
+            ("spine", (0, 0, 1.0), (0, 0, 1.5), None, 0.0),
+            ("upper_arm.L", (0.2, 0, 1.5), (0.5, 0, 1.5), "spine", 0.0),
+            ("forearm.L", (0.5, 0, 1.5), (0.8, 0, 1.5), "upper_arm.L", 0.0),
+            ("upper_arm.R", (-0.2, 0, 1.5), (-0.5, 0, 1.5), "spine", 0.0),
+            ("forearm.R", (-0.5, 0, 1.5), (-0.8, 0, 1.5), "upper_arm.R", 0.0),
+        ],
+        name,
+    )
+
+
+def select_only(obj, names, active=None):
+    for pb in obj.pose.bones:
+        sel = pb.name in names
+        if hasattr(pb, "select"):
+            pb.select = sel
+        else:
+            pb.bone.select = sel
+    if active:
+        obj.data.bones.active = obj.data.bones[active]

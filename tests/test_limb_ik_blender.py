@@ -1,0 +1,224 @@
+"""Limb IK in Blender: exact scripted solves and the modal tool driven by events (issue 5)."""
+
+import math
+
+import numpy as np
+import pytest
+
+from modal_harness import Event, OperatorStandIn, ViewContext, front_ortho_view
+from rigs import make_armature, select_only
+
+pytestmark = [pytest.mark.blender]
+
+PROPS = dict(target=(0, 0, 0), swivel=0.0, use_orientation=False, target_rotation=(1, 0, 0, 0),
+             use_limits=True, hinge_axis="AUTO")
+
+
+@pytest.fixture
+def arm(scene):
+    obj = make_armature(
+        [
+            ("shoulder", (0.1, 0, 1.5), (0.2, 0, 1.5), None, 0.0),
+            ("upper_arm", (0.2, 0, 1.5), (0.5, 0.03, 1.45), "shoulder", 0.0),
+            ("forearm", (0.5, 0.03, 1.45), (0.78, 0, 1.45), "upper_arm", 0.0),
+            ("hand", (0.78, 0, 1.45), (0.88, 0, 1.45), "forearm", 0.0),
+        ],
+        "Arm",
+    )
+    obj.location = (0.3, -0.2, 0.1)
+    obj.rotation_euler = (0, 0, 0.4)
+    for pb in obj.pose.bones:
+        pb.rotation_mode = "QUATERNION"
+    select_only(obj, {"hand"}, active="hand")
+    return obj
+
+
+@pytest.fixture
+def mods(addon):
+    import importlib
+
+    pkg = addon.__name__
+    return {m: importlib.import_module(f"{pkg}.{m}") for m in ("core.quat", "core.limb_ik", "bone_limits", "operators.limb_ik")}
+
+
+def _hand_head(obj):
+    import bpy
+
+    bpy.context.view_layer.update()
+    return np.array(obj.pose.bones["hand"].head)
+
+
+def _limb_length(obj):
+    return obj.data.bones["upper_arm"].length + obj.data.bones["forearm"].length
+
+
+def _chain(obj, mods):
+    bones = [obj.pose.bones[n] for n in ("upper_arm", "forearm", "hand")]
+    return bones, mods["operators.limb_ik"].build_chain(*bones)
+
+
+def test_exec_reaches_targets_exactly_and_swivel_round_trips(arm, mods):
+    import bpy
+
+    rng = np.random.default_rng(1)
+    root = np.array(arm.pose.bones["upper_arm"].head)
+    L = _limb_length(arm)
+    for _ in range(15):
+        direction = rng.normal(size=3)
+        target = root + direction / np.linalg.norm(direction) * rng.uniform(0.35, 0.95) * L
+        swivel = rng.uniform(-math.pi, math.pi)
+        assert bpy.ops.pose.jointlimit_limb_ik(target=target, swivel=swivel, use_limits=False) == {"FINISHED"}
+        assert np.linalg.norm(_hand_head(arm) - target) < 1e-6 * L
+        bones, chain = _chain(arm, mods)
+        quats = np.array([mods["bone_limits"].read_rotation(pb) for pb in bones])
+        got = mods["core.limb_ik"].get_swivel(chain, quats)
+        assert abs((got - swivel + math.pi) % (2 * math.pi) - math.pi) < 1e-4
+
+
+def test_exec_orientation(arm, mods):
+    import bpy
+
+    Q = mods["core.quat"]
+    root = np.array(arm.pose.bones["upper_arm"].head)
+    target = root + np.array([0.3, 0.2, -0.2])
+    rot = Q.random_unit(1, 4)[0]
+    bpy.ops.pose.jointlimit_limb_ik(target=target, swivel=0.5, use_orientation=True, target_rotation=rot, use_limits=False)
+    bpy.context.view_layer.update()
+    hand_rot = Q.from_matrix(np.array(arm.pose.bones["hand"].matrix.to_3x3()))
+    assert Q.angle_between(hand_rot, rot) < 1e-5
+    assert np.linalg.norm(_hand_head(arm) - target) < 1e-6 * _limb_length(arm)
+
+
+def test_exec_respects_limits(arm, mods):
+    import bpy
+
+    upper, fore = arm.pose.bones["upper_arm"], arm.pose.bones["forearm"]
+    s = upper.jointlimit
+    s.enabled, s.kind, s.shape = True, "SWING_TWIST", "OVAL"
+    s.swing_x_min, s.swing_x_max, s.swing_z_min, s.swing_z_max = -0.3, 0.3, -0.4, 0.4
+    h = fore.jointlimit
+    h.enabled, h.kind, h.hinge_min, h.hinge_max = True, "HINGE", 0.0, math.radians(60)
+    root = np.array(upper.head)
+    bpy.ops.pose.jointlimit_limb_ik(target=root + np.array([-0.2, 0.3, 0.1]), swivel=1.0)
+    bl = mods["bone_limits"]
+    assert bl.build_limit(s).contains(bl.read_rotation(upper))
+    axis, angle = mods["core.quat"].to_axis_angle(bl.read_rotation(fore))
+    hinge_axis = _chain(arm, mods)[1].axis
+    assert np.linalg.norm(np.cross(axis, hinge_axis)) < 1e-4 or angle < 1e-6  # a pure hinge rotation
+    theta = angle * np.sign(axis @ hinge_axis)
+    assert -1e-5 <= theta <= math.radians(60) + 1e-5
+
+
+def test_unreachable_target_stretches_toward_it(arm, mods):
+    import bpy
+
+    root = np.array(arm.pose.bones["upper_arm"].head)
+    target = root + np.array([2.0, 1.0, -1.0])
+    assert bpy.ops.pose.jointlimit_limb_ik(target=target, use_limits=False) == {"FINISHED"}  # a warning, not an error
+    hand = _hand_head(arm)
+    direction = (target - root) / np.linalg.norm(target - root)
+    assert np.all(np.isfinite(hand))
+    assert np.linalg.norm(np.cross(hand - root, direction)) < 1e-5
+    assert np.linalg.norm(hand - root) == pytest.approx(_chain(arm, mods)[1].d_max, rel=1e-5)
+
+
+def test_refuses_unconnected_chain(scene):
+    import bpy
+
+    obj = make_armature([("a", (0, 0, 0), (0, 0, 1), None, 0), ("b", (0, 0, 1.1), (0, 0, 2), "a", 0),
+                         ("c", (0, 0, 2), (0, 0, 3), "b", 0)])
+    select_only(obj, {"c"}, active="c")
+    with pytest.raises(RuntimeError, match="not connected"):
+        bpy.ops.pose.jointlimit_limb_ik(target=(1, 0, 1))
+    select_only(obj, {"a"}, active="a")
+    with pytest.raises(RuntimeError, match="parent and a grandparent"):
+        bpy.ops.pose.jointlimit_limb_ik(target=(1, 0, 1))
+
+
+def test_nan_target_is_refused(arm):
+    import bpy
+
+    before = tuple(arm.pose.bones["upper_arm"].rotation_quaternion)
+    with pytest.raises(RuntimeError, match="finite"):
+        bpy.ops.pose.jointlimit_limb_ik(target=(float("nan"), 0, 0))
+    assert tuple(arm.pose.bones["upper_arm"].rotation_quaternion) == before
+
+
+def _start_modal(arm, mods):
+    import bpy
+
+    bpy.context.view_layer.update()
+    world_hand = np.array(arm.matrix_world @ arm.pose.bones["hand"].head)
+    region, rv3d, to_px = front_ortho_view(world_hand, 2.0)
+    ctx = ViewContext(region, rv3d)
+    op = OperatorStandIn(bpy.types.POSE_OT_jointlimit_limb_ik, **PROPS)
+    return op, ctx, to_px, world_hand
+
+
+def test_modal_drag_wheel_cancel_restores_exactly(arm, mods):
+    import bpy
+
+    Q = mods["core.quat"]
+    arm.pose.bones["upper_arm"].rotation_quaternion = Q.from_axis_angle([0, 0, 1], 0.3)
+    arm.pose.bones["forearm"].rotation_quaternion = Q.from_axis_angle([1, 0, 0], 0.2)
+    original = {pb.name: tuple(pb.rotation_quaternion) for pb in arm.pose.bones}
+    op, ctx, to_px, world_hand = _start_modal(arm, mods)
+    assert op.invoke(ctx, Event("NONE")) == {"RUNNING_MODAL"}
+    session = op._session
+    bones, chain = _chain(arm, mods)
+    start_swivel = session.swivel
+    quats = np.array([mods["bone_limits"].read_rotation(pb) for pb in bones])
+    assert start_swivel == pytest.approx(mods["core.limb_ik"].get_swivel(chain, quats), abs=1e-9)
+    # a move to the start pixel keeps the pose: no jump on start
+    op.modal(ctx, Event("MOUSEMOVE", x=to_px(world_hand)[0], y=to_px(world_hand)[1]))
+    assert np.linalg.norm(np.array(arm.matrix_world @ arm.pose.bones["hand"].head) - world_hand) < 5e-3
+    goal = world_hand + np.array([-0.15, 0.0, 0.1])
+    px = to_px(goal)
+    assert op.modal(ctx, Event("MOUSEMOVE", x=px[0], y=px[1])) == {"RUNNING_MODAL"}
+    bpy.context.view_layer.update()
+    hand_world = np.array(arm.matrix_world @ arm.pose.bones["hand"].head)
+    assert np.linalg.norm(hand_world[[0, 2]] - goal[[0, 2]]) < 5e-3  # pixel quantisation
+    elbow_before = np.array(arm.pose.bones["forearm"].head)
+    op.modal(ctx, Event("WHEELUPMOUSE", value="PRESS"))
+    assert session.swivel == pytest.approx(start_swivel + math.radians(5), abs=1e-9) or abs(session.swivel) > 3
+    bpy.context.view_layer.update()
+    assert np.linalg.norm(np.array(arm.pose.bones["forearm"].head) - elbow_before) > 1e-3
+    handle = op._handle
+    assert op.modal(ctx, Event("ESC", value="PRESS")) == {"CANCELLED"}
+    assert {pb.name: tuple(pb.rotation_quaternion) for pb in arm.pose.bones} == original
+    with pytest.raises(ValueError):  # the draw handler is gone
+        bpy.types.SpaceView3D.draw_handler_remove(handle, "WINDOW")
+
+
+def test_modal_confirm_keys_with_autokey(arm, mods):
+    import bpy
+
+    bpy.context.scene.tool_settings.use_keyframe_insert_auto = True
+    bpy.context.scene.frame_set(7)
+    op, ctx, to_px, world_hand = _start_modal(arm, mods)
+    op.invoke(ctx, Event("NONE"))
+    px = to_px(world_hand + np.array([-0.1, 0, -0.1]))
+    op.modal(ctx, Event("MOUSEMOVE", x=px[0], y=px[1]))
+    op.modal(ctx, Event("MOUSEMOVE", x=px[0] + 30, y=px[1], ctrl=True))  # Ctrl+drag: swivel
+    assert op.modal(ctx, Event("LEFTMOUSE", value="PRESS")) == {"FINISHED"}
+    assert arm.animation_data and arm.animation_data.action
+    paths = _fcurve_paths(arm)
+    assert 'pose.bones["upper_arm"].rotation_quaternion' in paths
+    assert 'pose.bones["forearm"].rotation_quaternion' in paths
+    bpy.context.scene.tool_settings.use_keyframe_insert_auto = False
+
+
+def _fcurve_paths(obj):
+    action = obj.animation_data.action
+    if hasattr(action, "layers") and action.layers:
+        slot = obj.animation_data.action_slot
+        return {fc.data_path for layer in action.layers for strip in layer.strips for fc in strip.channelbag(slot).fcurves}
+    return {fc.data_path for fc in action.fcurves}
+
+
+def test_invoke_without_view_reports(arm):
+    import bpy
+
+    op = OperatorStandIn(bpy.types.POSE_OT_jointlimit_limb_ik, **PROPS)
+    assert op.invoke(ViewContext(None, None), Event("NONE")) == {"CANCELLED"}
+    assert "3D Viewport" in op.reports[0][1]
