@@ -5,12 +5,15 @@ Blender-level tests run against ``bl_ext.user_default.jointlimit_addon`` install
 Core tests import ``jointlimit_addon.core`` from the source tree (pure numpy, no ``bpy``).
 """
 
+import atexit
 import importlib
 import os
 import pathlib
 import sys
 import tempfile
 import tomllib
+
+import shutil
 
 import pytest
 
@@ -20,6 +23,7 @@ ADDON_MODULE = "bl_ext.user_default.jointlimit_addon"
 # Must happen before bpy is imported anywhere: Blender reads these at start-up.
 if "BLENDER_USER_RESOURCES" not in os.environ or "XDG_CACHE_HOME" not in os.environ:
     _tmp = pathlib.Path(tempfile.mkdtemp(prefix="jointlimit-tests-"))
+    atexit.register(shutil.rmtree, _tmp, ignore_errors=True)
     os.environ.setdefault("BLENDER_USER_RESOURCES", str(_tmp / "blender"))
     os.environ.setdefault("XDG_CACHE_HOME", str(_tmp / "cache"))
 

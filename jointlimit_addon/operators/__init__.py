@@ -9,6 +9,7 @@ from .from_constraints import POSE_OT_jointlimit_from_constraints
 from .info import WM_OT_jointlimit_info
 from .limb_ik import POSE_OT_jointlimit_limb_ik
 from .mirror import POSE_OT_jointlimit_mirror
+from .motion import POSE_OT_jointlimit_motion
 from .outline_edit import POSE_OT_jointlimit_outline_edit
 from .to_constraints import POSE_OT_jointlimit_to_constraints
 
@@ -22,5 +23,6 @@ classes = (
     POSE_OT_jointlimit_mirror,
     POSE_OT_jointlimit_outline_edit,
     POSE_OT_jointlimit_limb_ik,
+    POSE_OT_jointlimit_motion,
 )
 register, unregister = bpy.utils.register_classes_factory(classes)

@@ -1,0 +1,32 @@
+"""Reading keyframes of pose-bone channels, for layered (slotted) actions and legacy ones."""
+
+
+def object_fcurves(obj):
+    """All F-curves animating ``obj`` through its active action (and slot)."""
+    data = obj.animation_data
+    action = data.action if data else None
+    if action is None:
+        return []
+    layers = getattr(action, "layers", None)
+    if layers:
+        slot = getattr(data, "action_slot", None)
+        if slot is None:
+            return []
+        curves = []
+        for layer in layers:
+            for strip in layer.strips:
+                bag = strip.channelbag(slot)
+                if bag is not None:
+                    curves.extend(bag.fcurves)
+        return curves
+    return list(getattr(action, "fcurves", []))
+
+
+def keyed_frames(obj, pose_bone, data_path, frame_start, frame_end):
+    """Sorted whole frames in [start, end] where any channel of the bone's ``data_path`` has a key."""
+    full = f'pose.bones["{pose_bone.name}"].{data_path}'
+    frames = set()
+    for fc in object_fcurves(obj):
+        if fc.data_path == full:
+            frames.update(round(k.co[0]) for k in fc.keyframe_points if frame_start <= k.co[0] <= frame_end)
+    return sorted(frames)

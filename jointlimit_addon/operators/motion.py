@@ -1,0 +1,129 @@
+"""``pose.jointlimit_motion``: smooth in-betweens between key poses, inside joint limits [004 §4]."""
+
+import bpy
+import numpy as np
+from bpy.props import BoolProperty, EnumProperty, IntProperty
+
+from .. import animation, bone_limits
+from ..core import motion
+from ._common import pose_mode_problem, selected_pose_bones
+
+
+def key_poses(scene, obj, pb, frames):
+    """The bone's local rotation at each key frame, as the animation evaluates it."""
+    out = []
+    for frame in frames:
+        scene.frame_set(frame)
+        out.append(bone_limits.read_rotation(pb))
+    return np.array(out)
+
+
+def output_frames(keys, step):
+    """Every ``step``-th frame between the first and last key, plus every key frame itself."""
+    return sorted(set(range(keys[0], keys[-1] + 1, step)) | set(keys))
+
+
+class POSE_OT_jointlimit_motion(bpy.types.Operator):
+    """Replace the motion between the selected bones' key poses by a smooth, limit-respecting one, keyed on every frame"""
+
+    bl_idname = "pose.jointlimit_motion"
+    bl_label = "Smooth Motion"
+    bl_options = {"REGISTER", "UNDO"}
+
+    frame_start: IntProperty(name="Start Frame", description="First frame of the range to use", default=1)
+    frame_end: IntProperty(name="End Frame", description="Last frame of the range to use", default=250)
+    profile: EnumProperty(
+        name="Profile",
+        description="What the motion minimises",
+        items=(
+            ("MIN_ACCELERATION", "Minimum Acceleration", "Cubic: least integrated squared angular acceleration [004 eq.5]"),
+            ("MIN_JERK", "Minimum Jerk", "Quintic: least integrated squared jerk (Flash & Hogan)"),
+        ),
+        default="MIN_ACCELERATION",
+    )
+    use_via_points: BoolProperty(
+        name="Via Points", description="Pass through the keys between the first and the last (otherwise stop at each)",
+        default=True,
+    )
+    channels: EnumProperty(
+        name="Channels",
+        description="Which numbers are interpolated",
+        items=(
+            ("SWING_TWIST", "Swing & Twist", "Swing on the limit's (s, t) plane and twist angle: follows the limit region"),
+            ("EULER", "Euler", "Euler angles in the bone's order (XYZ for quaternion bones), unwrapped across ±180°"),
+        ),
+        default="SWING_TWIST",
+    )
+    step: IntProperty(name="Step", description="Key every Nth frame (key poses are always kept)", default=1, min=1, max=100)
+
+    @classmethod
+    def poll(cls, context):
+        problem = pose_mode_problem(context)
+        if problem:
+            cls.poll_message_set(problem)
+        return problem is None
+
+    def invoke(self, context, event):
+        self.frame_start, self.frame_end = context.scene.frame_start, context.scene.frame_end
+        return self.execute(context)
+
+    def _plan(self, context):
+        """Per bone: (bone, key frames, key rotations, limit); ValueError when nothing can be done."""
+        if self.frame_end <= self.frame_start:
+            raise ValueError(f"End frame {self.frame_end} must be after start frame {self.frame_start}")
+        bones = selected_pose_bones(context)
+        if not bones:
+            raise ValueError("Select the bones to smooth")
+        plans, skipped = [], []
+        for pb in bones:
+            path, _ = bone_limits.rotation_path(pb)
+            keys = animation.keyed_frames(context.object, pb, path, self.frame_start, self.frame_end)
+            if len(keys) < 2:
+                skipped.append(pb.name)
+                continue
+            limit = None
+            if pb.jointlimit.enabled:
+                try:
+                    limit = bone_limits.build_limit(pb.jointlimit)
+                except ValueError as exc:
+                    raise ValueError(f"Bone '{pb.name}': {exc}") from exc
+            plans.append((pb, keys, limit))
+        if not plans:
+            raise ValueError("None of the selected bones has two or more rotation keys in the frame range")
+        return plans, skipped
+
+    def execute(self, context):
+        try:
+            plans, skipped = self._plan(context)
+        except ValueError as exc:
+            self.report({"ERROR"}, str(exc))
+            return {"CANCELLED"}
+        scene = context.scene
+        original_frame = scene.frame_current
+        written = []
+        for pb, keys, limit in plans:
+            quats = key_poses(scene, context.object, pb, keys)
+            frames = output_frames(keys, self.step)
+            keep = self.use_via_points
+            order = pb.rotation_mode if pb.rotation_mode in bone_limits.EULER_MODES else "XYZ"
+            try:
+                result = motion.interpolate_rotations(
+                    np.array(keys, dtype=np.float64), quats, np.array(frames, dtype=np.float64), self.profile,
+                    self.channels, limit=limit, use_via_points=keep, order=order,
+                )
+            except ValueError as exc:
+                self.report({"ERROR"}, f"Bone '{pb.name}': {exc}")
+                scene.frame_set(original_frame)
+                return {"CANCELLED"}
+            written.append((pb, frames, result))
+        for pb, frames, result in written:
+            path, _ = bone_limits.rotation_path(pb)
+            for frame, q in zip(frames, result):
+                bone_limits.write_rotation(pb, q)
+                pb.keyframe_insert(data_path=path, frame=frame, group=pb.name)
+        scene.frame_set(original_frame)
+        message = f"Smoothed {len(written)} bones"
+        if skipped:
+            message += f"; skipped (fewer than two keys): {', '.join(skipped[:5])}"
+        self.report({"INFO"}, message)
+        return {"FINISHED"}

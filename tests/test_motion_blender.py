@@ -1,0 +1,122 @@
+"""Smooth motion operator: exact key poses, smooth in-betweens, inside limits (issue 8)."""
+
+import math
+
+import numpy as np
+import pytest
+
+from rigs import make_armature, select_only
+
+pytestmark = [pytest.mark.blender]
+
+
+@pytest.fixture
+def rig(scene):
+    obj = make_armature([("root", (0, 0, 0), (0, 0, 1), None, 0.0), ("joint", (0, 0, 1), (0, 0, 2), "root", 0.0)])
+    select_only(obj, {"joint"}, active="joint")
+    return obj
+
+
+@pytest.fixture
+def mods(addon):
+    import importlib
+
+    pkg = addon.__name__
+    return {m: importlib.import_module(f"{pkg}.{m}") for m in ("core.quat", "bone_limits", "animation")}
+
+
+def _key(pb, q, frame, mods):
+    mods["bone_limits"].write_rotation(pb, q)
+    path = "rotation_quaternion" if pb.rotation_mode == "QUATERNION" else "rotation_euler"
+    pb.keyframe_insert(path, frame=frame)
+
+
+def _sample(pb, frames, mods):
+    import bpy
+
+    out = []
+    for f in frames:
+        bpy.context.scene.frame_set(f)
+        out.append(mods["bone_limits"].read_rotation(pb))
+    return np.array(out)
+
+
+@pytest.mark.parametrize("profile", ["MIN_ACCELERATION", "MIN_JERK"])
+@pytest.mark.parametrize("channels", ["SWING_TWIST", "EULER"])
+def test_keys_hit_exactly_and_every_frame_keyed(rig, mods, profile, channels):
+    import bpy
+
+    Q = mods["core.quat"]
+    pb = rig.pose.bones["joint"]
+    pb.rotation_mode = "QUATERNION"
+    poses = [Q.from_euler(np.radians(e), "XYZ") for e in ((0, 0, 0), (40, 10, -20), (-10, 30, 50))]
+    for frame, q in zip((1, 11, 21), poses):
+        _key(pb, q, frame, mods)
+    assert bpy.ops.pose.jointlimit_motion(frame_start=1, frame_end=21, profile=profile, channels=channels) == {"FINISHED"}
+    got = _sample(pb, (1, 11, 21), mods)
+    for g, q in zip(got, poses):
+        assert Q.angle_between(g, q) < 1e-5
+    assert mods["animation"].keyed_frames(rig, pb, "rotation_quaternion", 1, 21) == list(range(1, 22))
+    path = _sample(pb, range(1, 22), mods)
+    steps = Q.angle_between(path[1:], path[:-1])
+    assert steps[0] < 0.3 * steps.max() and steps[-1] < 0.3 * steps.max()  # starts and ends at rest
+
+
+def test_generated_keys_stay_inside_limits(rig, mods):
+    import bpy
+
+    Q = mods["core.quat"]
+    pb = rig.pose.bones["joint"]
+    pb.rotation_mode = "QUATERNION"
+    s = pb.jointlimit
+    s.enabled, s.kind, s.shape = True, "SWING_TWIST", "ELLIPSE"
+    s.swing_x_min, s.swing_x_max = math.radians(-10), math.radians(120)
+    s.swing_z_min, s.swing_z_max = math.radians(-30), math.radians(30)
+    limit = mods["bone_limits"].build_limit(s)
+    a = Q.from_euler(np.radians((110, 0, 25)), "XYZ")
+    b = Q.from_euler(np.radians((110, 0, -25)), "XYZ")
+    a, b = limit.clamp(a), limit.clamp(b)
+    _key(pb, a, 1, mods)
+    _key(pb, b, 31, mods)
+    bpy.ops.pose.jointlimit_motion(frame_start=1, frame_end=31, channels="EULER")
+    for q in _sample(pb, range(1, 32), mods):
+        assert limit.contains(limit.clamp(q)) and Q.angle_between(limit.clamp(q), q) < 1e-5
+
+
+def test_euler_path_across_the_seam_takes_the_short_way(rig, mods):
+    import bpy
+
+    pb = rig.pose.bones["joint"]
+    pb.rotation_mode = "XYZ"
+    pb.rotation_euler = (0, 0, math.radians(170))
+    pb.keyframe_insert("rotation_euler", frame=1)
+    pb.rotation_euler = (0, 0, math.radians(-170))
+    pb.keyframe_insert("rotation_euler", frame=21)
+    bpy.ops.pose.jointlimit_motion(frame_start=1, frame_end=21, channels="EULER")
+    path = _sample(pb, range(1, 22), mods)
+    total = mods["core.quat"].angle_between(path[1:], path[:-1]).sum()
+    assert math.degrees(total) == pytest.approx(20, abs=0.5)
+
+
+def test_step_keys_every_nth_frame_plus_keys(rig, mods):
+    import bpy
+
+    Q = mods["core.quat"]
+    pb = rig.pose.bones["joint"]
+    pb.rotation_mode = "QUATERNION"
+    _key(pb, Q.identity(), 1, mods)
+    _key(pb, Q.from_axis_angle([1, 0, 0], 0.8), 23, mods)
+    bpy.ops.pose.jointlimit_motion(frame_start=1, frame_end=23, step=5)
+    assert mods["animation"].keyed_frames(rig, pb, "rotation_quaternion", 1, 23) == [1, 6, 11, 16, 21, 23]
+
+
+def test_errors(rig, mods):
+    import bpy
+
+    pb = rig.pose.bones["joint"]
+    pb.rotation_mode = "QUATERNION"
+    _key(pb, mods["core.quat"].identity(), 1, mods)
+    with pytest.raises(RuntimeError, match="two or more"):
+        bpy.ops.pose.jointlimit_motion(frame_start=1, frame_end=20)
+    with pytest.raises(RuntimeError, match="must be after"):
+        bpy.ops.pose.jointlimit_motion(frame_start=20, frame_end=5)
