@@ -248,7 +248,9 @@ class EulerLimit(_EulerRanges):
 
     def contains(self, q):
         angles = _decompose(quat.as_unit_quats(q), self.order)
-        inside = [_in_arc(a, *r) for a, r in zip(angles, self._pos_ranges)]
+        # a quarter of the tolerance per angle: inside here implies inside EulerMultiLimit's
+        # 1e-9 rad geodesic test for the same box
+        inside = [_in_arc(a, *r, tol=0.25 * _ANGLE_TOL) for a, r in zip(angles, self._pos_ranges)]
         return inside[0] & inside[1] & inside[2]
 
     def clamp(self, q):

@@ -211,7 +211,7 @@ def to_euler(q, order="XYZ"):
     parity = 1.0 if (j - i) % 3 == 1 else -1.0
     sin_j = -parity * m[..., k, i]
     ai = np.arctan2(parity * m[..., k, j], m[..., k, k])
-    aj = np.arcsin(np.clip(sin_j, -1.0, 1.0))
+    aj = np.arctan2(sin_j, np.hypot(m[..., k, j], m[..., k, k]))  # exact near ±90°, unlike arcsin
     ak = np.arctan2(parity * m[..., j, i], m[..., i, i])
     # Gimbal lock: m[k,j], m[k,k], m[j,i], m[i,i] vanish; put all of it on the first axis.
     lock = np.hypot(m[..., i, i], m[..., j, i]) < 1e-12

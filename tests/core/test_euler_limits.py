@@ -391,7 +391,7 @@ def test_multi_is_never_farther_than_single_for_the_same_box(single, q):
     multi = EulerMultiLimit(x=single.x, y=single.y, z=single.z, order=single.order)
     d_single = Q.angle_between(single.clamp(q), q)
     d_multi = Q.angle_between(multi.clamp(q), q)
-    assert np.all(d_multi <= d_single + 1e-9)
+    assert np.all(d_multi <= d_single + 2e-9)  # both move points within tolerance of the box
     assert np.all(multi.contains(q)[single.contains(q)])
 
 
