@@ -1,0 +1,519 @@
+"""Length-weighted cyclic coordinate descent (CCD) IK for a bone chain [004 §2, SPEC §4].
+
+A chain is ``n`` bones, root -> tip, each the parent of the next, each lying along its local
++Y. The pose of bone ``i`` (Blender's ``pose_bone.matrix``) is::
+
+    pose_i = pose_{i-1} @ (rest_{i-1}^-1 @ rest_i) @ R_i        (pose_{-1} @ rest_{-1}^-1 = base)
+
+with ``R_i`` the joint's local rotation (``pose_bone.rotation_quaternion``). The effector is
+the tail of the last bone.
+
+CCD visits the joints from the one nearest the tip to the root. Joint ``i`` rotates by the
+shortest-arc rotation taking ``effector - joint_i`` toward ``target - joint_i``; the angle of
+that rotation is damped by the length weight [004 eq.1]::
+
+    w_i = (sum_{j >= i} l_j) / (sum_k l_k)
+
+so the root (w = 1) turns fully and the tip bone only by its share of the chain length. This
+spreads the motion toward the root instead of letting the bones nearest the effector do all
+the work [004 §2]. An optional MMD-style "unit angle" caps the angle of each step, and an
+optional joint limit (any object with ``clamp(q)`` on the LOCAL quaternion, SPEC §2, [004 §3])
+is applied after every joint update.
+
+The per-joint work is on 3-vectors and single quaternions, where numpy's per-call overhead
+dominates, so the inner loop uses plain Python floats on tuples; arrays are used at the API.
+"""
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import quat
+
+_EPS = 1e-12
+DEFAULT_TOLERANCE = 1e-3  # relative to the chain length, see solve()
+
+
+# --- tiny float helpers on tuples: quaternions (w, x, y, z), vectors (x, y, z) -------------
+
+def _qmul(a, b):
+    aw, ax, ay, az = a
+    bw, bx, by, bz = b
+    return (
+        aw * bw - ax * bx - ay * by - az * bz,
+        aw * bx + ax * bw + ay * bz - az * by,
+        aw * by - ax * bz + ay * bw + az * bx,
+        aw * bz + ax * by - ay * bx + az * bw,
+    )
+
+
+def _qconj(q):
+    return (q[0], -q[1], -q[2], -q[3])
+
+
+def _qnormalize(q):
+    n = math.sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3])
+    return (q[0] / n, q[1] / n, q[2] / n, q[3] / n)
+
+
+def _qrot(q, v):
+    """Rotate ``v`` by unit quaternion ``q``: v + 2 w (u x v) + 2 u x (u x v)."""
+    w, ux, uy, uz = q
+    vx, vy, vz = v
+    cx = uy * vz - uz * vy
+    cy = uz * vx - ux * vz
+    cz = ux * vy - uy * vx
+    return (
+        vx + 2.0 * (w * cx + uy * cz - uz * cy),
+        vy + 2.0 * (w * cy + uz * cx - ux * cz),
+        vz + 2.0 * (w * cz + ux * cy - uy * cx),
+    )
+
+
+def _tuple_quats(q):
+    return [tuple(float(c) for c in row) for row in np.asarray(q, dtype=np.float64)]
+
+
+# --- the chain ----------------------------------------------------------------------------
+
+def _rigid_rotation(m3, name):
+    """Rotation quaternion of an orthonormal, right-handed 3x3 matrix, else ValueError."""
+    if not np.allclose(m3.T @ m3, np.eye(3), atol=1e-6) or np.linalg.det(m3) <= 0:
+        raise ValueError(f"{name} must be a rigid transform (orthonormal rotation, no scale)")
+    return quat.from_matrix(m3)
+
+
+def _affine(m, name):
+    m = np.asarray(m, dtype=np.float64)
+    if m.shape != (4, 4) or not np.all(np.isfinite(m)):
+        raise ValueError(f"{name} must be a finite 4x4 matrix, got shape {m.shape}")
+    return m
+
+
+@dataclass(frozen=True, eq=False)
+class Chain:
+    """A serial bone chain in its base frame (the root's parent, see module docstring).
+
+    Build it with :meth:`from_rest_matrices` (Blender data) or :meth:`from_points`.
+
+    Attributes:
+        offsets: ``(n, 3)`` head of bone ``i`` in the rest frame of bone ``i-1``
+            (bone 0: in the base frame, i.e. armature rest space of the root).
+        rest_rotations: ``(n, 4)`` rest orientation of bone ``i`` relative to bone ``i-1``
+            (``rest_{i-1}^-1 @ rest_i``; bone 0: its armature rest orientation).
+        lengths: ``(n,)`` bone lengths (> 0), the tail is ``(0, length, 0)`` locally.
+        links: ``(n,)`` link lengths ``l_i`` of [004 eq.1]: joint i to joint i+1 (the tip for
+            the last bone); equal to the bone lengths for connected bones.
+        weights: ``(n,)`` the damping weights ``w_i`` of [004 eq.1], root first (``w_0 = 1``).
+        base_rotation, base_translation, base_scale: the base frame in armature space,
+            ``base = parent_pose @ parent_rest^-1`` (rotation, translation, uniform scale).
+    """
+
+    offsets: np.ndarray
+    rest_rotations: np.ndarray
+    lengths: np.ndarray
+    base_rotation: np.ndarray = field(default_factory=lambda: quat.identity())
+    base_translation: np.ndarray = field(default_factory=lambda: np.zeros(3))
+    base_scale: float = 1.0
+
+    def __post_init__(self):
+        offsets = quat.as_vectors(self.offsets, "offsets")
+        lengths = np.asarray(self.lengths, dtype=np.float64)
+        rest = quat.as_unit_quats(self.rest_rotations, "rest_rotations")
+        n = len(lengths)
+        if lengths.ndim != 1 or n == 0 or offsets.shape != (n, 3) or rest.shape != (n, 4):
+            raise ValueError("a chain needs n >= 1 bones: offsets (n, 3), rest_rotations (n, 4), lengths (n,)")
+        if not np.all(np.isfinite(lengths)) or np.any(lengths <= _EPS):
+            raise ValueError("every bone length must be finite and > 0 (zero-length bones have no direction)")
+        base_q = quat.as_unit_quats(self.base_rotation, "base_rotation")
+        base_t = quat.as_vectors(self.base_translation, "base_translation")
+        if not (np.isfinite(self.base_scale) and self.base_scale > _EPS):
+            raise ValueError("base_scale must be finite and > 0")
+        for name, value in (("offsets", offsets), ("rest_rotations", rest), ("lengths", lengths),
+                            ("base_rotation", base_q), ("base_translation", base_t)):
+            value.setflags(write=False)
+            object.__setattr__(self, name, value)
+        object.__setattr__(self, "base_scale", float(self.base_scale))
+        # Link i runs from joint i to joint i+1 (the tip for the last bone). For connected
+        # bones it is the bone itself; for disconnected ones it is the lever the joint turns.
+        links = np.append(np.linalg.norm(offsets[1:], axis=-1), lengths[-1])
+        suffix = np.cumsum(links[::-1])[::-1]
+        object.__setattr__(self, "links", links)
+        # [004 eq.1]: w_i = sum_{j>=i} l_j / sum_k l_k (root weight 1).
+        object.__setattr__(self, "weights", suffix / suffix[0])
+        object.__setattr__(self, "_fast", (
+            [tuple(map(float, o)) for o in offsets],
+            _tuple_quats(rest),
+            [float(v) for v in lengths],
+        ))
+
+    @property
+    def n(self):
+        """Number of bones."""
+        return len(self.lengths)
+
+    @property
+    def length(self):
+        """Total link length in armature units: the denominator of [004 eq.1] and the reach of
+        the fully stretched chain (root head to tip)."""
+        return float(np.sum(self.links)) * self.base_scale
+
+    @classmethod
+    def from_rest_matrices(cls, rest_matrices, lengths, parent_pose=None, parent_rest=None):
+        """Chain from Blender data: ``bone.matrix_local`` (n, 4, 4) root -> tip and ``bone.length``.
+
+        ``parent_pose``/``parent_rest`` are the pose and rest matrices (armature space) of the
+        root's parent bone (identity if the root has no parent). The rest matrices must be
+        rigid; the base ``parent_pose @ parent_rest^-1`` may carry a uniform scale.
+        """
+        rest = np.asarray(rest_matrices, dtype=np.float64)
+        if rest.ndim != 3 or rest.shape[1:] != (4, 4) or len(rest) == 0:
+            raise ValueError(f"rest_matrices must have shape (n, 4, 4) with n >= 1, got {rest.shape}")
+        if not np.all(np.isfinite(rest)):
+            raise ValueError("rest_matrices contain NaN or infinite values")
+        lengths = np.asarray(lengths, dtype=np.float64)
+        if lengths.shape != (len(rest),):
+            raise ValueError(f"lengths must have shape ({len(rest)},), got {lengths.shape}")
+        rot = np.stack([_rigid_rotation(m[:3, :3], f"rest_matrices[{i}]") for i, m in enumerate(rest)])
+        head = rest[:, :3, 3]
+        rel_rot = rot.copy()
+        rel_rot[1:] = quat.mul(quat.conjugate(rot[:-1]), rot[1:])
+        offsets = head.copy()
+        offsets[1:] = quat.rotate(quat.conjugate(rot[:-1]), head[1:] - head[:-1])
+        pose = np.eye(4) if parent_pose is None else _affine(parent_pose, "parent_pose")
+        prest = np.eye(4) if parent_rest is None else _affine(parent_rest, "parent_rest")
+        try:
+            base = pose @ np.linalg.inv(prest)
+        except np.linalg.LinAlgError:
+            raise ValueError("parent_rest is singular") from None
+        m3 = base[:3, :3]
+        det = np.linalg.det(m3)
+        if det <= _EPS:
+            raise ValueError("the root's parent transform must be invertible without mirroring")
+        scale = det ** (1.0 / 3.0)
+        if not np.allclose(m3.T @ m3, scale * scale * np.eye(3), atol=1e-6 * max(1.0, scale * scale)):
+            raise ValueError("the root's parent transform may only carry a uniform scale")
+        return cls(offsets, rel_rot, lengths, quat.from_matrix(m3 / scale), base[:3, 3], scale)
+
+    @classmethod
+    def from_points(cls, points):
+        """Connected chain whose joints, at rest, are ``points`` (n+1, 3) in armature space.
+
+        Each bone's +Y runs to the next point; its roll (local X) is a deterministic
+        perpendicular. Convenient for tests and scripts.
+        """
+        p = quat.as_vectors(points, "points")
+        if p.ndim != 2 or len(p) < 2:
+            raise ValueError("points must have shape (n+1, 3) with n >= 1")
+        seg = p[1:] - p[:-1]
+        lengths = np.linalg.norm(seg, axis=-1)
+        if np.any(lengths <= _EPS):
+            raise ValueError("consecutive points must differ (zero-length bone)")
+        mats = np.tile(np.eye(4), (len(seg), 1, 1))
+        for i, (d, l) in enumerate(zip(seg, lengths)):
+            y = d / l
+            helper = np.array([0.0, 0.0, 1.0]) if abs(y[2]) < 0.9 else np.array([1.0, 0.0, 0.0])
+            x = np.cross(y, helper)
+            x /= np.linalg.norm(x)
+            mats[i, :3, :3] = np.column_stack((x, y, np.cross(x, y)))
+            mats[i, :3, 3] = p[i]
+        return cls.from_rest_matrices(mats, lengths)
+
+    def to_base(self, points):
+        """Armature-space points -> the chain's base frame."""
+        p = np.asarray(points, dtype=np.float64) - self.base_translation
+        return quat.rotate(quat.conjugate(self.base_rotation), p) / self.base_scale
+
+    def to_armature(self, points):
+        """Base-frame points -> armature space."""
+        p = quat.rotate(self.base_rotation, np.asarray(points, dtype=np.float64) * self.base_scale)
+        return p + self.base_translation
+
+
+def _forward_fast(chain, local):
+    """Joint frames ``F_i = W_{i-1} C_i`` (rest orientation of joint i in the base frame),
+    heads, and the effector, all in the base frame, for tuple quaternions ``local``."""
+    offsets, rest, lengths = chain._fast
+    w = (1.0, 0.0, 0.0, 0.0)
+    px = py = pz = 0.0
+    frames, heads = [], []
+    for h, c, r in zip(offsets, rest, local):
+        dx, dy, dz = _qrot(w, h)
+        px, py, pz = px + dx, py + dy, pz + dz
+        f = _qmul(w, c)
+        frames.append(f)
+        heads.append((px, py, pz))
+        w = _qmul(f, r)
+    # The tip is (0, l, 0) in the last bone's frame w: its image is l times w's Y column.
+    ww, wx, wy, wz = w
+    l = lengths[-1]
+    tip = (px + 2.0 * l * (wx * wy - wz * ww), py + l * (1.0 - 2.0 * (wx * wx + wz * wz)),
+           pz + 2.0 * l * (wy * wz + wx * ww))
+    return frames, heads, tip
+
+
+def _check_local_quats(chain, local_quats):
+    if local_quats is None:
+        return quat.identity((chain.n,))
+    q = quat.as_unit_quats(local_quats, "local_quats")
+    if q.shape != (chain.n, 4):
+        raise ValueError(f"local_quats must have shape ({chain.n}, 4), got {q.shape}")
+    return q
+
+
+def forward(chain, local_quats=None):
+    """Joint positions ``(n+1, 3)`` in armature space: the n bone heads, then the tip (effector)."""
+    q = _check_local_quats(chain, local_quats)
+    _, heads, tip = _forward_fast(chain, _tuple_quats(q))
+    return chain.to_armature(np.array(heads + [tip]))
+
+
+@dataclass(frozen=True)
+class CCDResult:
+    """Outcome of :func:`solve`.
+
+    ``local_quats`` (n, 4) are the new ``pose_bone.rotation_quaternion`` values, ``error`` the
+    final effector-to-target distance (armature units), ``iterations`` the number of sweeps
+    started, ``reached`` whether ``error <= tolerance``.
+    """
+
+    local_quats: np.ndarray
+    error: float
+    iterations: int
+    reached: bool
+
+
+def _perpendicular(u, frame):
+    """A deterministic unit axis perpendicular to ``u`` for a half turn: the joint's local X
+    (the usual bend axis of a Blender bone), else its local Z, projected off ``u``."""
+    nu = math.sqrt(u[0] * u[0] + u[1] * u[1] + u[2] * u[2])
+    u = (u[0] / nu, u[1] / nu, u[2] / nu)
+    for local in ((1.0, 0.0, 0.0), (0.0, 0.0, 1.0)):
+        a = _qrot(frame, local)
+        k = a[0] * u[0] + a[1] * u[1] + a[2] * u[2]
+        a = (a[0] - k * u[0], a[1] - k * u[1], a[2] - k * u[2])
+        na = math.sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2])
+        if na > 0.1:  # local X and Z are orthogonal: one of them is always > 0.7 off u
+            return (a[0] / na, a[1] / na, a[2] / na)
+    raise AssertionError("unreachable: X and Z cannot both be parallel to u")
+
+
+def _step_rotation(u, v, frame):
+    """Axis (base frame, unit) and angle of the shortest arc taking ``u`` (joint -> effector)
+    to ``v`` (joint -> target); ``None`` when either vanishes or they agree (nothing to turn)."""
+    ux, uy, uz = u
+    vx, vy, vz = v
+    nu = math.sqrt(ux * ux + uy * uy + uz * uz)
+    nv = math.sqrt(vx * vx + vy * vy + vz * vz)
+    if nu <= _EPS or nv <= _EPS:
+        return None
+    cx, cy, cz = uy * vz - uz * vy, uz * vx - ux * vz, ux * vy - uy * vx
+    sin_part = math.sqrt(cx * cx + cy * cy + cz * cz)
+    dot = ux * vx + uy * vy + uz * vz
+    angle = math.atan2(sin_part, dot)
+    if sin_part <= 1e-12 * nu * nv:
+        if dot > 0.0:
+            return None
+        return _perpendicular((ux, uy, uz), frame), math.pi
+    return (cx / sin_part, cy / sin_part, cz / sin_part), angle
+
+
+def _hinge_rotation(u, v, axis):
+    """Signed angle about the unit ``axis`` taking the projection of ``u`` onto the plane
+    normal to it toward that of ``v`` (CCD step of a 1-DOF joint); ``None`` if either
+    projection vanishes."""
+    ax, ay, az = axis
+    ku = u[0] * ax + u[1] * ay + u[2] * az
+    kv = v[0] * ax + v[1] * ay + v[2] * az
+    pu = (u[0] - ku * ax, u[1] - ku * ay, u[2] - ku * az)
+    pv = (v[0] - kv * ax, v[1] - kv * ay, v[2] - kv * az)
+    nu = math.sqrt(pu[0] * pu[0] + pu[1] * pu[1] + pu[2] * pu[2])
+    nv = math.sqrt(pv[0] * pv[0] + pv[1] * pv[1] + pv[2] * pv[2])
+    if nu <= _EPS or nv <= _EPS:
+        return None
+    cx = pu[1] * pv[2] - pu[2] * pv[1]
+    cy = pu[2] * pv[0] - pu[0] * pv[2]
+    cz = pu[0] * pv[1] - pu[1] * pv[0]
+    angle = math.atan2(cx * ax + cy * ay + cz * az, pu[0] * pv[0] + pu[1] * pv[1] + pu[2] * pv[2])
+    if angle < 0.0:
+        return (-ax, -ay, -az), -angle
+    return axis, angle
+
+
+def _hinge_axis(limit):
+    """The local axis of a 1-DOF limit (an ``axis`` 3-vector attribute, as ``HingeLimit`` has),
+    else ``None``. Hinge joints then turn about that axis only, instead of taking a 3-D step
+    that the limit would mostly discard."""
+    axis = getattr(limit, "axis", None)
+    if axis is None:
+        return None
+    axis = np.asarray(axis, dtype=np.float64)
+    if axis.shape != (3,) or not np.all(np.isfinite(axis)) or np.linalg.norm(axis) < _EPS:
+        return None
+    return tuple(float(c) for c in axis / np.linalg.norm(axis))
+
+
+def _distance(a, b):
+    return math.sqrt((a[0] - b[0]) ** 2 + (a[1] - b[1]) ** 2 + (a[2] - b[2]) ** 2)
+
+
+def _limit_list(limits, n):
+    if limits is None:
+        return [None] * n
+    limits = list(limits)
+    if len(limits) != n:
+        raise ValueError(f"limits must have one entry (a limit object or None) per bone: {n}, got {len(limits)}")
+    for lim in limits:
+        if lim is not None and not callable(getattr(lim, "clamp", None)):
+            raise ValueError(f"limit objects need a clamp(q) method, got {type(lim).__name__}")
+    return limits
+
+
+def solve(chain, local_quats=None, target=None, iterations=256, tolerance=None, use_weights=True,
+          limits=None, unit_angle=None, callback=None):
+    """Length-weighted CCD IK [004 §2, eq.1; SPEC §4].
+
+    Args:
+        chain: a :class:`Chain`.
+        local_quats: ``(n, 4)`` start pose (local rotations; ``None`` = rest pose).
+        target: ``(3,)`` target of the effector (tail of the last bone), armature space.
+        iterations: maximum number of sweeps (tip joint -> root joint).
+        tolerance: stop when the effector error <= this (armature units);
+            ``None`` = ``DEFAULT_TOLERANCE * chain.length`` (1 mm on a 1 m chain).
+        use_weights: damp each joint's step angle by ``w_i`` [004 eq.1]; ``False`` = plain CCD.
+        limits: ``None`` or a sequence of n limit objects / ``None``; each limit's
+            ``clamp(q)`` is applied to the joint's local quaternion after every update [004 §3].
+            A limit with an ``axis`` 3-vector attribute (``HingeLimit``) marks a 1-DOF joint:
+            its CCD step is the rotation about that local axis that best aligns the effector.
+        unit_angle: MMD-style cap (radians) on each joint's step angle per sweep, applied to
+            the CCD step (after weighting, before the limit, whose correction may move the
+            joint further); ``None`` = no cap.
+        callback: ``callback(iteration, local_quats)`` after every sweep
+            (``iteration`` counts from 1; ``local_quats`` is a fresh ``(n, 4)`` array).
+
+    Returns:
+        :class:`CCDResult`. Unreachable targets end with the chain stretched toward them.
+        The result never contains NaN: degenerate steps (effector or target on the joint)
+        are skipped, and a target exactly behind the joint turns it about the joint's local X.
+    """
+    q0 = _check_local_quats(chain, local_quats)
+    if target is None:
+        raise ValueError("target is required")
+    target = quat.as_vectors(target, "target")
+    if target.shape != (3,):
+        raise ValueError(f"target must have shape (3,), got {target.shape}")
+    iterations = int(iterations)
+    if iterations < 0:
+        raise ValueError("iterations must be >= 0")
+    if tolerance is None:
+        tolerance = DEFAULT_TOLERANCE * chain.length
+    if not (np.isfinite(tolerance) and tolerance >= 0):
+        raise ValueError("tolerance must be finite and >= 0")
+    if unit_angle is not None and not (np.isfinite(unit_angle) and unit_angle > 0):
+        raise ValueError("unit_angle must be a positive finite angle in radians (or None)")
+    limits = _limit_list(limits, chain.n)
+    hinges = [_hinge_axis(lim) for lim in limits]
+
+    goal = tuple(map(float, chain.to_base(target)))
+    tol = float(tolerance) / chain.base_scale
+    weights = [float(w) for w in chain.weights] if use_weights else [1.0] * chain.n
+    cap = math.pi if unit_angle is None else min(float(unit_angle), math.pi)
+    local = _tuple_quats(q0)
+    # Respect the limits from the start, so every returned rotation satisfies them.
+    for i, lim in enumerate(limits):
+        if lim is not None:
+            local[i] = _clamped(lim, local[i])
+
+    _, _, effector = _forward_fast(chain, local)
+    error = _distance(effector, goal)
+    sweeps = 0
+    while error > tol and sweeps < iterations:
+        sweeps += 1
+        error, moved = _sweep(chain, local, goal, tol, weights, cap, limits, hinges)
+        if callback is not None:
+            callback(sweeps, np.array(local))
+        if moved <= 1e-15:  # a fixed point: further sweeps would repeat this one
+            break
+    # Recompute from scratch so the reported error is that of the returned pose.
+    _, _, effector = _forward_fast(chain, local)
+    error = _distance(effector, goal)
+    return CCDResult(np.array(local), error * chain.base_scale, sweeps, bool(error <= tol))
+
+
+def _sweep(chain, local, goal, tol, weights, cap, limits, hinges):
+    """One CCD sweep, tip joint -> root joint, updating ``local`` in place [004 §2].
+
+    Returns the effector error and a measure of how much the joints moved (0 at a fixed
+    point). Plain floats on tuples: this is the solver's hot loop.
+    """
+    frames, heads, (ex, ey, ez) = _forward_fast(chain, local)
+    gx, gy, gz = goal
+    moved = 0.0
+    error = math.sqrt((ex - gx) ** 2 + (ey - gy) ** 2 + (ez - gz) ** 2)
+    for i in range(len(local) - 1, -1, -1):
+        jx, jy, jz = heads[i]
+        u, v = (ex - jx, ey - jy, ez - jz), (gx - jx, gy - jy, gz - jz)
+        if hinges[i] is None:
+            step = _step_rotation(u, v, frames[i])
+        else:
+            step = _hinge_rotation(u, v, _qrot(frames[i], hinges[i]))
+        if step is None:
+            continue
+        (ax, ay, az), angle = step
+        angle = min(angle * weights[i], cap)
+        if angle <= 0.0:
+            continue
+        c, s = math.cos(0.5 * angle), math.sin(0.5 * angle)
+        frame = frames[i]
+        old = local[i]
+        # The same rotation seen from the joint's rest frame F (axis F^-1 a), applied after `old`.
+        lx, ly, lz = _qrot(_qconj(frame), (ax, ay, az))
+        new = _qnormalize(_qmul((c, s * lx, s * ly, s * lz), old))
+        if limits[i] is None:
+            delta = (c, s * ax, s * ay, s * az)
+        else:
+            new = _clamped(limits[i], new)
+            # The rotation actually applied, in the base frame: F (new old^-1) F^-1.
+            delta = _qmul(_qmul(frame, _qmul(new, _qconj(old))), _qconj(frame))
+        local[i] = new
+        moved += abs(delta[1]) + abs(delta[2]) + abs(delta[3])
+        dx, dy, dz = _qrot(delta, (ex - jx, ey - jy, ez - jz))
+        ex, ey, ez = jx + dx, jy + dy, jz + dz
+        error = math.sqrt((ex - gx) ** 2 + (ey - gy) ** 2 + (ez - gz) ** 2)
+        if error <= tol:
+            break
+    return error, moved
+
+
+def _clamped(limit, q):
+    """``limit.clamp`` on one tuple quaternion, validated and renormalised."""
+    out = np.asarray(limit.clamp(np.array(q)), dtype=np.float64)
+    if out.shape != (4,):
+        raise ValueError(f"{type(limit).__name__}.clamp must return shape (4,) for one quaternion, got {out.shape}")
+    w, x, y, z = out.tolist()
+    norm = math.sqrt(w * w + x * x + y * y + z * z)
+    if not (norm > _EPS and math.isfinite(norm)):
+        raise ValueError(f"{type(limit).__name__}.clamp returned a non-finite or zero quaternion")
+    return (w / norm, x / norm, y / norm, z / norm)
+
+
+def rotation_share(chain, targets, local_quats=None, joint=-1, **solve_kwargs):
+    """Mean share of the total rotation taken by one joint (default: the tip's) over targets.
+
+    For each target, solve from ``local_quats`` and measure each joint's rotation angle
+    between start and result; the share is ``angle[joint] / sum(angles)``. Targets whose
+    solve moves nothing are skipped. Used to check the claim of [004 §2] that the weights
+    of [004 eq.1] shift the motion away from the tip toward the root.
+    """
+    q0 = _check_local_quats(chain, local_quats)
+    shares = []
+    for t in np.atleast_2d(np.asarray(targets, dtype=np.float64)):
+        res = solve(chain, q0, t, **solve_kwargs)
+        angles = quat.angle_between(q0, res.local_quats)
+        total = float(np.sum(angles))
+        if total > 1e-9:
+            shares.append(float(angles[joint]) / total)
+    if not shares:
+        raise ValueError("no target moved the chain; rotation share is undefined")
+    return float(np.mean(shares))

@@ -1,0 +1,397 @@
+"""Tests of the length-weighted CCD IK [004 §2, eq.1; SPEC §4]."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from jointlimit_addon.core import ccd, quat
+
+
+# --- test doubles and chain builders ------------------------------------------------------
+
+class ConeLimit:
+    """Protocol test double: swing inside a cone about local +Y, twist within +-twist_max.
+
+    Swing-twist q = q_swing q_twist with q_twist about Y (SPEC §1). ``clamp`` shrinks the
+    swing angle onto the cone and clamps the twist angle: a point inside is unchanged and
+    clamping twice equals once. Plain floats per quaternion keep the solver tests fast.
+    """
+
+    def __init__(self, swing_max, twist_max):
+        self.swing_max = swing_max
+        self.twist_max = twist_max
+
+    @staticmethod
+    def _split(q):
+        """(swing axis (x, z), swing angle, twist angle) of one unit quaternion."""
+        w, x, y, z = q if q[0] >= 0 else -np.asarray(q)
+        r = math.hypot(w, y)
+        if r < 1e-12:  # the pole: a half-turn swing, twist undefined -> 0
+            return (x, z), math.pi, 0.0
+        tw, ty = w / r, y / r
+        # swing = q * conj(twist); its y component vanishes.
+        sw, sx, sz = w * tw + y * ty, x * tw + z * ty, z * tw - x * ty
+        return (sx, sz), 2.0 * math.atan2(math.hypot(sx, sz), sw), 2.0 * math.atan2(ty, tw)
+
+    def contains(self, q, eps=1e-9):
+        q = np.asarray(q, dtype=np.float64)
+        flat = [self._split(row) for row in q.reshape(-1, 4)]
+        ok = [a <= self.swing_max + eps and abs(p) <= self.twist_max + eps for _, a, p in flat]
+        return np.array(ok).reshape(q.shape[:-1])
+
+    def clamp(self, q):
+        q = np.asarray(q, dtype=np.float64)
+        if q.shape == (4,):
+            return np.array(self._clamp_one(q))
+        return np.array([self._clamp_one(row) for row in q.reshape(-1, 4)]).reshape(q.shape)
+
+    def _clamp_one(self, q):
+        (sx, sz), angle, psi = self._split(q)
+        norm = math.hypot(sx, sz)
+        ax, az = (sx / norm, sz / norm) if norm > 1e-15 else (1.0, 0.0)
+        a = 0.5 * min(angle, self.swing_max)
+        p = 0.5 * max(-self.twist_max, min(self.twist_max, psi))
+        cs, sx, sz = math.cos(a), math.sin(a) * ax, math.sin(a) * az
+        cp, sp = math.cos(p), math.sin(p)
+        return (cs * cp, sx * cp - sz * sp, cs * sp, sx * sp + sz * cp)  # swing * twist
+
+
+def test_cone_limit_double_is_a_projection():
+    """The test double itself: inside points unchanged, result inside, idempotent."""
+    limit = ConeLimit(0.6, 0.3)
+    q = quat.random_unit(300, 11)
+    c = limit.clamp(q)
+    assert np.all(limit.contains(c))
+    np.testing.assert_allclose(limit.clamp(c), c, atol=1e-12)
+    inside = q[limit.contains(q)]
+    assert len(inside) > 0
+    np.testing.assert_allclose(quat.canonical(limit.clamp(inside)), quat.canonical(inside), atol=1e-12)
+
+
+def zigzag_chain(n, bend=0.3):
+    """A connected, slightly bent chain of n unit-ish bones going up +Y."""
+    points = [np.zeros(3)]
+    for i in range(n):
+        points.append(points[-1] + np.array([bend * (-1) ** i, 1.0, 0.1 * (i % 3)]))
+    return ccd.Chain.from_points(points)
+
+
+def random_quats(rng, n, max_angle):
+    axes = rng.normal(size=(n, 3))
+    return quat.from_axis_angle(axes, rng.uniform(0.0, max_angle, size=n))
+
+
+def success_rate(chain, targets, **kwargs):
+    errors = np.array([ccd.solve(chain, None, t, **kwargs).error for t in targets])
+    return float(np.mean(errors <= 1e-3 * chain.length))
+
+
+# --- the chain model ----------------------------------------------------------------------
+
+def _pose_matrix(q, head=np.zeros(3)):
+    m = np.eye(4)
+    m[:3, :3] = quat.to_matrix(q)
+    m[:3, 3] = head
+    return m
+
+
+def test_forward_matches_blender_matrix_composition():
+    """pose_i = pose_{i-1} @ (rest_{i-1}^-1 @ rest_i) @ R_i, root from parent_pose @ parent_rest^-1,
+    with unconnected bones and a uniformly scaled, moved parent."""
+    rng = np.random.default_rng(3)
+    n = 4
+    rest = np.stack([_pose_matrix(q, h) for q, h in zip(quat.random_unit(n, rng), rng.normal(size=(n, 3)))])
+    lengths = rng.uniform(0.5, 2.0, size=n)
+    parent_rest = _pose_matrix(quat.random_unit(1, rng)[0], rng.normal(size=3))
+    parent_pose = _pose_matrix(quat.random_unit(1, rng)[0], rng.normal(size=3))
+    parent_pose[:3, :3] *= 1.7
+    chain = ccd.Chain.from_rest_matrices(rest, lengths, parent_pose, parent_rest)
+    local = quat.random_unit(n, rng)
+
+    expected = []
+    prev_pose, prev_rest = parent_pose, parent_rest
+    for i in range(n):
+        pose = prev_pose @ np.linalg.inv(prev_rest) @ rest[i] @ _pose_matrix(local[i])
+        expected.append(pose[:3, 3])
+        prev_pose, prev_rest = pose, rest[i]
+    expected.append((prev_pose @ np.array([0.0, lengths[-1], 0.0, 1.0]))[:3])
+
+    np.testing.assert_allclose(ccd.forward(chain, local), np.array(expected), atol=1e-12)
+    assert chain.base_scale == pytest.approx(1.7)
+    gaps = np.linalg.norm(np.diff(rest[:, :3, 3], axis=0), axis=-1)
+    assert chain.length == pytest.approx(1.7 * (gaps.sum() + lengths[-1]))
+
+
+def test_weights_are_eq1_suffix_sums():
+    """[004 eq.1]: w_i = sum_{j>=i} l_j / sum_k l_k, root first."""
+    chain = ccd.Chain.from_points([[0, 0, 0], [0, 1, 0], [0, 3, 0], [0, 6, 0]])
+    np.testing.assert_allclose(chain.weights, [1.0, 5.0 / 6.0, 3.0 / 6.0])
+    np.testing.assert_allclose(chain.lengths, [1.0, 2.0, 3.0])
+
+
+def test_disconnected_links_weigh_by_joint_distance():
+    """A gap between bones belongs to the parent's link: l_i = |joint_{i+1} - joint_i|."""
+    rest = np.stack([np.eye(4)] * 2)
+    rest[1, :3, 3] = [0.0, 3.0, 0.0]  # bone 0 (length 1) ends at y=1, bone 1 starts at y=3
+    chain = ccd.Chain.from_rest_matrices(rest, [1.0, 1.0])
+    np.testing.assert_allclose(chain.links, [3.0, 1.0])
+    np.testing.assert_allclose(chain.weights, [1.0, 0.25])
+    assert chain.length == pytest.approx(4.0)
+    result = ccd.solve(chain, None, [0.0, 0.0, 4.0], iterations=500)
+    np.testing.assert_allclose(ccd.forward(chain, result.local_quats)[-1], [0.0, 0.0, 4.0], atol=1e-2)
+
+
+# --- convergence --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("n, max_angle", [(3, 1.5), (10, 0.6), (30, 0.3)])
+@pytest.mark.parametrize("use_weights", [True, False])
+def test_reachable_targets_unlimited(n, max_angle, use_weights):
+    """Targets made by FK of random poses are reached (tip error <= 1e-3 x chain length)."""
+    rng = np.random.default_rng(n)
+    chain = zigzag_chain(n)
+    targets = [ccd.forward(chain, random_quats(rng, n, max_angle))[-1] for _ in range(100)]
+    rate = success_rate(chain, targets, iterations=600, use_weights=use_weights)
+    assert rate >= 0.99
+
+
+@pytest.mark.parametrize("n, floor", [(3, 0.95), (10, 0.95), (30, 0.95)])
+def test_reachable_targets_with_limits_stay_inside(n, floor):
+    """With cone limits (swing 50 deg, twist 20 deg) every returned joint respects its limit,
+    and targets made by FK of limit-respecting poses are mostly reached."""
+    rng = np.random.default_rng(100 + n)
+    chain = zigzag_chain(n)
+    limit = ConeLimit(math.radians(50), math.radians(20))
+    limits = [limit] * n
+    hits = 0
+    trials = 60
+    for _ in range(trials):
+        pose = limit.clamp(random_quats(rng, n, 1.2))
+        assert np.all(limit.contains(pose))
+        result = ccd.solve(chain, None, ccd.forward(chain, pose)[-1], iterations=600, limits=limits)
+        assert np.all(limit.contains(result.local_quats))
+        hits += result.error <= 1e-3 * chain.length
+    assert hits / trials >= floor
+
+
+def _real_limits(n):
+    """A mix of the project's limit kinds (SPEC §2), skipped if those modules are missing."""
+    limits = pytest.importorskip("jointlimit_addon.core.limits")
+    euler = pytest.importorskip("jointlimit_addon.core.euler_limits")
+    r = math.radians
+    kinds = [
+        lambda: limits.JointLimit("RECT", swing_x=(r(-60), r(60)), swing_z=(r(-40), r(40)), twist=(r(-20), r(20))),
+        lambda: limits.JointLimit("OVAL", swing_x=(r(-70), r(50)), swing_z=(r(-45), r(45)), twist=(r(-15), r(15)),
+                                  correction="SIMPLE"),
+        lambda: euler.HingeLimit((r(-10), r(120))),
+        lambda: euler.EulerLimit(x=(r(-60), r(60)), y=(r(-20), r(20)), z=(r(-45), r(45))),
+        lambda: euler.EulerMultiLimit(x=(r(-120), r(120)), y=(r(-20), r(20)), z=(r(-45), r(45))),
+    ]
+    return [kinds[i % len(kinds)]() for i in range(n)]
+
+
+@pytest.mark.parametrize("n, floor", [(3, 0.85), (10, 0.9)])
+def test_project_limits_are_respected(n, floor):
+    """With the real JointLimit / HingeLimit / EulerLimit / EulerMultiLimit objects mixed along
+    the chain, no returned joint violates its limit and limit-respecting targets are reached
+    (measured: 3 bones 92 %, 10 bones 100 %)."""
+    chain = zigzag_chain(n)
+    limits = _real_limits(n)
+    rng = np.random.default_rng(n)
+    trials, hits = 30, 0
+    for _ in range(trials):
+        pose = np.array([lim.clamp(q) for lim, q in zip(limits, random_quats(rng, n, 1.5))])
+        result = ccd.solve(chain, None, ccd.forward(chain, pose)[-1], iterations=600, limits=limits)
+        assert all(bool(lim.contains(q)) for lim, q in zip(limits, result.local_quats))
+        hits += result.error <= 1e-3 * chain.length
+    assert hits / trials >= floor
+
+
+class HingeDouble:
+    """Protocol test double of a 1-DOF joint about local X (exposes ``axis`` like HingeLimit)."""
+
+    axis = np.array([1.0, 0.0, 0.0])
+
+    def contains(self, q):
+        q = np.asarray(q, dtype=np.float64)
+        return np.linalg.norm(q[..., 2:], axis=-1) <= 1e-9
+
+    def clamp(self, q):
+        q = np.asarray(q, dtype=np.float64)
+        out = np.zeros_like(q)
+        out[..., :2] = q[..., :2]
+        return out / np.linalg.norm(out, axis=-1, keepdims=True)
+
+
+def test_hinge_joint_turns_about_its_axis():
+    """A hinge's CCD step is the best rotation about its axis: one sweep lands the effector
+    on the target's direction projected into the hinge plane, where a free 3-D step followed
+    by the projection would barely move (its axis is nearly normal to the hinge)."""
+    chain = ccd.Chain.from_rest_matrices(np.eye(4)[None], [1.0])
+    target = [1.0, 0.0, 0.1]
+    result = ccd.solve(chain, None, target, iterations=1, limits=[HingeDouble()])
+    tip = ccd.forward(chain, result.local_quats)[-1]
+    np.testing.assert_allclose(tip, [0.0, 0.0, 1.0], atol=1e-12)
+    assert np.all(HingeDouble().contains(result.local_quats))
+
+
+def test_start_pose_outside_limits_is_clamped():
+    chain = zigzag_chain(3)
+    limit = ConeLimit(0.2, 0.1)
+    start = quat.from_axis_angle(np.array([1.0, 0.0, 0.0]), np.full(3, 1.0))
+    result = ccd.solve(chain, start, [5.0, 1.0, 0.0], iterations=3, limits=[limit] * 3)
+    assert np.all(limit.contains(result.local_quats))
+
+
+def test_weighting_moves_motion_toward_the_root():
+    """[004 §2]: the weights of eq.1 lower the tip joint's share of the total rotation."""
+    rng = np.random.default_rng(7)
+    chain = zigzag_chain(10)
+    targets = [ccd.forward(chain, random_quats(rng, 10, 0.5))[-1] for _ in range(40)]
+    weighted = ccd.rotation_share(chain, targets, use_weights=True, iterations=600)
+    plain = ccd.rotation_share(chain, targets, use_weights=False, iterations=600)
+    root_weighted = ccd.rotation_share(chain, targets, joint=0, use_weights=True, iterations=600)
+    root_plain = ccd.rotation_share(chain, targets, joint=0, use_weights=False, iterations=600)
+    assert weighted < 0.8 * plain
+    assert root_weighted > root_plain
+
+
+def test_unit_angle_caps_every_joint_per_iteration():
+    chain = zigzag_chain(6)
+    cap = math.radians(2.0)
+    seen = [quat.identity((6,))]
+    ccd.solve(chain, None, [3.0, 2.0, 1.0], iterations=30, tolerance=0.0, unit_angle=cap,
+              callback=lambda it, q: seen.append(q))
+    steps = quat.angle_between(np.array(seen[:-1]), np.array(seen[1:]))
+    assert len(seen) == 31
+    assert steps.max() <= cap + 1e-12
+    assert steps.max() >= cap - 1e-9  # the cap is active for this far target
+
+
+def test_unit_angle_still_converges():
+    chain = zigzag_chain(5)
+    target = ccd.forward(chain, random_quats(np.random.default_rng(1), 5, 0.5))[-1]
+    result = ccd.solve(chain, None, target, iterations=2000, unit_angle=math.radians(1.0))
+    assert result.reached
+
+
+def test_unreachable_target_stretches_the_chain_toward_it():
+    chain = zigzag_chain(5)
+    direction = np.array([1.0, 0.5, -0.3]) / np.linalg.norm([1.0, 0.5, -0.3])
+    result = ccd.solve(chain, None, 3.0 * chain.length * direction, iterations=600)
+    tip = ccd.forward(chain, result.local_quats)[-1]
+    assert not result.reached
+    assert np.linalg.norm(tip) == pytest.approx(chain.length, rel=1e-3)
+    assert np.dot(tip / np.linalg.norm(tip), direction) > math.cos(math.radians(0.5))
+
+
+# --- degenerate and bad inputs -------------------------------------------------------------
+
+def test_target_at_effector_changes_nothing():
+    chain = zigzag_chain(4)
+    start = random_quats(np.random.default_rng(2), 4, 0.5)
+    result = ccd.solve(chain, start, ccd.forward(chain, start)[-1])
+    assert result.reached and result.iterations == 0 and result.error == pytest.approx(0.0, abs=1e-12)
+    np.testing.assert_allclose(result.local_quats, start)
+
+
+def test_target_at_root_gives_finite_result_and_no_worse_error():
+    chain = zigzag_chain(4)
+    start_error = np.linalg.norm(ccd.forward(chain)[-1])
+    result = ccd.solve(chain, None, [0.0, 0.0, 0.0], iterations=200)
+    assert np.all(np.isfinite(result.local_quats))
+    assert result.error < 0.1 * start_error
+
+
+def test_target_exactly_behind_turns_about_local_x():
+    """Effector, joint and target collinear with the target behind: a deterministic half turn."""
+    chain = ccd.Chain.from_points([[0, 0, 0], [0, 2, 0]])
+    result = ccd.solve(chain, None, [0.0, -2.0, 0.0])
+    assert result.reached
+    axis, angle = quat.to_axis_angle(result.local_quats[0])
+    assert angle == pytest.approx(math.pi)
+    assert abs(axis[0]) == pytest.approx(1.0)  # local X of the bone (from_points roll)
+    again = ccd.solve(chain, None, [0.0, -2.0, 0.0])
+    np.testing.assert_array_equal(result.local_quats, again.local_quats)
+
+
+def test_solver_is_deterministic():
+    chain = zigzag_chain(8)
+    target = [2.0, 4.0, -1.0]
+    a = ccd.solve(chain, None, target, limits=[ConeLimit(0.8, 0.3)] * 8)
+    b = ccd.solve(chain, None, target, limits=[ConeLimit(0.8, 0.3)] * 8)
+    np.testing.assert_array_equal(a.local_quats, b.local_quats)
+    assert a.error == b.error and a.iterations == b.iterations
+
+
+def test_zero_length_bone_is_rejected():
+    with pytest.raises(ValueError, match="length"):
+        ccd.Chain.from_rest_matrices(np.tile(np.eye(4), (2, 1, 1)), [1.0, 0.0])
+    with pytest.raises(ValueError, match="zero-length"):
+        ccd.Chain.from_points([[0, 0, 0], [0, 1, 0], [0, 1, 0]])
+
+
+@pytest.mark.parametrize("target", [[np.nan, 0.0, 0.0], [np.inf, 1.0, 1.0], [1.0, 2.0], None])
+def test_bad_target_is_rejected(target):
+    with pytest.raises(ValueError):
+        ccd.solve(zigzag_chain(2), None, target)
+
+
+def test_other_bad_inputs_are_rejected():
+    chain = zigzag_chain(3)
+    with pytest.raises(ValueError):
+        ccd.solve(chain, quat.identity((2,)), [1.0, 1.0, 1.0])
+    with pytest.raises(ValueError):
+        ccd.solve(chain, np.full((3, 4), np.nan), [1.0, 1.0, 1.0])
+    with pytest.raises(ValueError, match="one entry"):
+        ccd.solve(chain, None, [1.0, 1.0, 1.0], limits=[None])
+    with pytest.raises(ValueError, match="clamp"):
+        ccd.solve(chain, None, [1.0, 1.0, 1.0], limits=[object()] * 3)
+    with pytest.raises(ValueError, match="unit_angle"):
+        ccd.solve(chain, None, [1.0, 1.0, 1.0], unit_angle=0.0)
+    sheared = np.eye(4)
+    sheared[0, 1] = 0.5
+    with pytest.raises(ValueError, match="rigid"):
+        ccd.Chain.from_rest_matrices(sheared[None], [1.0])
+    squashed = np.diag([1.0, 2.0, 1.0, 1.0])
+    with pytest.raises(ValueError, match="uniform scale"):
+        ccd.Chain.from_rest_matrices(np.eye(4)[None], [1.0], parent_pose=squashed)
+
+
+def test_scaled_parent_solves_in_armature_units():
+    parent_pose = np.eye(4)
+    parent_pose[:3, :3] = 2.0 * quat.to_matrix(quat.from_axis_angle(np.array([0.0, 0.0, 1.0]), 0.7))
+    parent_pose[:3, 3] = [1.0, -2.0, 0.5]
+    rest = np.stack([np.eye(4)] * 3)
+    rest[1, 1, 3], rest[2, 1, 3] = 1.0, 2.0
+    chain = ccd.Chain.from_rest_matrices(rest, [1.0, 1.0, 1.0], parent_pose)
+    target = ccd.forward(chain, random_quats(np.random.default_rng(5), 3, 0.8))[-1]
+    result = ccd.solve(chain, None, target, tolerance=1e-6, iterations=2000)
+    assert result.reached
+    assert np.linalg.norm(ccd.forward(chain, result.local_quats)[-1] - target) <= 1e-6
+
+
+# --- properties ---------------------------------------------------------------------------
+
+@settings(max_examples=60, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n=st.integers(1, 6),
+    use_weights=st.booleans(),
+    unit_angle=st.one_of(st.none(), st.floats(0.01, 3.0)),
+)
+def test_unlimited_error_never_grows_and_is_finite(seed, n, use_weights, unit_angle):
+    """Every CCD step turns a joint part of the way along the shortest arc toward the target,
+    which cannot increase the effector distance; nothing becomes NaN."""
+    rng = np.random.default_rng(seed)
+    chain = ccd.Chain.from_points(np.cumsum(rng.normal(size=(n + 1, 3)), axis=0))
+    start = quat.random_unit(n, rng)
+    target = rng.normal(size=3) * 2.0 * chain.length
+    start_error = np.linalg.norm(ccd.forward(chain, start)[-1] - target)
+    result = ccd.solve(chain, start, target, iterations=20, use_weights=use_weights, unit_angle=unit_angle)
+    assert np.all(np.isfinite(result.local_quats))
+    np.testing.assert_allclose(np.linalg.norm(result.local_quats, axis=-1), 1.0, atol=1e-12)
+    assert result.error <= start_error + 1e-9
+    assert result.error == pytest.approx(np.linalg.norm(ccd.forward(chain, result.local_quats)[-1] - target), abs=1e-9)
