@@ -45,7 +45,6 @@ class NP:
     where = staticmethod(np.where)
     minimum = staticmethod(np.minimum)
     maximum = staticmethod(np.maximum)
-    logical_not = staticmethod(np.logical_not)
     inf = np.inf
 
     @staticmethod
@@ -68,10 +67,6 @@ class MATH:
     where = staticmethod(_where_scalar)
     minimum = staticmethod(min)
     maximum = staticmethod(max)
-
-    @staticmethod
-    def logical_not(a):
-        return not a
 
     inf = math.inf
 
@@ -185,7 +180,9 @@ def swing_quat_from_point(P):
 
     Undefined at the pole (raises ``ValueError``)."""
     P = quat.as_vectors(P, "swing point")
-    h = 1.0 + P[..., 1]
+    py, r2 = P[..., 1], P[..., 0] ** 2 + P[..., 2] ** 2
+    # 1 + P.y without cancellation near the pole, as in sphere_to_plane
+    h = np.where(py >= 0.0, 1.0 + py, r2 / np.where(py >= 0.0, 1.0, 1.0 - py))
     if np.any(h <= 0.0):
         raise ValueError("the pole (0, -1, 0) has no unique swing rotation")
     w = np.sqrt(0.5 * h)

@@ -21,8 +21,13 @@ class PlaneRegion:
 
     Subclasses set ``bounds = (s0, s1, t0, t1)`` (bounding box of the region on the plane) and
     ``tol`` (absolute tolerance of ``contains_st`` on the plane), and implement the four methods
-    below. The ``*1`` methods are scalar hooks for the one-rotation fast path of ``JointLimit``;
-    their defaults wrap the vector methods, subclasses may override them with pure-float code.
+    below. Optional overrides, all with working defaults:
+
+    - ``nearest_boundary(P)`` / ``nearest_boundary_xyz(px, py, pz)``: the OPTIMAL point for
+      points already known to be outside (``JointLimit`` tests containment itself first);
+    - ``contains1``, ``clamp_simple1``, ``clamp_optimal1``, ``nearest_boundary1``: the same on
+      Python floats, for the one-rotation fast path of ``JointLimit.clamp`` (the defaults wrap
+      the vector methods and cost a few numpy calls).
     """
 
     shape = None
@@ -230,6 +235,23 @@ def _inside_parity(s, t, outline, ops):
     return inside
 
 
+def _circle_frame(centre, n, a3):
+    u = (a3 - centre) / np.linalg.norm(a3 - centre)
+    return u, np.cross(n, u)
+
+
+def _arc_span(centre, n, a3, b3, mid3):
+    """Signed angle about ``n`` from ``a3`` to ``b3`` going through ``mid3`` (atan2: exact even
+    for tiny arcs)."""
+    u, v = _circle_frame(centre, n, a3)
+
+    def angle(x):
+        return np.arctan2(np.dot(x - centre, v), np.dot(x - centre, u)) % (2.0 * np.pi)
+
+    end, through = angle(b3), angle(mid3)
+    return end if through < end else end - 2.0 * np.pi
+
+
 class _Outline:
     """Closed outline of straight segments and circular arcs, precomputed for the kernels.
 
@@ -243,6 +265,7 @@ class _Outline:
         self.vertices = [tuple(map(float, v)) for v in vertices]
         self.bulges = [float(b) for b in bulges]
         self.edges2, self.edges3, self.chords, self.segments, self.arcs = [], [], [], [], []
+        self.spans = []  # signed angle of each edge about its circle's axis
         self.vertices3 = [tuple(map(float, projection._plane_to_sphere(*v))) for v in self.vertices]
         n_edges = len(self.vertices)
         for i in range(n_edges):
@@ -295,10 +318,18 @@ class _Outline:
         a3 = np.array(projection._plane_to_sphere(a_s, a_t))
         b3 = np.array(projection._plane_to_sphere(*b))
         m3 = np.array(projection._plane_to_sphere(*mid))
+        # m: normal of the plane through the chord A B and the axis n, pointing to the edge's side.
+        # A short edge's midpoint is too close to its chord to tell the side reliably; then use
+        # the circle's centre, which lies beyond the chord for a minor arc, on the edge's side
+        # for a major one (cos(span / 2) < 0).
         m = np.cross(b3 - a3, n)
         m = m / np.linalg.norm(m)
-        if np.dot(m, m3 - a3) < 0.0:
+        span = _arc_span(h * n, n, a3, b3, m3)
+        cos_half = np.cos(0.5 * span)
+        side = np.dot(m, m3 - a3) if abs(cos_half) < 0.5 else -cos_half * np.dot(m, h * n - a3)
+        if side < 0.0:
             m = -m
+        self.spans.append(float(span))
         self.edges3.append((*map(float, n), float(h), float(rho), float(np.dot(m, a3)), *map(float, m)))
 
     def candidates(self, ops):
@@ -339,28 +370,9 @@ class _Outline:
         nx, ny, nz, h, rho, *_ = self.edges3[i]
         n = np.array([nx, ny, nz])
         centre = h * n
-        a3 = np.array(self.vertices3[i])
-        b3 = np.array(self.vertices3[(i + 1) % len(self.vertices3)])
-        mid3 = self._edge_mid3(i)
-        u = (a3 - centre) / np.linalg.norm(a3 - centre)
-        v = np.cross(n, u)
-
-        def angle(x):
-            return np.arctan2(np.dot(x - centre, v), np.dot(x - centre, u)) % (2.0 * np.pi)
-
-        end, through = angle(b3), angle(mid3)
-        span = end if through < end else end - 2.0 * np.pi
-        if end == 0.0:  # start and end coincide only for a degenerate edge; keep it harmless
-            span = 2.0 * np.pi
+        u, v = _circle_frame(centre, n, np.array(self.vertices3[i]))
+        span = self.spans[i]
         return centre, rho, u, v, span, abs(span) * rho
-
-    def _edge_mid3(self, i):
-        a = self.vertices[i]
-        b = self.vertices[(i + 1) % len(self.vertices)]
-        bulge = self.bulges[i]
-        d_s, d_t = b[0] - a[0], b[1] - a[1]
-        mid = (a[0] + 0.5 * d_s + 0.5 * bulge * d_t, a[1] + 0.5 * d_t - 0.5 * bulge * d_s)
-        return np.array(projection._plane_to_sphere(*mid))
 
 
 class _OutlineRegion(PlaneRegion):
@@ -411,9 +423,6 @@ class _OutlineRegion(PlaneRegion):
         """``(n, 3)`` ordered outline points on the unit sphere."""
         return self.outline.sphere_samples(int(n))
 
-    def _nearest_plane(self, s, t, ops):
-        return _nearest_on_plane(s, t, self.outline, ops)
-
 
 def _check_range(lo, hi, what):
     lo, hi = float(lo), float(hi)
@@ -439,6 +448,7 @@ class RectRegion(_OutlineRegion):
         self.t0, self.t1 = _check_range(t0, t1, "t")
         verts = [(self.s0, self.t0), (self.s1, self.t0), (self.s1, self.t1), (self.s0, self.t1)]
         super().__init__(_Outline(verts, [0.0] * 4))
+        self.bounds = (self.s0, self.s1, self.t0, self.t1)
 
     def _contains(self, s, t):
         e = self.tol
@@ -494,6 +504,7 @@ class OvalRegion(_OutlineRegion):
         d_s, d_t = self.c2[0] - self.c1[0], self.c2[1] - self.c1[1]
         self._core = (self.c1[0], self.c1[1], d_s, d_t, 1.0 / (d_s * d_s + d_t * d_t) if (d_s or d_t) else 0.0)
         super().__init__(_Outline(verts, bulges))
+        self.bounds = (self.s0, self.s1, self.t0, self.t1)
 
     def _core_offset(self, s, t, ops):
         """Nearest point of the centre segment and the offset from it."""
@@ -595,7 +606,8 @@ def _parse_outline(outline):
     poly = _sample_outline(verts, bulges, 24)
     x, y = poly[:, 0], poly[:, 1]
     area = 0.5 * np.sum(x * np.roll(y, -1) - np.roll(x, -1) * y)
-    if abs(area) <= 1e-12 * scale * scale:
+    extent = float(np.ptp(poly, axis=0).max())
+    if abs(area) <= 1e-12 * extent * extent:
         raise ValueError("outline encloses no area")
     if _self_intersects(poly):
         raise ValueError("outline intersects itself; it must be a simple closed curve")

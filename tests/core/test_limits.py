@@ -58,10 +58,9 @@ def plane_outline(lim, n=4000):
         cb = (sb, t1 - r) if sa < ta else (s1 - r, tb)
         u = np.linspace(0, 1, k)
         phi = np.linspace(0, 2 * np.pi, 2 * k)
-        s = np.concatenate((ca[0] + r * np.cos(phi), cb[0] + r * np.cos(phi), ca[0] + u * (cb[0] - ca[0]) + r * (sa < ta),
-                            ca[0] + u * (cb[0] - ca[0]) - r * (sa < ta)))
-        t = np.concatenate((ca[1] + r * np.sin(phi), cb[1] + r * np.sin(phi), ca[1] + u * (cb[1] - ca[1]) + r * (sa >= ta),
-                            ca[1] + u * (cb[1] - ca[1]) - r * (sa >= ta)))
+        ls, lt = ca[0] + u * (cb[0] - ca[0]), ca[1] + u * (cb[1] - ca[1])  # the straight parts
+        s = np.concatenate((ca[0] + r * np.cos(phi), cb[0] + r * np.cos(phi), ls + r * (sa < ta), ls - r * (sa < ta)))
+        t = np.concatenate((ca[1] + r * np.sin(phi), cb[1] + r * np.sin(phi), lt + r * (sa >= ta), lt - r * (sa >= ta)))
         # keep only the boundary part: points at distance r from the centre segment
         keep = _stadium_dist(s, t, ca, cb) >= r - 1e-12
         s, t = s[keep], t[keep]
@@ -95,15 +94,15 @@ def _polygon_outline(outline, n):
         theta = 4 * np.arctan(bulge)
         chord = b - a
         mid = (a + b) / 2 + bulge / 2 * np.array([chord[1], -chord[0]])  # sagitta to the right
-        # circle through a, mid, b
-        ax, ay, bx, by, cx, cy = *a, *mid, *b
+        # circle through a, mid, b (relative to a: tiny outlines far from the origin stay exact)
+        ax, ay, bx, by, cx, cy = 0.0, 0.0, *(mid - a), *(b - a)
         dd = 2 * (ax * (by - cy) + bx * (cy - ay) + cx * (ay - by))
         ux = ((ax**2 + ay**2) * (by - cy) + (bx**2 + by**2) * (cy - ay) + (cx**2 + cy**2) * (ay - by)) / dd
         uy = ((ax**2 + ay**2) * (cx - bx) + (bx**2 + by**2) * (ax - cx) + (cx**2 + cy**2) * (bx - ax)) / dd
-        r = math.hypot(ax - ux, ay - uy)
-        start = math.atan2(ay - uy, ax - ux)
+        r = math.hypot(ux, uy)
+        start = math.atan2(-uy, -ux)
         phi = start + theta * u[:, 0]
-        pts.append(np.stack((ux + r * np.cos(phi), uy + r * np.sin(phi)), -1))
+        pts.append(a + np.stack((ux + r * np.cos(phi), uy + r * np.sin(phi)), -1))
     pts = np.concatenate(pts)
     return plane_to_sphere(pts[:, 0], pts[:, 1])
 
@@ -230,6 +229,26 @@ def test_outline_points_lie_on_the_boundary(shape):
     # consecutive points are close: an ordered, connected line
     steps = geodesic(pts[1:], pts[:-1])
     assert steps.max() < 0.5
+
+
+@pytest.mark.parametrize("width", [1e-3, 1e-6, 1e-9])
+@pytest.mark.parametrize("shape", ["RECT", "OVAL", "POLYGON"])
+def test_tiny_regions_stay_exact(shape, width):
+    """Edges far shorter than their circles: the side of each edge must still be right."""
+    if shape == "POLYGON":
+        outline = [(0.5 + width * v[0], -1.0 + width * v[1], *v[2:]) for v in OUTLINES[0]]
+        lim = JointLimit("POLYGON", outline=outline)
+    else:
+        lim = JointLimit(shape, swing_z=(0.3, 0.3 + width), swing_x=(-2.0, -2.0 + 3 * width))
+    q = quat.random_unit(400, np.random.default_rng(11))
+    c = lim.clamp(q)
+    assert np.all(lim.contains(c))
+    np.testing.assert_allclose(lim.clamp(c), c, atol=1e-15)
+    P, Pc = swing_point(q), swing_point(c)
+    B = plane_outline(lim) if shape != "POLYGON" else _polygon_outline(outline, 4000)
+    d_best = geodesic(P[:, None, :], B[None]).min(axis=1)
+    assert np.all(geodesic(P, Pc) <= d_best + 1e-12)
+    assert np.all(geodesic(Pc, B[0]) < 10 * width)
 
 
 def test_rect_optimal_matches_paper_eq_11():
