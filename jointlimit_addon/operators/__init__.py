@@ -4,6 +4,7 @@ import bpy
 
 from .apply import POSE_OT_jointlimit_apply
 from .bake import POSE_OT_jointlimit_bake
+from .ccd_ik import POSE_OT_jointlimit_ccd_ik
 from .copy import POSE_OT_jointlimit_copy
 from .from_constraints import POSE_OT_jointlimit_from_constraints
 from .info import WM_OT_jointlimit_info
@@ -24,5 +25,6 @@ classes = (
     POSE_OT_jointlimit_outline_edit,
     POSE_OT_jointlimit_limb_ik,
     POSE_OT_jointlimit_motion,
+    POSE_OT_jointlimit_ccd_ik,
 )
 register, unregister = bpy.utils.register_classes_factory(classes)

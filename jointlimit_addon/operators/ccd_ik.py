@@ -1,0 +1,145 @@
+"""``pose.jointlimit_ccd_ik``: length-weighted CCD IK with joint limits [004 §2-3], modal and scriptable."""
+
+import math
+
+import bpy
+import numpy as np
+from bpy.props import BoolProperty, FloatProperty, FloatVectorProperty, IntProperty
+
+from .. import bone_limits, drag
+from ..core import ccd
+from ._common import pose_mode_problem
+from ._modal import ModalDragMixin
+
+
+def chain_bones(tip, chain_length, stop_at_unconnected):
+    """Root-to-tip pose bones ending at ``tip``: ``chain_length`` bones (0 = up to the root)."""
+    bones = [tip]
+    while bones[-1].parent is not None and (chain_length == 0 or len(bones) < chain_length):
+        if stop_at_unconnected and not bones[-1].bone.use_connect:
+            break
+        bones.append(bones[-1].parent)
+    if chain_length and len(bones) < chain_length:
+        raise ValueError(f"'{tip.name}' has only {len(bones)} bones up to the root, not {chain_length}")
+    for pb in bones:
+        if pb.bone.length < 1e-6:
+            raise ValueError(f"'{pb.name}' has zero length")
+    return bones[::-1]
+
+
+def build_chain(bones):
+    root_parent = bones[0].parent
+    return ccd.Chain.from_rest_matrices(
+        np.array([np.array(pb.bone.matrix_local) for pb in bones]),
+        np.array([pb.bone.length for pb in bones]),
+        parent_pose=None if root_parent is None else np.array(root_parent.matrix),
+        parent_rest=None if root_parent is None else np.array(root_parent.bone.matrix_local),
+    )
+
+
+def chain_limits(bones):
+    out = []
+    for pb in bones:
+        if not pb.jointlimit.enabled:
+            out.append(None)
+            continue
+        try:
+            out.append(bone_limits.build_limit(pb.jointlimit))
+        except ValueError as exc:
+            raise ValueError(f"Bone '{pb.name}': {exc}") from exc
+    return out
+
+
+class CCDSolver:
+    """Solves from the chain's current pose on every call (so dragging is continuous)."""
+
+    def __init__(self, bones, chain, options):
+        self.bones, self.chain, self.options = bones, chain, options
+        self.current = np.array([bone_limits.read_rotation(pb) for pb in bones])
+
+    def __call__(self, target, swivel=None):
+        result = ccd.solve(self.chain, self.current, target, **self.options)
+        self.current = result.local_quats
+        info = {"error": result.error, "iterations": result.iterations, "reached": result.reached,
+                "length": self.chain.length}
+        return list(result.local_quats), info
+
+
+class POSE_OT_jointlimit_ccd_ik(ModalDragMixin, bpy.types.Operator):
+    """Drag the tip of a chain (tail, spine, hair) with length-weighted CCD IK that respects joint limits"""
+
+    bl_idname = "pose.jointlimit_ccd_ik"
+    bl_label = "CCD IK"
+    bl_options = {"REGISTER", "UNDO", "BLOCKING"}
+
+    target: FloatVectorProperty(
+        name="Target", description="Where the active bone's tail goes, in armature space", size=3, subtype="TRANSLATION"
+    )
+    chain_length: IntProperty(name="Chain Length", description="Bones in the chain, ending at the active bone (0 = up to the root)", default=0, min=0)
+    stop_at_unconnected: BoolProperty(
+        name="Stop at Unconnected", description="End the chain at the first bone not connected to its parent", default=False
+    )
+    iterations: IntProperty(name="Iterations", description="Most CCD sweeps (tip to root)", default=256, min=1, max=10000)
+    tolerance: FloatProperty(
+        name="Tolerance", description="Stop when the tip is this close to the target (0 = 0.1% of the chain length)",
+        default=0.0, min=0.0, subtype="DISTANCE",
+    )
+    use_weights: BoolProperty(
+        name="Length Weights", description="Damp each joint by the length of the chain beyond it [004 eq.1]", default=True
+    )
+    use_limits: BoolProperty(name="Use Limits", description="Respect the bones' joint limits", default=True)
+    unit_angle: FloatProperty(
+        name="Unit Angle", description="Largest rotation of a joint per sweep, as in MMD (0 = no cap)",
+        default=0.0, min=0.0, max=math.pi, subtype="ANGLE",
+    )
+
+    @classmethod
+    def poll(cls, context):
+        problem = pose_mode_problem(context) or (None if context.active_pose_bone else "No active bone")
+        if problem:
+            cls.poll_message_set(problem)
+        return problem is None
+
+    def _solver(self, context):
+        context.view_layer.update()
+        bones = chain_bones(context.active_pose_bone, self.chain_length, self.stop_at_unconnected)
+        options = dict(
+            iterations=self.iterations,
+            tolerance=self.tolerance or None,
+            use_weights=self.use_weights,
+            limits=chain_limits(bones) if self.use_limits else None,
+            unit_angle=self.unit_angle or None,
+        )
+        return CCDSolver(bones, build_chain(bones), options)
+
+    def execute(self, context):
+        target = np.array(self.target, dtype=np.float64)
+        if not np.all(np.isfinite(target)):
+            self.report({"ERROR"}, "Target must be finite numbers")
+            return {"CANCELLED"}
+        try:
+            solver = self._solver(context)
+            quats, info = solver(target)
+        except ValueError as exc:
+            self.report({"ERROR"}, str(exc))
+            return {"CANCELLED"}
+        for pb, q in zip(solver.bones, quats):
+            bone_limits.write_rotation(pb, q)
+        self.report({"INFO"} if info["reached"] else {"WARNING"}, status_text(info))
+        return {"FINISHED"}
+
+    def begin_session(self, context, view):
+        solver = self._solver(context)
+        start = np.array(solver.bones[-1].tail, dtype=np.float64)
+        session = drag.DragSession(context.object, solver.bones, view, start, solver)
+        session.info = {"error": 0.0, "iterations": 0, "reached": True, "length": solver.chain.length}
+        return session
+
+    @staticmethod
+    def header_text(session):
+        return f"CCD IK  {status_text(session.info)}   LMB/Enter: confirm   RMB/Esc: cancel"
+
+
+def status_text(info):
+    state = "reached" if info["reached"] else "not reached"
+    return f"{state}: error {info['error']:.2e} ({info['error'] / info['length']:.1e} of chain), {info['iterations']} sweeps"
