@@ -42,5 +42,13 @@ demo: build
 	BLENDER_USER_RESOURCES=$(abspath out/blender-user) XDG_CACHE_HOME=$(abspath out/cache) \
 		$(VENV)/bin/blender -b --factory-startup --python scripts/demo.py --python-exit-code 1
 
+bench: build
+	$(PY) -m pip install --quiet --disable-pip-version-check ikpy==4.2.1
+	$(PY) scripts/bench/limits.py
+	@for b in live_limits limb_ik ccd deform; do \
+		test -f scripts/bench/$$b.py || continue; \
+		$(VENV)/bin/blender -b --factory-startup --python scripts/bench/$$b.py --python-exit-code 1 || exit 1; \
+	done
+
 clean:
 	rm -rf dist out .pytest_cache .hypothesis

@@ -10,7 +10,7 @@ from rigs import make_armature, select_only
 
 pytestmark = [pytest.mark.blender]
 
-PROPS = dict(target=(0, 0, 0), chain_length=0, stop_at_unconnected=False, iterations=256, tolerance=0.0,
+PROPS = dict(target=(0, 0, 0), chain_length=0, stop_at_unconnected=False, iterations=1000, tolerance=0.0,
              use_weights=True, use_limits=True, unit_angle=0.0)
 
 

@@ -79,7 +79,7 @@ class POSE_OT_jointlimit_ccd_ik(ModalDragMixin, bpy.types.Operator):
     stop_at_unconnected: BoolProperty(
         name="Stop at Unconnected", description="End the chain at the first bone not connected to its parent", default=False
     )
-    iterations: IntProperty(name="Iterations", description="Most CCD sweeps (tip to root)", default=256, min=1, max=10000)
+    iterations: IntProperty(name="Iterations", description="Most CCD sweeps (tip to root)", default=1000, min=1, max=10000)
     tolerance: FloatProperty(
         name="Tolerance", description="Stop when the tip is this close to the target (0 = 0.1% of the chain length)",
         default=0.0, min=0.0, subtype="DISTANCE",

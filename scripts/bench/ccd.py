@@ -1,0 +1,152 @@
+"""CCD IK: JointLimit's length-weighted CCD vs Blender's IK constraint (and ikpy, if installed).
+
+Run: .venv/bin/blender -b --factory-startup --python scripts/bench/ccd.py
+(`make bench` installs ikpy into the venv first; without it the ikpy row is skipped.)
+
+Same 10-bone chain, same random reachable targets (tips of random poses). Printed: success rate
+(tip error <= 1e-3 x chain length), median/max error, time per solve — ours for the core solve
+and for solve + pose write + depsgraph update, Blender's for the depsgraph update with an IK
+constraint (Standard solver), ikpy for its solver alone. Then the seed's claim [004 §2]: the share
+of the total rotation taken by the joint nearest the tip, weighted vs unweighted.
+"""
+
+import os
+import statistics
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # Blender does not add the script's folder
+
+import _common  # noqa: E402,F401
+import bpy  # noqa: E402
+import numpy as np  # noqa: E402
+
+from _common import register_addon_from_source, table  # noqa: E402
+
+N_BONES, N_TARGETS, BONE = 10, 100, 0.1
+ITERATIONS = 1000  # the operator's default; most solves stop far earlier at the tolerance
+LENGTH = N_BONES * BONE
+
+
+def build_chain_object():
+    bpy.ops.wm.read_homefile(use_empty=True)
+    data = bpy.data.armatures.new("Tail")
+    obj = bpy.data.objects.new("Tail", data)
+    bpy.context.scene.collection.objects.link(obj)
+    bpy.context.view_layer.objects.active = obj
+    bpy.ops.object.mode_set(mode="EDIT")
+    parent = None
+    for i in range(N_BONES):
+        eb = data.edit_bones.new(f"t{i:02d}")
+        eb.head, eb.tail = (0, BONE * i, 0), (0, BONE * (i + 1), 0)
+        eb.parent, eb.use_connect = parent, parent is not None
+        parent = eb
+    bpy.ops.object.mode_set(mode="POSE")
+    for pb in obj.pose.bones:
+        pb.rotation_mode = "QUATERNION"
+    return obj
+
+
+def make_targets(chain, ccd, quat):
+    rng = np.random.default_rng(0)
+    out = []
+    for _ in range(N_TARGETS):
+        pose = quat.from_axis_angle(rng.normal(size=(N_BONES, 3)), rng.uniform(0, 0.5, N_BONES))
+        out.append(ccd.forward(chain, pose)[-1])
+    return np.array(out)
+
+
+def summarise(errors, seconds):
+    errors = np.asarray(errors)
+    ok = np.mean(errors <= 1e-3 * LENGTH) * 100
+    return f"{ok:.0f}%", f"{np.median(errors) / LENGTH:.1e} / {np.max(errors) / LENGTH:.1e}", f"{seconds * 1e3:.2f}"
+
+
+def run_ours(obj, chain, ccd, targets, write):
+    times, errors = [], []
+    for t in targets:
+        start = time.perf_counter()
+        result = ccd.solve(chain, None, t, iterations=ITERATIONS)
+        times.append(time.perf_counter() - start)
+        errors.append(result.error)
+    core = summarise(errors, statistics.median(times))
+    times, errors = [], []
+    bones = list(obj.pose.bones)
+    for t in targets:
+        start = time.perf_counter()
+        result = ccd.solve(chain, None, t, iterations=ITERATIONS)
+        for pb, q in zip(bones, result.local_quats):
+            write(pb, q)
+        bpy.context.view_layer.update()
+        times.append(time.perf_counter() - start)
+        errors.append(np.linalg.norm(np.array(bones[-1].tail) - t))
+    for pb in bones:
+        pb.rotation_quaternion = (1, 0, 0, 0)
+    return core, summarise(errors, statistics.median(times))
+
+
+def run_blender(obj, targets):
+    empty = bpy.data.objects.new("Target", None)
+    bpy.context.scene.collection.objects.link(empty)
+    con = obj.pose.bones[-1].constraints.new("IK")
+    con.target, con.chain_count = empty, N_BONES
+    obj.pose.ik_solver = "LEGACY"  # Blender's "Standard" solver
+    tip = obj.pose.bones[-1]
+    times, errors = [], []
+    for t in targets:
+        start = time.perf_counter()
+        empty.location = t
+        bpy.context.view_layer.update()
+        times.append(time.perf_counter() - start)
+        errors.append(np.linalg.norm(np.array(tip.tail) - t))
+    obj.pose.bones[-1].constraints.remove(con)
+    return summarise(errors, statistics.median(times))
+
+
+def run_ikpy(targets):
+    try:
+        from ikpy.chain import Chain
+        from ikpy.link import OriginLink, URDFLink
+    except ImportError:
+        return None
+    links = [OriginLink()]
+    for i in range(N_BONES):
+        for k, axis in enumerate(np.eye(3)):
+            offset = [0, BONE, 0] if (k == 0 and i > 0) else [0, 0, 0]
+            links.append(URDFLink(name=f"j{i}{k}", origin_translation=offset, origin_orientation=[0, 0, 0], rotation=axis))
+    links.append(URDFLink(name="tip", origin_translation=[0, BONE, 0], origin_orientation=[0, 0, 0], rotation=None,
+                          joint_type="fixed"))
+    chain = Chain(links, active_links_mask=[False] + [True] * (3 * N_BONES) + [False])
+    times, errors = [], []
+    for t in targets:
+        start = time.perf_counter()
+        angles = chain.inverse_kinematics(t)
+        times.append(time.perf_counter() - start)
+        errors.append(np.linalg.norm(chain.forward_kinematics(angles)[:3, 3] - t))
+    return summarise(errors, statistics.median(times))
+
+
+def main():
+    addon = register_addon_from_source()
+    ccd = sys.modules[addon.__name__ + ".core.ccd"]
+    quat = sys.modules[addon.__name__ + ".core.quat"]
+    write = sys.modules[addon.__name__ + ".bone_limits"].write_rotation
+    ccd_op = sys.modules[addon.__name__ + ".operators.ccd_ik"]
+    obj = build_chain_object()
+    chain = ccd_op.build_chain(list(obj.pose.bones))
+    targets = make_targets(chain, ccd, quat)
+    core, full = run_ours(obj, chain, ccd, targets, write)
+    rows = [("JointLimit CCD: core solve", *core), ("JointLimit CCD: solve + write + depsgraph", *full),
+            ("Blender IK constraint (Standard): depsgraph update", *run_blender(obj, targets))]
+    ikpy_row = run_ikpy(targets)
+    rows.append(("ikpy inverse_kinematics", *ikpy_row) if ikpy_row else ("ikpy (not installed: make bench)", "-", "-", "-"))
+    print(f"{N_BONES}-bone chain, {N_TARGETS} random reachable targets")
+    print(table(("solver", "success", "error / length (median / max)", "ms per solve (median)"), rows))
+    share_w = ccd.rotation_share(chain, targets[:50], use_weights=True)
+    share_u = ccd.rotation_share(chain, targets[:50], use_weights=False)
+    print(f"share of total rotation at the tip joint: weighted {share_w:.2f}, unweighted {share_u:.2f} "
+          "(weighting spreads motion toward the root [004 §2])")
+    addon.unregister()
+
+
+main()
