@@ -20,8 +20,8 @@ setup: $(STAMP)
 $(STAMP): requirements-test.txt Makefile scripts/embedded_blender.py
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check "bpy==$(BPY_VERSION)" -r requirements-test.txt
-	@printf '#!/bin/sh\n# The embedded Blender (bpy $(BPY_VERSION)) as a blender command.\nexec "%s" "%s" "$$@"\n' \
-		"$(abspath $(PY))" "$(abspath scripts/embedded_blender.py)" > $(VENV)/bin/blender
+	@printf '#!/bin/sh\n# The embedded Blender (bpy $(BPY_VERSION)) as a blender command.\nJOINTLIMIT_BLENDER="%s" exec "%s" "%s" "$$@"\n' \
+		"$(abspath $(VENV))/bin/blender" "$(abspath $(PY))" "$(abspath scripts/embedded_blender.py)" > $(VENV)/bin/blender
 	@chmod +x $(VENV)/bin/blender
 	@touch $@
 

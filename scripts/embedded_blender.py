@@ -13,7 +13,9 @@ installed and on a fresh machine. Arguments are handled in order, as Blender doe
   --python-exit-code N       exit with N when a script raises (default: report and go on)
   --                         everything after it is left to the scripts, in ``sys.argv``
 
-A script's ``sys.exit(n)`` ends Blender with exit code ``n``, as in Blender.
+A script's ``sys.exit(n)`` ends Blender with exit code ``n``, as in Blender. The launcher sets
+``$JOINTLIMIT_BLENDER`` to its own path, so scripts can start more workers of the same Blender
+(``bpy.app.binary_path`` is empty in the embedded module).
 """
 
 import os
