@@ -6,12 +6,16 @@ from .apply import POSE_OT_jointlimit_apply
 from .bake import POSE_OT_jointlimit_bake
 from .ccd_ik import POSE_OT_jointlimit_ccd_ik
 from .copy import POSE_OT_jointlimit_copy
+from .deformer_add import OBJECT_OT_jointlimit_deformer_add
+from .deformer_bake import OBJECT_OT_jointlimit_deformer_bake
+from .deformer_remove import OBJECT_OT_jointlimit_deformer_remove
 from .from_constraints import POSE_OT_jointlimit_from_constraints
 from .info import WM_OT_jointlimit_info
 from .limb_ik import POSE_OT_jointlimit_limb_ik
 from .mirror import POSE_OT_jointlimit_mirror
 from .motion import POSE_OT_jointlimit_motion
 from .outline_edit import POSE_OT_jointlimit_outline_edit
+from .sdef_derive import OBJECT_OT_jointlimit_sdef_derive
 from .to_constraints import POSE_OT_jointlimit_to_constraints
 
 classes = (
@@ -26,5 +30,9 @@ classes = (
     POSE_OT_jointlimit_limb_ik,
     POSE_OT_jointlimit_motion,
     POSE_OT_jointlimit_ccd_ik,
+    OBJECT_OT_jointlimit_sdef_derive,
+    OBJECT_OT_jointlimit_deformer_add,
+    OBJECT_OT_jointlimit_deformer_remove,
+    OBJECT_OT_jointlimit_deformer_bake,
 )
 register, unregister = bpy.utils.register_classes_factory(classes)

@@ -1,0 +1,174 @@
+"""Two-bone skinning deformer (LBS / SBS / SDEF = SBS+ / Bezier, [002]) for Blender meshes.
+
+``add(obj, ...)`` puts a geometry-nodes modifier (``tree.py``) right after the mesh's Armature
+modifier, plus a *bone-frames* helper mesh (four points per bone, parented to the mesh with an
+identity transform so its space is the mesh's space, deformed by an Armature modifier with the
+same armature). Nothing runs in Python per frame: playback, scrubbing and renders evaluate the
+tree. ``remove(obj)`` undoes all of it. The numpy fallback (``bake``) lives in the bake operator;
+``data.py`` reads weights, SDEF parameters and bone matrices for both.
+"""
+
+import bpy
+import numpy as np
+
+from ..core import quat
+from . import data, tree
+
+MODIFIER_NAME = "JointLimit Deformer"
+HELPER_SUFFIX = " JL Bone Frames"
+PREV_REST_FLAG = "jl_prev_rest_position"  # on the helper: the mesh's flag before add()
+
+
+def find(obj):
+    """``(modifier, helper object or None)`` of the deformer on ``obj``, or ``(None, None)``."""
+    for mod in obj.modifiers:
+        if mod.type == "NODES" and tree.is_deformer_tree(mod.node_group):
+            return mod, mod.get(tree.input_id(mod.node_group, tree.FRAMES_INPUT))
+    return None, None
+
+
+def _set_attribute(mesh, name, data_type, values, key):
+    if name in mesh.attributes:
+        mesh.attributes.remove(mesh.attributes[name])
+    attr = mesh.attributes.new(name, data_type, "POINT")
+    attr.data.foreach_set(key, np.ascontiguousarray(values).ravel())
+
+
+def _build_helper(obj, arm, names):
+    frames = data.rest_frames(obj, arm, names)
+    k = len(names)
+    pts = np.empty((k, 4, 3))
+    pts[:, 0] = frames[:, :3, 3]
+    pts[:, 1:] = frames[:, None, :3, 3] + frames[:, :3, :3].transpose(0, 2, 1)  # head + each axis
+    mesh = bpy.data.meshes.new(obj.name + HELPER_SUFFIX)
+    mesh.vertices.add(4 * k)
+    mesh.vertices.foreach_set("co", pts.astype(np.float32).ravel())
+    inv = np.linalg.inv(frames).transpose(0, 2, 1).reshape(k, 16)  # column-major storage
+    _set_attribute(mesh, tree.ATTR_REST_INV, "FLOAT4X4", np.repeat(inv, 4, axis=0).astype(np.float32), "value")
+    rot_inv = quat.from_matrix(frames[:, :3, :3].transpose(0, 2, 1))
+    _set_attribute(mesh, tree.ATTR_REST_ROT_INV, "QUATERNION", np.repeat(rot_inv, 4, axis=0).astype(np.float32),
+                   "value")
+    mesh.update()
+    helper = bpy.data.objects.new(obj.name + HELPER_SUFFIX, mesh)
+    for i, name in enumerate(names):
+        helper.vertex_groups.new(name=name).add(list(range(4 * i, 4 * i + 4)), 1.0, "REPLACE")
+    mod = helper.modifiers.new("Armature", "ARMATURE")
+    mod.object = arm
+    mod.use_vertex_groups, mod.use_bone_envelopes, mod.use_deform_preserve_volume = True, False, False
+    for coll in obj.users_collection:
+        coll.objects.link(helper)
+    helper.parent = obj
+    helper.matrix_parent_inverse.identity()
+    helper.matrix_basis.identity()
+    helper.hide_render = True
+    helper.hide_select = True
+    helper.display_type = "WIRE"
+    return helper
+
+
+def _write_mesh_attributes(obj, two, c, r0, r1, heads):
+    mesh = obj.data
+    n = len(mesh.vertices)
+    vec = np.zeros((n, 3), np.float32)
+    full = {name: ("FLOAT_VECTOR", vec.copy(), "vector")
+            for name in (tree.ATTR_C, tree.ATTR_JOINT, tree.ATTR_UDR, tree.ATTR_TDR)}
+    full[tree.ATTR_MASK] = ("BOOLEAN", np.zeros(n, bool), "value")
+    for name in (tree.ATTR_I0, tree.ATTR_I1):
+        full[name] = ("INT", np.zeros(n, np.int32), "value")
+    for name in (tree.ATTR_T, tree.ATTR_U):
+        full[name] = ("FLOAT", np.zeros(n, np.float32), "value")
+    idx, t = two.index, two.weight0
+    dr = r0 - r1
+    for name, values in ((tree.ATTR_MASK, True), (tree.ATTR_I0, 4 * two.bone0), (tree.ATTR_I1, 4 * two.bone1),
+                         (tree.ATTR_T, t), (tree.ATTR_U, 1.0 - t), (tree.ATTR_C, c),
+                         (tree.ATTR_JOINT, heads[two.bone1]), (tree.ATTR_UDR, (1.0 - t)[:, None] * dr),
+                         (tree.ATTR_TDR, t[:, None] * dr)):
+        full[name][1][idx] = values
+    for name, (data_type, values, key) in full.items():
+        _set_attribute(mesh, name, data_type, values, key)
+
+
+def prepare(obj, source):
+    """Validated inputs of :func:`add`: ``(armature modifier, TwoBone, C, R0, R1, heads)``.
+
+    Raises :class:`data.DataError` for anything the user must fix; changes nothing.
+    """
+    arm_mod = data.require_armature(obj)
+    two = data.two_bone_vertices(obj, arm_mod.object)
+    two, c, r0, r1 = data.sdef_params(obj, two, source)
+    heads, _ = data.heads_tails(obj, arm_mod.object, two.bones)
+    return arm_mod, two, c, r0, r1, heads
+
+
+def add(context, obj, source="AUTO", mode="SDEF", blend=0.5):
+    """Add the deformer to ``obj``; returns the modifier. All-or-nothing."""
+    if find(obj)[0] is not None:
+        raise data.DataError(f"'{obj.name}' already has a JointLimit deformer (remove it first)")
+    if mode not in tree.MODE_VALUES:
+        raise data.DataError(f"unknown mode {mode!r}")
+    arm_mod, two, c, r0, r1, heads = prepare(obj, source)
+    groups_before = set(bpy.data.node_groups)
+    helper = mod = None
+    try:
+        helper = _build_helper(obj, arm_mod.object, two.bones)
+        helper[PREV_REST_FLAG] = obj.add_rest_position_attribute
+        _write_mesh_attributes(obj, two, c, r0, r1, heads)
+        ng = tree.get_tree()
+        mod = obj.modifiers.new(MODIFIER_NAME, "NODES")
+        mod.node_group = ng
+        mod[tree.input_id(ng, tree.MODE_INPUT)] = tree.MODE_VALUES[mode]
+        mod[tree.input_id(ng, tree.BLEND_INPUT)] = float(blend)
+        mod[tree.input_id(ng, tree.FRAMES_INPUT)] = helper
+        target = list(obj.modifiers).index(arm_mod) + 1
+        if list(obj.modifiers).index(mod) != target:
+            with context.temp_override(object=obj, active_object=obj):
+                bpy.ops.object.modifier_move_to_index(modifier=mod.name, index=target)
+        obj.add_rest_position_attribute = True
+        if helper.name in context.view_layer.objects:
+            helper.hide_set(True)
+    except Exception:
+        _cleanup(obj, mod, helper, groups_before)
+        raise
+    obj.update_tag()
+    return mod
+
+
+def _cleanup(obj, mod, helper, groups_before=None):
+    ng = mod.node_group if mod is not None else None
+    if mod is not None:
+        obj.modifiers.remove(mod)
+    if helper is not None:
+        if PREV_REST_FLAG in helper:
+            obj.add_rest_position_attribute = bool(helper[PREV_REST_FLAG])
+        mesh = helper.data
+        bpy.data.objects.remove(helper)
+        if mesh.users == 0:
+            bpy.data.meshes.remove(mesh)
+    if ng is not None and ng.users == 0 and (groups_before is None or ng not in groups_before):
+        bpy.data.node_groups.remove(ng)
+    for name in tree.MESH_ATTRS:
+        if name in obj.data.attributes:
+            obj.data.attributes.remove(obj.data.attributes[name])
+
+
+def remove(obj):
+    """Remove the deformer of ``obj`` (modifier, unused node group, helper, its attributes)."""
+    mod, helper = find(obj)
+    if mod is None:
+        raise data.DataError(f"'{obj.name}' has no JointLimit deformer")
+    _cleanup(obj, mod, helper if isinstance(helper, bpy.types.Object) else None)
+    obj.update_tag()
+
+
+def set_mode(obj, mode):
+    """Switch the deformer's mode input (``'LBS'``, ``'SBS'``, ``'SDEF'``, ``'BEZIER'``)."""
+    mod, _ = find(obj)
+    if mod is None:
+        raise data.DataError(f"'{obj.name}' has no JointLimit deformer")
+    mod[tree.input_id(mod.node_group, tree.MODE_INPUT)] = tree.MODE_VALUES[mode]
+    obj.update_tag()
+
+
+def get_mode(mod):
+    value = mod[tree.input_id(mod.node_group, tree.MODE_INPUT)]
+    return {v: k for k, v in tree.MODE_VALUES.items()}.get(value, "SDEF")

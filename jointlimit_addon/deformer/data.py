@@ -1,0 +1,200 @@
+"""Two-bone skinning data read from Blender: vertex groups, SDEF parameters, bone matrices.
+
+Sources of ``C``, ``R0``, ``R1`` (absolute rest positions in the mesh's space):
+
+* ``MMD``: mmd_tools' shape keys ``mmd_sdef_c``, ``mmd_sdef_r0``, ``mmd_sdef_r1``. A vertex is
+  SDEF when it has exactly two deforming bone groups with non-zero weight and one of its three
+  keys differs from the basis (mmd_tools writes the basis position for other vertices). As in
+  mmd_tools, ``R0`` belongs to the bone whose vertex group has the lower index.
+* ``DERIVED``: the point attributes ``jl_sdef_c``, ``jl_sdef_r0``, ``jl_sdef_r1`` written by
+  ``object.jointlimit_sdef_derive`` (every two-bone vertex; ``R0`` on the parent side).
+
+Bone order: ``bone0`` is the parent side (the ancestor of the other bone; group order when the two
+bones are unrelated) and ``t_v`` its weight normalised over the two (Blender's Armature modifier
+normalises the same way). Swapping both bones, weights and ``R0``/``R1`` leaves SDEF unchanged, so
+reordering an mmd vertex swaps its ``R0``/``R1`` with it.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+MMD_KEYS = ("mmd_sdef_c", "mmd_sdef_r0", "mmd_sdef_r1")
+DERIVED_ATTRS = ("jl_sdef_c", "jl_sdef_r0", "jl_sdef_r1")
+SOURCES = ("AUTO", "MMD", "DERIVED")
+
+
+class DataError(ValueError):
+    """Input the user has to fix; the message is shown in the operator report."""
+
+
+@dataclass
+class TwoBone:
+    """Two-bone vertices of a mesh (n of them) and the bones they use (K)."""
+
+    index: np.ndarray  # (n,) vertex indices
+    bones: list  # K bone names; bone0 / bone1 index into it
+    bone0: np.ndarray  # (n,) parent-side bone
+    bone1: np.ndarray  # (n,) child-side bone
+    weight0: np.ndarray  # (n,) t_v
+    swapped: np.ndarray  # (n,) True where bone0 is the higher vertex-group index
+
+
+def armature_modifier(obj):
+    """The first Armature modifier of ``obj`` that has an armature object, or ``None``."""
+    for mod in obj.modifiers:
+        if mod.type == "ARMATURE" and mod.object is not None and mod.object.type == "ARMATURE":
+            return mod
+    return None
+
+
+def require_armature(obj):
+    mod = armature_modifier(obj)
+    if mod is None:
+        raise DataError(f"'{obj.name}' has no Armature modifier with an armature object")
+    if not mod.use_vertex_groups:
+        raise DataError(f"Armature modifier '{mod.name}' does not use vertex groups")
+    return mod
+
+
+def positions(mesh):
+    co = np.empty(len(mesh.vertices) * 3, np.float32)
+    mesh.vertices.foreach_get("co", co)
+    return co.reshape(-1, 3).astype(np.float64)
+
+
+def two_bone_vertices(obj, arm):
+    """Vertices with exactly two deforming bone groups of non-zero weight (see module doc)."""
+    bones = arm.data.bones
+    deform = {g.index: g.name for g in obj.vertex_groups if g.name in bones and bones[g.name].use_deform}
+    index, ga, gb, wa, wb = [], [], [], [], []
+    for v in obj.data.vertices:
+        groups = [(g.group, g.weight) for g in v.groups if g.weight > 0.0 and g.group in deform]
+        if len(groups) == 2:
+            (a, x), (b, y) = sorted(groups)
+            index.append(v.index)
+            ga.append(a)
+            gb.append(b)
+            wa.append(x)
+            wb.append(y)
+    if not index:
+        raise DataError(f"'{obj.name}' has no vertices on exactly two deforming bones of '{arm.name}'")
+    ga, gb = np.array(ga), np.array(gb)
+    wa, wb = np.array(wa, np.float64), np.array(wb, np.float64)
+    names = sorted({deform[g] for g in np.concatenate([ga, gb])}, key=lambda n: bones.find(n))
+    slot = {deform[g]: names.index(deform[g]) for g in deform if deform[g] in names}
+    pairs = {(a, b) for a, b in zip(ga.tolist(), gb.tolist())}
+    swap_pair = {(a, b): bones[deform[b]] in bones[deform[a]].parent_recursive for a, b in pairs}
+    swapped = np.array([swap_pair[p] for p in zip(ga.tolist(), gb.tolist())], bool)
+    to_slot = np.vectorize(lambda g: slot[deform[g]], otypes=[np.intp])
+    sa, sb = to_slot(ga), to_slot(gb)
+    t = wa / (wa + wb)
+    return TwoBone(
+        index=np.array(index, np.intp),
+        bones=names,
+        bone0=np.where(swapped, sb, sa),
+        bone1=np.where(swapped, sa, sb),
+        weight0=np.where(swapped, 1.0 - t, t),
+        swapped=swapped,
+    )
+
+
+def _key_positions(key_block):
+    co = np.empty(len(key_block.data) * 3, np.float32)
+    key_block.data.foreach_get("co", co)
+    return co.reshape(-1, 3).astype(np.float64)
+
+
+def has_mmd(obj):
+    keys = obj.data.shape_keys
+    return keys is not None and all(k in keys.key_blocks for k in MMD_KEYS)
+
+
+def has_derived(obj):
+    attrs = obj.data.attributes
+    return all(a in attrs and attrs[a].domain == "POINT" and attrs[a].data_type == "FLOAT_VECTOR"
+               for a in DERIVED_ATTRS)
+
+
+def resolve_source(obj, source):
+    if source == "AUTO":
+        if has_mmd(obj):
+            return "MMD"
+        if has_derived(obj):
+            return "DERIVED"
+        raise DataError(f"'{obj.name}' has no SDEF data: no mmd_sdef_* shape keys and no jl_sdef_* "
+                        "attributes (run Derive SDEF Parameters first)")
+    if source == "MMD" and not has_mmd(obj):
+        raise DataError(f"'{obj.name}' has no mmd_tools SDEF shape keys ({', '.join(MMD_KEYS)})")
+    if source == "DERIVED" and not has_derived(obj):
+        raise DataError(f"'{obj.name}' has no derived SDEF attributes (run Derive SDEF Parameters first)")
+    return source
+
+
+def read_attribute(mesh, name):
+    out = np.empty(len(mesh.vertices) * 3, np.float32)
+    mesh.attributes[name].data.foreach_get("vector", out)
+    return out.reshape(-1, 3).astype(np.float64)
+
+
+def sdef_params(obj, two, source):
+    """``(two', C, R0, R1)`` for the SDEF vertices of ``two`` (a subset for MMD), bone order applied."""
+    source = resolve_source(obj, source)
+    mesh = obj.data
+    if source == "MMD":
+        blocks = mesh.shape_keys.key_blocks
+        c, r0, r1 = (_key_positions(blocks[k]) for k in MMD_KEYS)
+        basis = positions(mesh)
+        differs = (np.abs(c - basis) + np.abs(r0 - basis) + np.abs(r1 - basis)).max(axis=1) > 0.0
+        keep = differs[two.index]
+        if not keep.any():
+            raise DataError(f"'{obj.name}': no two-bone vertex has SDEF data in the mmd_sdef_* shape keys")
+        two = TwoBone(two.index[keep], two.bones, two.bone0[keep], two.bone1[keep], two.weight0[keep],
+                      two.swapped[keep])
+    else:
+        c, r0, r1 = (read_attribute(mesh, a) for a in DERIVED_ATTRS)
+    c, r0, r1 = c[two.index], r0[two.index], r1[two.index]
+    if source == "DERIVED":  # written in parent-first order already
+        return two, c, r0, r1
+    sw = two.swapped[:, None]
+    return two, c, np.where(sw, r1, r0), np.where(sw, r0, r1)
+
+
+def _matrix(m):
+    return np.array([list(row) for row in m], np.float64)
+
+
+def mesh_from_armature(obj, arm):
+    """``mesh_world^-1 @ arm_world`` (4, 4) of the given (original or evaluated) objects."""
+    return np.linalg.inv(_matrix(obj.matrix_world)) @ _matrix(arm.matrix_world)
+
+
+def rest_frames(obj, arm, names):
+    """Rest bone frames (K, 4, 4) in the mesh's space, orthonormalised (heads kept)."""
+    w = mesh_from_armature(obj, arm)
+    frames = np.array([w @ _matrix(arm.data.bones[n].matrix_local) for n in names])
+    q, r = np.linalg.qr(frames[:, :3, :3])
+    q *= np.sign(np.diagonal(r, axis1=1, axis2=2))[:, None, :]  # keep each axis' direction
+    frames[:, :3, :3] = q
+    return frames
+
+
+def heads_tails(obj, arm, names):
+    """Rest heads and tails (K, 3) in the mesh's space."""
+    w = mesh_from_armature(obj, arm)
+    bones = arm.data.bones
+    head = np.array([[*bones[n].head_local, 1.0] for n in names]) @ w.T
+    tail = np.array([[*bones[n].tail_local, 1.0] for n in names]) @ w.T
+    return head[:, :3], tail[:, :3]
+
+
+def bone_matrices(obj, arm, names, depsgraph):
+    """Skinning matrices (K, 4, 4) in the mesh's space, as Blender's Armature modifier builds them:
+    ``mesh_w^-1 @ arm_w @ pose_bone.matrix @ bone.matrix_local^-1 @ arm_w^-1 @ mesh_w``."""
+    arm_eval = arm.evaluated_get(depsgraph)
+    obj_eval = obj.evaluated_get(depsgraph)
+    w = mesh_from_armature(obj_eval, arm_eval)
+    w_inv = np.linalg.inv(w)
+    pose = np.array([_matrix(arm_eval.pose.bones[n].matrix) for n in names])
+    rest_inv = np.linalg.inv(np.array([_matrix(arm_eval.data.bones[n].matrix_local) for n in names]))
+    return w @ pose @ rest_inv @ w_inv

@@ -1,0 +1,236 @@
+"""The geometry-nodes tree of the two-bone deformer (LBS / SBS / SDEF = SBS+ / Bezier) [002].
+
+Placed after the mesh's Armature modifier, it recomputes the two-bone vertices and leaves every
+other vertex as the Armature modifier made it (``Set Position`` with a selection).
+
+Bone matrices reach the tree without Python: the *bone-frames* helper mesh has four points per
+bone (head and head + unit local X, Y, Z of the rest frame, mesh space), each weighted 100 % to
+its bone and deformed by an Armature modifier with the same armature, so its points move by the
+skinning matrix ``M`` exactly. On the helper (4 points per bone) the tree rebuilds, per bone:
+
+* ``M = F' F^-1``: ``F'`` from the deformed points (Combine Matrix), ``F^-1`` stored on the
+  helper (``jl_rest_inv``);
+* the rotation ``R = Rot(F') Rot(F)^-1``: ``Rot(F')`` by *Axes to Rotation* from the deformed Y
+  and X axes (Gram-Schmidt), ``Rot(F)^-1`` stored (``jl_rest_rot_inv``). That is the polar
+  rotation of ``M`` when its stretch is diagonal in the bone's rest axes (uniform scale, or a
+  bone's own non-uniform scale); an inherited shear differs from the SVD polar of the core;
+* the stretch ``S = R^T M`` (its translation is ignored by Transform Direction).
+
+Per vertex it samples those per-bone values at ``jl_def_i0`` / ``jl_def_i1`` (4 x bone index)
+and evaluates one branch per mode, picked by an Index Switch on the single-value ``Mode`` input
+(0 LBS, 1 SBS, 2 SDEF, 3 BEZIER; clamped), so only the chosen branch is computed:
+
+* LBS: ``t M0 v + u M1 v`` [002 eq.3];
+* SBS / SDEF: ``t M0 (C + k u dr) + u M1 (C - k t dr) + Q (t S0 + u S1) (v - C)`` with
+  ``dr = R0 - R1``, ``k = 0`` for SBS and ``1 - s`` for SDEF [002 eq.14, 17-22];
+* BEZIER: ``t² M0 r''_0 + 2tu M0 b + u² M1 r''_1`` around the rest centre
+  ``t² r''_0 + 2tu b + u² r''_1`` (``r''_0 = C + u dr``, ``r''_1 = C - t dr``, ``b`` the rest
+  joint) [002 eq.24-26];
+
+with ``Q = slerp(R0, R1, u)`` (Mix node, rotation mode) [002 eq.6], ``u = 1 - t``. The static
+products ``u dr``, ``t dr`` are stored per vertex by the add operator; ``v`` is
+``rest_position`` (``Object.add_rest_position_attribute``: positions before shape keys).
+"""
+
+import bpy
+
+TREE_NAME = "JointLimit Two-Bone Deformer"
+TREE_TAG = "jointlimit_deformer"  # ID property on the node group: its layout version
+TREE_VERSION = 2
+
+MODE_INPUT, BLEND_INPUT, FRAMES_INPUT = "Mode", "Blend", "Bone Frames"
+MODE_VALUES = {"LBS": 0, "SBS": 1, "SDEF": 2, "BEZIER": 3}
+
+# Attributes the add operator writes on the deformed mesh (removed with the deformer).
+ATTR_MASK, ATTR_I0, ATTR_I1 = "jl_def_mask", "jl_def_i0", "jl_def_i1"  # two-bone?, 4 x bone0 / bone1
+ATTR_T, ATTR_U = "jl_def_t", "jl_def_u"  # t_v and 1 - t_v
+ATTR_C, ATTR_JOINT = "jl_def_c", "jl_def_joint"  # C and the rest joint b (child's head)
+ATTR_UDR, ATTR_TDR = "jl_def_udr", "jl_def_tdr"  # u (R0 - R1) and t (R0 - R1)
+MESH_ATTRS = (ATTR_MASK, ATTR_I0, ATTR_I1, ATTR_T, ATTR_U, ATTR_C, ATTR_JOINT, ATTR_UDR, ATTR_TDR)
+# Attributes of the helper mesh.
+ATTR_REST_INV, ATTR_REST_ROT_INV = "jl_rest_inv", "jl_rest_rot_inv"
+
+
+class _Builder:
+    """Terse node creation and linking; sockets by index or by name (first enabled match)."""
+
+    def __init__(self, ng):
+        self.ng = ng
+        self.x = 0
+
+    def node(self, kind, inputs=(), **props):
+        node = self.ng.nodes.new(kind)
+        for key, value in props.items():
+            setattr(node, key, value)
+        node.location = (self.x, 0)
+        self.x += 40
+        items = inputs.items() if isinstance(inputs, dict) else enumerate(inputs)
+        for key, src in items:
+            if src is None:
+                continue
+            sock = _socket(node.inputs, key)
+            if isinstance(src, bpy.types.NodeSocket):
+                self.ng.links.new(src, sock)
+            else:
+                sock.default_value = src
+        return node
+
+    def out(self, node, key=0):
+        return _socket(node.outputs, key)
+
+    # -- arithmetic shorthands returning output sockets --------------------------------------
+    def math(self, op, a, b=None, c=None):
+        return self.out(self.node("ShaderNodeMath", [a, b, c], operation=op))
+
+    def vmath(self, op, a, b=None, c=None, scale=None):
+        inputs = {0: a, 1: b, 2: c, "Scale": scale}
+        node = self.node("ShaderNodeVectorMath", inputs, operation=op)
+        return self.out(node, "Vector")
+
+    def attr(self, name, data_type):
+        return self.out(self.node("GeometryNodeInputNamedAttribute", {"Name": name}, data_type=data_type), "Attribute")
+
+    def sample(self, geometry, value, index, data_type):
+        node = self.node("GeometryNodeSampleIndex", {"Geometry": geometry, "Value": value, "Index": index},
+                         data_type=data_type, domain="POINT")
+        return self.out(node, "Value")
+
+
+def _socket(sockets, key):
+    if isinstance(key, int):
+        return sockets[key]
+    for sock in sockets:
+        if (sock.name == key or sock.identifier == key) and sock.enabled:
+            return sock
+    raise KeyError(key)
+
+
+def _interface(ng):
+    iface = ng.interface
+    iface.new_socket("Geometry", in_out="INPUT", socket_type="NodeSocketGeometry")
+    iface.new_socket("Geometry", in_out="OUTPUT", socket_type="NodeSocketGeometry")
+    mode = iface.new_socket(MODE_INPUT, in_out="INPUT", socket_type="NodeSocketInt")
+    mode.description = "Skinning of the two-bone vertices: 0 LBS, 1 SBS, 2 SDEF (SBS+), 3 Bezier"
+    mode.min_value, mode.max_value, mode.default_value = 0, 3, MODE_VALUES["SDEF"]
+    blend = iface.new_socket(BLEND_INPUT, in_out="INPUT", socket_type="NodeSocketFloat")
+    blend.description = "SDEF blend s of [002 eq.22] between the LBS centre (1) and the boundary line (0)"
+    blend.min_value, blend.max_value, blend.default_value = 0.0, 1.0, 0.5
+    frames = iface.new_socket(FRAMES_INPUT, in_out="INPUT", socket_type="NodeSocketObject")
+    frames.description = "Helper mesh with four points per bone, deformed by the same armature"
+
+
+def _per_bone(b, helper):
+    """Fields on the helper geometry: (M, R, S) valid at each bone's first point."""
+    pos = b.out(b.node("GeometryNodeInputPosition"))
+    index = b.out(b.node("GeometryNodeInputIndex"))
+    axes = []
+    for k in (1, 2, 3):
+        at = b.node("GeometryNodeFieldAtIndex", {"Index": b.math("ADD", index, float(k)), "Value": pos},
+                    data_type="FLOAT_VECTOR", domain="POINT")
+        axes.append(b.vmath("SUBTRACT", b.out(at), pos))
+    columns = {}
+    for col, vec in enumerate(axes + [pos], start=1):
+        sep = b.node("ShaderNodeSeparateXYZ", [vec])
+        for row in range(3):
+            columns[f"Column {col} Row {row + 1}"] = b.out(sep, row)
+    frame = b.out(b.node("FunctionNodeCombineMatrix", columns))
+    m = b.out(b.node("FunctionNodeMatrixMultiply", [frame, b.attr(ATTR_REST_INV, "FLOAT4X4")]))
+    rot_pose = b.out(b.node("FunctionNodeAxesToRotation", {"Primary Axis": axes[1], "Secondary Axis": axes[0]},
+                            primary_axis="Y", secondary_axis="X"))
+    r = b.out(b.node("FunctionNodeRotateRotation",
+                     {"Rotation": b.attr(ATTR_REST_ROT_INV, "QUATERNION"), "Rotate By": rot_pose},
+                     rotation_space="GLOBAL"))
+    r_inv = b.out(b.node("FunctionNodeInvertRotation", [r]))
+    r_inv_m = b.out(b.node("FunctionNodeCombineTransform", {"Rotation": r_inv}))
+    s = b.out(b.node("FunctionNodeMatrixMultiply", [r_inv_m, m]))
+    return m, r, s
+
+
+def build(ng):
+    """Fill the empty geometry node group ``ng`` with the deformer."""
+    b = _Builder(ng)
+    _interface(ng)
+    gin = b.node("NodeGroupInput")
+    gout = b.node("NodeGroupOutput")
+    info = b.node("GeometryNodeObjectInfo", {"Object": b.out(gin, FRAMES_INPUT)}, transform_space="RELATIVE")
+    helper = b.out(info, "Geometry")
+    m_f, r_f, s_f = _per_bone(b, helper)
+
+    mode = b.math("MINIMUM", b.math("MAXIMUM", b.out(gin, MODE_INPUT), 0.0), 3.0)  # out of range: clamped
+    k = b.math("SUBTRACT", 1.0, b.out(gin, BLEND_INPUT))  # SDEF's 1 - s (single value)
+    is_sbs = b.out(b.node("FunctionNodeCompare", {"A": mode, "B": MODE_VALUES["SBS"]}, data_type="INT",
+                          operation="EQUAL"))
+    k = b.out(b.node("GeometryNodeSwitch", {"Switch": is_sbs, "False": k, "True": 0.0}, input_type="FLOAT"))
+
+    # Per-vertex data (static products stored by the add operator).
+    v = b.attr("rest_position", "FLOAT_VECTOR")
+    c, joint = b.attr(ATTR_C, "FLOAT_VECTOR"), b.attr(ATTR_JOINT, "FLOAT_VECTOR")
+    udr, tdr = b.attr(ATTR_UDR, "FLOAT_VECTOR"), b.attr(ATTR_TDR, "FLOAT_VECTOR")
+    t, u = b.attr(ATTR_T, "FLOAT"), b.attr(ATTR_U, "FLOAT")
+    i0, i1 = b.attr(ATTR_I0, "INT"), b.attr(ATTR_I1, "INT")
+    m0, m1 = b.sample(helper, m_f, i0, "FLOAT4X4"), b.sample(helper, m_f, i1, "FLOAT4X4")
+
+    def point(mat, p):
+        return b.out(b.node("FunctionNodeTransformPoint", {"Vector": p, "Transform": mat}))
+
+    def blend(a, wa, x, wx):
+        return b.vmath("MULTIPLY_ADD", x, wx, b.vmath("SCALE", a, scale=wa))
+
+    def rotated(centre_moved, d):
+        """centre' + slerp(R0, R1, u) (t S0 + u S1) d [002 eq.6, 8]."""
+        q0, q1 = b.sample(helper, r_f, i0, "QUATERNION"), b.sample(helper, r_f, i1, "QUATERNION")
+        s0, s1 = b.sample(helper, s_f, i0, "FLOAT4X4"), b.sample(helper, s_f, i1, "FLOAT4X4")
+        d0 = b.out(b.node("FunctionNodeTransformDirection", {"Direction": d, "Transform": s0}))
+        d1 = b.out(b.node("FunctionNodeTransformDirection", {"Direction": d, "Transform": s1}))
+        q = b.out(b.node("ShaderNodeMix", {"Factor_Float": u, "A_Rotation": q0, "B_Rotation": q1},
+                         data_type="ROTATION"), "Result_Rotation")
+        offset = b.out(b.node("FunctionNodeRotateVector", {"Vector": blend(d0, t, d1, u), "Rotation": q}))
+        return b.vmath("ADD", centre_moved, offset)
+
+    # LBS [002 eq.3]: t M0 v + u M1 v.
+    lbs = blend(point(m0, v), t, point(m1, v), u)
+    # SBS (k = 0) and SDEF (k = 1 - s): r''_0 = c + u (r0 - r1), r''_1 = c - t (r0 - r1),
+    # centre' = t M0 (c + k u dr) + u M1 (c - k t dr), rest centre c [002 eq.14, 17-22].
+    p0 = b.vmath("MULTIPLY_ADD", udr, k, c)
+    p1 = b.vmath("MULTIPLY_ADD", tdr, b.math("MULTIPLY", k, -1.0), c)
+    sdef = rotated(blend(point(m0, p0), t, point(m1, p1), u), b.vmath("SUBTRACT", v, c))
+    # Bezier [002 eq.24-26]: t² M0 r''_0 + 2tu M0 b + u² M1 r''_1 around t² r''_0 + 2tu b + u² r''_1.
+    q0p, q1p = b.vmath("ADD", c, udr), b.vmath("SUBTRACT", c, tdr)
+    tt, uu = b.math("MULTIPLY", t, t), b.math("MULTIPLY", u, u)
+    tu2 = b.math("MULTIPLY", b.math("MULTIPLY", t, u), 2.0)
+    moved = b.vmath("MULTIPLY_ADD", point(m0, joint), tu2, blend(point(m0, q0p), tt, point(m1, q1p), uu))
+    rest = b.vmath("MULTIPLY_ADD", joint, tu2, blend(q0p, tt, q1p, uu))
+    bezier = rotated(moved, b.vmath("SUBTRACT", v, rest))
+    # The switch is a single value, so only the chosen mode's field is evaluated.
+    pick = b.node("GeometryNodeIndexSwitch", data_type="VECTOR")
+    pick.index_switch_items.new()
+    pick.index_switch_items.new()
+    ng.links.new(mode, _socket(pick.inputs, "Index"))
+    for item, field in enumerate((lbs, sdef, sdef, bezier)):
+        ng.links.new(field, _socket(pick.inputs, f"Item_{item}"))
+    final = b.out(pick)
+    mask = b.attr(ATTR_MASK, "BOOLEAN")
+    setpos = b.node("GeometryNodeSetPosition",
+                    {"Geometry": b.out(gin, "Geometry"), "Selection": mask, "Position": final})
+    ng.links.new(b.out(setpos, "Geometry"), _socket(gout.inputs, "Geometry"))
+
+
+def get_tree():
+    """The shared deformer node group, built on first use (or rebuilt if its version is old)."""
+    ng = bpy.data.node_groups.get(TREE_NAME)
+    if ng is not None and ng.bl_idname == "GeometryNodeTree" and ng.get(TREE_TAG) == TREE_VERSION:
+        return ng
+    ng = bpy.data.node_groups.new(TREE_NAME, "GeometryNodeTree")
+    ng.is_modifier = True
+    build(ng)
+    ng[TREE_TAG] = TREE_VERSION
+    return ng
+
+
+def is_deformer_tree(ng):
+    return ng is not None and ng.get(TREE_TAG) is not None
+
+
+def input_id(ng, name):
+    """Identifier of a group input (the modifier's key, e.g. ``mod[input_id(ng, 'Mode')]``)."""
+    return ng.interface.items_tree[name].identifier

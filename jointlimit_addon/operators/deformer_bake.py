@@ -1,0 +1,146 @@
+"""``object.jointlimit_deformer_bake``: the numpy fallback of the SDEF deformer, baked per frame."""
+
+import bpy
+import numpy as np
+from bpy.props import BoolProperty, EnumProperty, FloatProperty, IntProperty
+
+from .. import deformer
+from ..core import skinning
+from ..deformer import data
+from .deformer_add import MODE_ITEMS, SOURCE_ITEMS, mesh_problem
+
+KEY_PREFIX = "jl_frame_"
+MAX_FRAMES = 100000
+OUTPUT_ITEMS = [
+    ("SHAPE_KEYS", "Shape Keys", "One shape key per frame (jl_frame_0001, ...), keyed to 1 on its frame and 0 on "
+     "the neighbouring frames"),
+    ("MESHES", "Meshes", "One new mesh data-block per frame (<mesh>_jl_frame_0001, ...), e.g. for export"),
+]
+
+
+def frame_name(frame):
+    return f"{KEY_PREFIX}{frame:04d}"
+
+
+def _evaluate(context, obj, arm_mod, plan, two, frames):
+    """Positions (F, N, 3) float32: the Armature modifier's result with the two-bone vertices from
+    ``plan``. Modifiers after the Armature modifier and earlier ``jl_frame_*`` keys are switched off
+    meanwhile; the frame and every switch are restored."""
+    scene = context.scene
+    mods = list(obj.modifiers)
+    after = [(m, m.show_viewport) for m in mods[mods.index(arm_mod) + 1:]]
+    keys = obj.data.shape_keys
+    baked = [(kb, kb.mute) for kb in keys.key_blocks if kb.name.startswith(KEY_PREFIX)] if keys else []
+    frame, subframe = scene.frame_current, scene.frame_subframe
+    n = len(obj.data.vertices)
+    out = np.empty((len(frames), n, 3), np.float32)
+    buf = np.empty(n * 3, np.float32)
+    try:
+        for m, _ in after:
+            m.show_viewport = False
+        for kb, _ in baked:
+            kb.mute = True
+        for i, f in enumerate(frames):
+            scene.frame_set(f)
+            depsgraph = context.evaluated_depsgraph_get()
+            mesh = obj.evaluated_get(depsgraph).data
+            if len(mesh.vertices) != n:
+                raise data.DataError("the modifiers before the Armature modifier change the vertex count")
+            mesh.vertices.foreach_get("co", buf)
+            out[i] = buf.reshape(n, 3)
+            matrices = data.bone_matrices(obj, arm_mod.object, two.bones, depsgraph)
+            out[i, two.index] = plan.deform(matrices)
+    finally:
+        for m, shown in after:
+            m.show_viewport = shown
+        for kb, mute in baked:
+            kb.mute = mute
+        scene.frame_set(frame, subframe=subframe)
+    return out
+
+
+def _write_shape_keys(obj, frames, positions):
+    if obj.data.shape_keys is None:
+        obj.shape_key_add(name="Basis", from_mix=False)
+    blocks = obj.data.shape_keys.key_blocks
+    for f, pos in zip(frames, positions):
+        kb = blocks.get(frame_name(f)) or obj.shape_key_add(name=frame_name(f), from_mix=False)
+        kb.data.foreach_set("co", pos.ravel())
+        for at, value in ((f - 1, 0.0), (f + 1, 0.0), (f, 1.0)):
+            kb.value = value
+            kb.keyframe_insert("value", frame=at)
+
+
+def _write_meshes(obj, frames, positions):
+    for f, pos in zip(frames, positions):
+        name = f"{obj.data.name}_{frame_name(f)}"
+        old = bpy.data.meshes.get(name)
+        if old is not None and old.users <= int(old.use_fake_user):
+            bpy.data.meshes.remove(old)
+        mesh = bpy.data.meshes.new_from_object(obj)
+        mesh.name = name
+        mesh.vertices.foreach_set("co", pos.ravel())
+        mesh.update()
+        mesh.use_fake_user = True
+
+
+class OBJECT_OT_jointlimit_deformer_bake(bpy.types.Operator):
+    """Bake SDEF / SBS / Bezier skinning with the numpy core for a frame range, as shape keys or
+    meshes (a fallback where geometry nodes are not available, e.g. for export)"""
+
+    bl_idname = "object.jointlimit_deformer_bake"
+    bl_label = "Bake SDEF Deformation"
+    bl_options = {"REGISTER", "UNDO"}
+
+    use_scene_range: BoolProperty(name="Scene Frame Range", description="Bake the scene's frame range instead "
+                                  "of Start and End", default=True)
+    frame_start: IntProperty(name="Start", description="First frame to bake", default=1)
+    frame_end: IntProperty(name="End", description="Last frame to bake", default=250)
+    mode: EnumProperty(name="Mode", description="Skinning of the two-bone vertices", items=MODE_ITEMS,
+                       default="SDEF")
+    source: EnumProperty(name="SDEF Data", description="Where the C, R0, R1 parameters come from",
+                         items=SOURCE_ITEMS, default="AUTO")
+    blend: FloatProperty(name="Blend", description="SDEF blend s [002 eq.22]: 1 = LBS centre, 0 = boundary line",
+                         default=0.5, min=0.0, max=1.0)
+    output: EnumProperty(name="Output", description="What to write per frame", items=OUTPUT_ITEMS,
+                         default="SHAPE_KEYS")
+    mute_modifiers: BoolProperty(name="Disable Modifiers", description="Turn off the Armature modifier and "
+                                 "every modifier after it, so the baked shape keys alone play the animation",
+                                 default=False)
+
+    @classmethod
+    def poll(cls, context):
+        problem = mesh_problem(context)
+        if problem:
+            cls.poll_message_set(problem)
+        return problem is None
+
+    def execute(self, context):
+        obj, scene = context.object, context.scene
+        start, end = (scene.frame_start, scene.frame_end) if self.use_scene_range else (self.frame_start,
+                                                                                       self.frame_end)
+        if end < start or end - start + 1 > MAX_FRAMES:
+            self.report({"ERROR"}, f"Bad frame range {start}..{end}: End must not be before Start "
+                        f"(at most {MAX_FRAMES} frames)")
+            return {"CANCELLED"}
+        frames = list(range(start, end + 1))
+        try:
+            arm_mod, two, c, r0, r1, heads = deformer.prepare(obj, self.source)
+            rest = data.positions(obj.data)[two.index]
+            plan = skinning.SkinPlan(self.mode, rest, two.bone0, two.bone1, two.weight0, c, r0, r1,
+                                     rest_heads=heads, blend=self.blend)
+            positions = _evaluate(context, obj, arm_mod, plan, two, frames)
+        except ValueError as exc:  # data.DataError included
+            self.report({"ERROR"}, str(exc))
+            return {"CANCELLED"}
+        if self.output == "SHAPE_KEYS":
+            _write_shape_keys(obj, frames, positions)
+        else:
+            _write_meshes(obj, frames, positions)
+        if self.mute_modifiers:
+            mods = list(obj.modifiers)
+            for m in mods[mods.index(arm_mod):]:
+                m.show_viewport = m.show_render = False
+        self.report({"INFO"}, f"Baked frames {start}..{end} of '{obj.name}' ({self.mode}, {len(two.index)} "
+                    "two-bone vertices)")
+        return {"FINISHED"}

@@ -1,0 +1,122 @@
+"""SDEF deformer: Armature modifier alone vs Armature + the geometry-nodes deformer, and the numpy bake.
+
+Run: .venv/bin/blender -b --factory-startup --python scripts/bench/deform.py
+
+A 100k-vertex cylinder along a two-bone chain, half of it in the blend zone (two-bone vertices).
+Printed: ms per depsgraph update while the pose changes (median of rounds), for the Armature
+modifier alone and with the deformer in each mode, and the numpy core per frame (SkinPlan built
+once; ``deform`` and the bone matrices per frame). Other processes on the machine may make the
+figures pessimistic.
+"""
+
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # Blender does not add the script's folder
+
+import _common  # noqa: E402,F401
+import bpy  # noqa: E402
+import numpy as np  # noqa: E402
+
+from _common import best_of, register_addon_from_source, table  # noqa: E402
+
+RINGS, RING = 400, 250  # 100k vertices
+UPDATES = 20
+
+
+def build():
+    from mathutils import Euler, Matrix
+
+    bpy.ops.wm.read_homefile(use_empty=True)
+    data = bpy.data.armatures.new("Rig")
+    arm = bpy.data.objects.new("Rig", data)
+    bpy.context.scene.collection.objects.link(arm)
+    bpy.context.view_layer.objects.active = arm
+    bpy.ops.object.mode_set(mode="EDIT")
+    a = data.edit_bones.new("upper")
+    a.head, a.tail = (0, 0, 0), (0, 0, 1)
+    b = data.edit_bones.new("lower")
+    b.head, b.tail, b.parent, b.use_connect = (0, 0, 1), (0, 0, 2), a, True
+    bpy.ops.object.mode_set(mode="OBJECT")
+    z = np.linspace(0, 2, RINGS)
+    ang = np.linspace(0, 2 * np.pi, RING, endpoint=False)
+    zz, aa = np.meshgrid(z, ang, indexing="ij")
+    co = np.stack([0.2 * np.cos(aa), 0.2 * np.sin(aa), zz], -1).reshape(-1, 3)
+    ring = np.arange(RING)
+    quads = np.stack([ring, np.roll(ring, -1), np.roll(ring, -1) + RING, ring + RING], -1)
+    faces = (np.arange(RINGS - 1)[:, None, None] * RING + quads[None]).reshape(-1, 4)
+    me = bpy.data.meshes.new("Limb")
+    me.vertices.add(len(co))
+    me.vertices.foreach_set("co", co.astype(np.float32).ravel())
+    me.loops.add(faces.size)
+    me.loops.foreach_set("vertex_index", faces.ravel().astype(np.int32))
+    me.polygons.add(len(faces))
+    me.polygons.foreach_set("loop_start", np.arange(0, faces.size, 4, dtype=np.int32))
+    me.update()
+    obj = bpy.data.objects.new("Limb", me)
+    bpy.context.scene.collection.objects.link(obj)
+    g0, g1 = obj.vertex_groups.new(name="upper"), obj.vertex_groups.new(name="lower")
+    t = np.clip((1.5 - z) / 1.0, 0.0, 1.0)  # blend zone z in [0.5, 1.5]: half of the vertices
+    for i, tv in enumerate(t):
+        ids = list(range(i * RING, (i + 1) * RING))
+        if tv > 0:
+            g0.add(ids, float(tv), "REPLACE")
+        if tv < 1:
+            g1.add(ids, float(1 - tv), "REPLACE")
+    obj.modifiers.new("Armature", "ARMATURE").object = arm
+    obj.matrix_world = Matrix.LocRotScale((0.3, 0, 0), Euler((0.1, 0.2, 0)), (1.2, 1.2, 1.2))
+    bpy.context.view_layer.objects.active = obj
+    obj.select_set(True)
+    for pb in arm.pose.bones:
+        pb.rotation_mode = "QUATERNION"
+    return arm, obj, float(np.mean((t > 0) & (t < 1)))
+
+
+def update_time(arm):
+    """Median ms of one depsgraph update after a pose change."""
+    rng = np.random.default_rng(0)
+    poses = rng.normal(size=(UPDATES, 2, 4))
+    times = []
+    for _ in range(3):
+        start = time.perf_counter()
+        for p in poses:
+            for pb, q in zip(arm.pose.bones, p):
+                pb.rotation_quaternion = q / np.linalg.norm(q)
+            bpy.context.view_layer.update()
+        times.append((time.perf_counter() - start) / UPDATES)
+    return 1e3 * float(np.median(times))
+
+
+def main():
+    addon = register_addon_from_source()
+    from jointlimit_addon import deformer
+    from jointlimit_addon.core import skinning
+    from jointlimit_addon.deformer import data
+
+    arm, obj, share = build()
+    n = len(obj.data.vertices)
+    alone = update_time(arm)
+    rows = [("Armature modifier alone", f"{alone:.2f}", "1.00")]
+    bpy.ops.object.jointlimit_sdef_derive()
+    bpy.ops.object.jointlimit_deformer_add()
+    for mode in skinning.MODES:
+        deformer.set_mode(obj, mode)
+        ms = update_time(arm)
+        rows.append((f"Armature + deformer, {mode}", f"{ms:.2f}", f"{ms / alone:.2f}"))
+    bpy.ops.object.jointlimit_deformer_remove()
+
+    _, two, c, r0, r1, heads = deformer.prepare(obj, "AUTO")
+    rest = data.positions(obj.data)[two.index]
+    dg = bpy.context.evaluated_depsgraph_get()
+    for mode in skinning.MODES:
+        plan = skinning.SkinPlan(mode, rest, two.bone0, two.bone1, two.weight0, c, r0, r1, rest_heads=heads)
+        core = best_of(lambda: plan.deform(data.bone_matrices(obj, arm, two.bones, dg)), repeat=7, number=3)
+        per100k = core * 1e3 * 1e5 / len(two.index)
+        rows.append((f"numpy core per frame, {mode}", f"{core * 1e3:.2f}", f"{per100k:.2f} ms / 100k two-bone"))
+    print(f"{n} vertices, {share:.0%} on two bones ({int(share * n)}), {UPDATES} pose updates x 3 rounds")
+    print(table(("deformer", "ms", "ratio to Armature alone"), rows))
+    addon.unregister()
+
+
+main()

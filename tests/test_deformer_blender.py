@@ -1,0 +1,473 @@
+"""SDEF / SBS / Bezier deformer (issue 7): geometry nodes against the numpy core, mmd_tools data,
+mode switching, remove, bake and derive, through real depsgraph evaluation."""
+
+import importlib
+
+import numpy as np
+import pytest
+
+from rigs import make_armature
+
+pytestmark = [pytest.mark.blender]
+
+MODES = ["LBS", "SBS", "SDEF", "BEZIER"]
+NAMES = ["upper", "lower"]  # bone0 (parent), bone1 (child) of every two-bone vertex
+MODE_INPUT = {"LBS": 0, "SBS": 1, "SDEF": 2, "BEZIER": 3}
+
+
+@pytest.fixture
+def mods(addon):
+    pkg = addon.__name__
+    return {m: importlib.import_module(f"{pkg}.{m}") for m in ("core.skinning", "deformer", "deformer.tree")}
+
+
+def _np(m):
+    return np.array([list(r) for r in m], np.float64)
+
+
+def build_limb(scene, group_order=("lower", "upper", "other"), nseg=36, nring=16):
+    """A cylinder along a bent two-bone chain (+ a third bone) with known weights.
+
+    z < 0.7: upper only; 0.7..1.3: blend upper (t) / lower; 1.3..1.9: lower only; >= 1.9: three bones.
+    Non-identity object transforms on both objects. Returns (arm, obj, truth).
+    """
+    import bpy
+    from mathutils import Euler, Matrix
+
+    arm = make_armature([
+        ("upper", (0, 0, 0), (0, 0, 1), None, 0.3),
+        ("lower", (0, 0, 1), (0.1, 0, 2), "upper", -0.2),
+        ("other", (0.1, 0, 2), (0.1, 0, 2.5), "lower", 0.0),
+    ])
+    bpy.ops.object.mode_set(mode="OBJECT")
+    z = np.linspace(0, 2.2, nseg)
+    ang = np.linspace(0, 2 * np.pi, nring, endpoint=False)
+    zz, aa = np.meshgrid(z, ang, indexing="ij")
+    co = np.stack([0.2 * np.cos(aa) + 0.05 * zz, 0.2 * np.sin(aa), zz], -1).reshape(-1, 3)  # armature space
+    faces = [(i * nring + j, i * nring + (j + 1) % nring, (i + 1) * nring + (j + 1) % nring, (i + 1) * nring + j)
+             for i in range(nseg - 1) for j in range(nring)]
+    me = bpy.data.meshes.new("Limb")
+    me.from_pydata(co.tolist(), [], faces)
+    me.update()
+    obj = bpy.data.objects.new("Limb", me)
+    scene.collection.objects.link(obj)
+    groups = {n: obj.vertex_groups.new(name=n) for n in group_order}
+    t = np.clip((1.3 - co[:, 2]) / 0.6, 0.0, 1.0)
+    three = co[:, 2] >= 1.9
+    two = (t > 0) & (t < 1) & ~three
+    for i in range(len(co)):
+        if three[i]:
+            for n, w in (("upper", 0.2), ("lower", 0.3), ("other", 0.5)):
+                groups[n].add([i], w, "REPLACE")
+        else:
+            if t[i] > 0:
+                groups["upper"].add([i], float(t[i]) * 0.8, "REPLACE")  # unnormalised on purpose
+            if t[i] < 1:
+                groups["lower"].add([i], float(1 - t[i]) * 0.8, "REPLACE")
+    mod = obj.modifiers.new("Armature", "ARMATURE")
+    mod.object = arm
+    obj.matrix_world = Matrix.LocRotScale((0.3, -0.2, 0.5), Euler((0.2, 0.4, -0.3)), (1.5, 1.5, 1.5))
+    arm.matrix_world = Matrix.LocRotScale((-0.1, 0.4, 0.2), Euler((-0.3, 0.1, 0.5)), (0.8, 0.8, 0.8))
+    w = _np(obj.matrix_world.inverted() @ arm.matrix_world)
+    co = co @ w[:3, :3].T + w[:3, 3]  # mesh space, around the bones
+    me.vertices.foreach_set("co", co.astype(np.float32).ravel())
+    me.update()
+    co = co.astype(np.float32).astype(np.float64)
+    bpy.context.view_layer.objects.active = obj
+    obj.select_set(True)
+    bpy.context.view_layer.update()
+    t32 = np.float32(t) * np.float32(0.8)
+    truth = {"rest": co, "two": np.flatnonzero(two), "t": (t32 / (t32 + np.float32(1 - t) * np.float32(0.8)))[two]}
+    return arm, obj, truth
+
+
+def pose(arm, seed):
+    """Random rotations, a translation, uniform scale on the parent, own non-uniform scale on the child."""
+    import bpy
+    from mathutils import Quaternion
+
+    rng = np.random.default_rng(seed)
+    for pb in arm.pose.bones:
+        pb.rotation_mode = "QUATERNION"
+        pb.rotation_quaternion = Quaternion(rng.normal(size=4)).normalized()
+    arm.pose.bones["upper"].location = rng.normal(size=3) * 0.2
+    arm.pose.bones["upper"].scale = (1.2,) * 3
+    arm.pose.bones["lower"].scale = tuple(rng.uniform(0.8, 1.25, 3))
+    bpy.context.view_layer.update()
+
+
+def skin_matrices(obj, arm):
+    """M = mesh_w^-1 @ arm_w @ pose_bone.matrix @ bone.matrix_local^-1 @ arm_w^-1 @ mesh_w."""
+    mw, aw = obj.matrix_world, arm.matrix_world
+    return np.array([_np(mw.inverted() @ aw @ arm.pose.bones[n].matrix @ arm.data.bones[n].matrix_local.inverted()
+                         @ aw.inverted() @ mw) for n in NAMES])
+
+
+def rest_heads(obj, arm):
+    w = obj.matrix_world.inverted() @ arm.matrix_world
+    return np.array([list(w @ arm.data.bones[n].head_local) for n in NAMES])
+
+
+def evaluated(obj):
+    import bpy
+
+    dg = bpy.context.evaluated_depsgraph_get()
+    mesh = obj.evaluated_get(dg).data
+    co = np.empty(len(mesh.vertices) * 3, np.float32)
+    mesh.vertices.foreach_get("co", co)
+    return co.reshape(-1, 3).astype(np.float64)
+
+
+def attribute(obj, name):
+    out = np.empty(len(obj.data.vertices) * 3, np.float32)
+    obj.data.attributes[name].data.foreach_get("vector", out)
+    return out.reshape(-1, 3).astype(np.float64)
+
+
+def derived(obj, truth):
+    return [attribute(obj, n)[truth["two"]] for n in ("jl_sdef_c", "jl_sdef_r0", "jl_sdef_r1")]
+
+
+def expected(mods, mode, obj, arm, truth, params):
+    idx = truth["two"]
+    n = len(idx)
+    return mods["core.skinning"].deform(mode, truth["rest"][idx], np.zeros(n, int), np.ones(n, int), truth["t"],
+                                        *params, matrices=skin_matrices(obj, arm), rest_heads=rest_heads(obj, arm))
+
+
+def size(truth):
+    rest = truth["rest"]
+    return float(np.linalg.norm(rest.max(0) - rest.min(0)))
+
+
+def set_mode(obj, mode):
+    mod = obj.modifiers["JointLimit Deformer"]
+    key = mod.node_group.interface.items_tree["Mode"].identifier
+    mod[key] = MODE_INPUT[mode]
+    obj.update_tag()
+
+
+@pytest.fixture
+def limb(scene):
+    return build_limb(scene)
+
+
+def test_derive_puts_centres_on_the_bone_line_near_the_joint(limb):
+    import bpy
+
+    arm, obj, truth = limb
+    assert bpy.ops.object.jointlimit_sdef_derive() == {"FINISHED"}
+    c, r0, r1 = derived(obj, truth)
+    # rest bone line in mesh space: head (0,0,0)->(0,0,1) upper, (0,0,1)->(0.1,0,2) lower (armature space)
+    w = obj.matrix_world.inverted() @ arm.matrix_world
+    joint = np.array(w @ arm.data.bones["lower"].head_local)
+    u0 = np.array((w @ arm.data.bones["upper"].tail_local) - (w @ arm.data.bones["upper"].head_local))
+    u1 = np.array(w @ arm.data.bones["lower"].tail_local) - joint
+    rel = c - joint
+    dist0 = np.linalg.norm(np.cross(rel, u0 / np.linalg.norm(u0)), axis=1)
+    dist1 = np.linalg.norm(np.cross(rel, u1 / np.linalg.norm(u1)), axis=1)
+    assert np.minimum(dist0, dist1).max() < 1e-5  # C on the core line
+    assert np.linalg.norm(rel, axis=1).max() < 0.35 * np.linalg.norm(u0)  # within the blend zone (+-0.3 bone)
+    # R0 on the parent side, R1 on the child side of the joint
+    assert np.all((r0 - joint) @ u0 < 0) and np.all((r1 - joint) @ u1 > 0)
+    # vertices off the two-bone zone keep their own position
+    rest = truth["rest"]
+    others = np.setdiff1d(np.arange(len(rest)), truth["two"])
+    assert np.allclose(attribute(obj, "jl_sdef_c")[others], rest[others], atol=1e-6)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_geometry_nodes_equal_numpy_core_in_every_mode(limb, mods, seed):
+    import bpy
+
+    arm, obj, truth = limb
+    bpy.ops.object.jointlimit_sdef_derive()
+    assert bpy.ops.object.jointlimit_deformer_add(mode="LBS") == {"FINISHED"}
+    params = derived(obj, truth)
+    pose(arm, seed)
+    results = {}
+    for mode in MODES:
+        set_mode(obj, mode)
+        got = evaluated(obj)[truth["two"]]
+        want = expected(mods, mode, obj, arm, truth, params)
+        assert np.abs(got - want).max() < 1e-5 * size(truth), mode
+        results[mode] = got
+    # the modes really differ on this pose (switching the input changes the result)
+    for a in MODES:
+        for b in MODES:
+            if a < b:
+                assert np.abs(results[a] - results[b]).max() > 1e-3, (a, b)
+
+
+def test_lbs_mode_equals_the_armature_modifier_and_other_vertices_are_untouched(limb):
+    import bpy
+
+    arm, obj, truth = limb
+    bpy.ops.object.jointlimit_sdef_derive()
+    pose(arm, 5)
+    alone = evaluated(obj)
+    bpy.ops.object.jointlimit_deformer_add(mode="SDEF")
+    sdef = evaluated(obj)
+    others = np.setdiff1d(np.arange(len(alone)), truth["two"])
+    assert np.array_equal(sdef[others], alone[others])  # bit for bit
+    assert np.abs(sdef[truth["two"]] - alone[truth["two"]]).max() > 1e-3
+    set_mode(obj, "LBS")
+    lbs = evaluated(obj)
+    assert np.abs(lbs - alone).max() < 1e-5 * size(truth)
+
+
+def test_frames_change_without_python(limb, mods):
+    """Keyframed pose: scrubbing re-evaluates the deformer (no handler involved)."""
+    import bpy
+
+    arm, obj, truth = limb
+    bpy.ops.object.jointlimit_sdef_derive()
+    bpy.ops.object.jointlimit_deformer_add(mode="BEZIER")
+    params = derived(obj, truth)
+    for frame, seed in ((1, 3), (5, 4)):
+        pose(arm, seed)
+        for pb in arm.pose.bones:
+            pb.keyframe_insert("rotation_quaternion", frame=frame)
+            pb.keyframe_insert("scale", frame=frame)
+            pb.keyframe_insert("location", frame=frame)
+    scene = bpy.context.scene
+    for frame in (5, 1, 3):
+        scene.frame_set(frame)
+        got = evaluated(obj)[truth["two"]]
+        want = expected(mods, "BEZIER", obj, arm, truth, params)
+        assert np.abs(got - want).max() < 1e-5 * size(truth), frame
+
+
+def mmd_keys(obj, truth, params, swap_rows):
+    """mmd_tools layout: absolute C/R0/R1 in shape keys, basis elsewhere; R0 of the lower group index."""
+    rest = truth["rest"]
+    obj.shape_key_add(name="Basis", from_mix=False)
+    c, r0, r1 = params
+    if swap_rows:  # the child's group has the lower index: its boundary is R0 in the mmd data
+        r0, r1 = r1, r0
+    for name, values in zip(("mmd_sdef_c", "mmd_sdef_r0", "mmd_sdef_r1"), (c, r0, r1)):
+        full = rest.copy()
+        full[truth["two"]] = values
+        kb = obj.shape_key_add(name=name, from_mix=False)
+        kb.data.foreach_set("co", full.astype(np.float32).ravel())
+
+
+@pytest.mark.parametrize("group_order", [("lower", "upper", "other"), ("upper", "lower", "other")])
+def test_mmd_tools_layout(scene, mods, group_order):
+    import bpy
+
+    arm, obj, truth = build_limb(scene, group_order)
+    heads = rest_heads(obj, arm)
+    skin = mods["core.skinning"]
+    idx = truth["two"]
+    w = obj.matrix_world.inverted() @ arm.matrix_world
+    tails = np.array([list(w @ arm.data.bones[n].tail_local) for n in NAMES])
+    params = skin.derive_sdef_params(truth["rest"][idx], np.zeros(len(idx), int), np.ones(len(idx), int),
+                                     truth["t"], heads, tails, boundary="extent", pad=0.2)
+    mmd_keys(obj, truth, params, swap_rows=group_order[0] == "lower")
+    params = [np.float32(p).astype(np.float64) for p in params]
+    assert bpy.ops.object.jointlimit_deformer_add(source="MMD", mode="SDEF") == {"FINISHED"}
+    pose(arm, 7)
+    for mode in ("SDEF", "BEZIER"):
+        set_mode(obj, mode)
+        got = evaluated(obj)[idx]
+        assert np.abs(got - expected(mods, mode, obj, arm, truth, params)).max() < 1e-5 * size(truth), mode
+
+
+def test_mmd_vertices_without_sdef_data_stay_lbs(scene, mods):
+    import bpy
+
+    arm, obj, truth = build_limb(scene)
+    idx = truth["two"]
+    rest = truth["rest"]
+    params = [rest[idx] + (0.0, 0.0, 0.01), rest[idx] + (0.0, 0.0, 0.2), rest[idx] - (0.0, 0.0, 0.2)]
+    plain = idx[::2]  # half of the two-bone vertices carry no SDEF data (C = R0 = R1 = basis)
+    for p in params:
+        p[::2] = rest[plain]
+    mmd_keys(obj, truth, params, swap_rows=True)
+    pose(arm, 8)
+    alone = evaluated(obj)
+    bpy.ops.object.jointlimit_deformer_add(source="MMD")
+    got = evaluated(obj)
+    assert np.array_equal(got[plain], alone[plain])
+    assert np.abs(got[idx[1::2]] - alone[idx[1::2]]).max() > 1e-4
+
+
+def snapshot(obj):
+    import bpy
+
+    return {
+        "modifiers": [(m.name, m.type) for m in obj.modifiers],
+        "objects": sorted(o.name for o in bpy.data.objects),
+        "meshes": sorted(m.name for m in bpy.data.meshes),
+        "node_groups": len(bpy.data.node_groups),
+        "attributes": sorted(a.name for a in obj.data.attributes),
+        "shape_keys": [k.name for k in obj.data.shape_keys.key_blocks] if obj.data.shape_keys else [],
+        "rest_flag": obj.add_rest_position_attribute,
+    }
+
+
+def test_remove_leaves_the_object_as_before_add(limb):
+    import bpy
+
+    arm, obj, truth = limb
+    bpy.ops.object.jointlimit_sdef_derive()
+    pose(arm, 9)
+    before, positions = snapshot(obj), evaluated(obj)
+    bpy.ops.object.jointlimit_deformer_add()
+    added = snapshot(obj)
+    assert added != before and len(added["objects"]) == len(before["objects"]) + 1
+    assert bpy.ops.object.jointlimit_deformer_remove() == {"FINISHED"}
+    assert snapshot(obj) == before  # derived jl_sdef_* attributes (user data) stay
+    assert np.array_equal(evaluated(obj), positions)
+    with pytest.raises(RuntimeError, match="no JointLimit deformer"):
+        bpy.ops.object.jointlimit_deformer_remove()
+
+
+def test_two_deformers_share_one_node_group_and_remove_keeps_it_in_use(scene):
+    import bpy
+
+    arm, obj, _ = build_limb(scene)
+    bpy.ops.object.jointlimit_sdef_derive()
+    other = obj.copy()
+    other.data = obj.data.copy()
+    scene.collection.objects.link(other)
+    bpy.ops.object.jointlimit_deformer_add()
+    bpy.context.view_layer.objects.active = other
+    bpy.ops.object.jointlimit_deformer_add()
+    groups = len(bpy.data.node_groups)
+    bpy.ops.object.jointlimit_deformer_remove()
+    assert len(bpy.data.node_groups) == groups  # still used by obj
+    assert obj.modifiers["JointLimit Deformer"].node_group is not None
+
+
+def test_add_errors_leave_the_object_unchanged(limb):
+    import bpy
+
+    arm, obj, truth = limb
+    before = snapshot(obj)
+    with pytest.raises(RuntimeError, match="no SDEF data"):
+        bpy.ops.object.jointlimit_deformer_add()
+    with pytest.raises(RuntimeError, match="no mmd_tools SDEF shape keys"):
+        bpy.ops.object.jointlimit_deformer_add(source="MMD")
+    assert snapshot(obj) == before
+    bpy.ops.object.jointlimit_sdef_derive()
+    bpy.ops.object.jointlimit_deformer_add()
+    with pytest.raises(RuntimeError, match="already has"):
+        bpy.ops.object.jointlimit_deformer_add()
+    bpy.ops.object.jointlimit_deformer_remove()
+    obj.modifiers.remove(obj.modifiers["Armature"])
+    before = snapshot(obj)
+    for op in (bpy.ops.object.jointlimit_deformer_add, bpy.ops.object.jointlimit_sdef_derive,
+               bpy.ops.object.jointlimit_deformer_bake):
+        with pytest.raises(RuntimeError, match="no Armature modifier"):
+            op()
+    assert snapshot(obj) == before
+
+
+def test_no_two_bone_vertices_is_an_error(scene):
+    import bpy
+
+    arm, obj, _ = build_limb(scene)
+    obj.vertex_groups.remove(obj.vertex_groups["upper"])
+    obj.vertex_groups.remove(obj.vertex_groups["other"])
+    with pytest.raises(RuntimeError, match="no vertices on exactly two"):
+        bpy.ops.object.jointlimit_sdef_derive()
+    assert "jl_sdef_c" not in obj.data.attributes
+
+
+def test_poll_needs_a_mesh_in_object_mode(limb):
+    import bpy
+
+    arm, obj, _ = limb
+    bpy.context.view_layer.objects.active = arm
+    for op in ("deformer_add", "deformer_remove", "deformer_bake", "sdef_derive"):
+        assert not getattr(bpy.ops.object, "jointlimit_" + op).poll()
+
+
+def animate(arm, frames):
+    for frame, seed in frames:
+        pose(arm, seed)
+        for pb in arm.pose.bones:
+            for path in ("rotation_quaternion", "scale", "location"):
+                pb.keyframe_insert(path, frame=frame)
+
+
+def test_bake_shape_keys_reproduce_the_deformer(limb, mods):
+    import bpy
+
+    arm, obj, truth = limb
+    scene = bpy.context.scene
+    animate(arm, ((1, 11), (4, 12)))
+    bpy.ops.object.jointlimit_sdef_derive()
+    params = derived(obj, truth)
+    bpy.ops.object.jointlimit_deformer_add(mode="SDEF")
+    live = {}
+    for f in (1, 2, 3, 4):
+        scene.frame_set(f)
+        live[f] = evaluated(obj)
+    scene.frame_set(2)
+    assert bpy.ops.object.jointlimit_deformer_bake(use_scene_range=False, frame_start=1, frame_end=4,
+                                                   mode="SDEF") == {"FINISHED"}
+    assert scene.frame_current == 2 and obj.modifiers["JointLimit Deformer"].show_viewport
+    keys = obj.data.shape_keys.key_blocks
+    tol = 1e-5 * size(truth)
+    for f in (1, 2, 3, 4):
+        kb = keys[f"jl_frame_{f:04d}"]
+        co = np.empty(len(kb.data) * 3, np.float32)
+        kb.data.foreach_get("co", co)
+        assert np.abs(co.reshape(-1, 3) - live[f]).max() < tol, f
+        scene.frame_set(f)
+        want = expected(mods, "SDEF", obj, arm, truth, params)
+        assert np.abs(co.reshape(-1, 3)[truth["two"]] - want).max() < tol
+        assert kb.value == 1.0 and all(keys[f"jl_frame_{g:04d}"].value == 0.0 for g in (1, 2, 3, 4) if g != f)
+    # with the armature and the deformer off, the keys alone play the animation
+    bpy.ops.object.jointlimit_deformer_bake(use_scene_range=False, frame_start=1, frame_end=4, mute_modifiers=True)
+    assert not obj.modifiers["Armature"].show_viewport
+    for f in (1, 3):
+        scene.frame_set(f)
+        assert np.abs(evaluated(obj) - live[f]).max() < tol
+
+
+def test_bake_meshes(limb):
+    import bpy
+
+    arm, obj, truth = limb
+    animate(arm, ((1, 13), (2, 14)))
+    bpy.ops.object.jointlimit_sdef_derive()
+    bpy.ops.object.jointlimit_deformer_add(mode="BEZIER")
+    bpy.context.scene.frame_set(2)
+    live = evaluated(obj)
+    bpy.ops.object.jointlimit_deformer_bake(use_scene_range=False, frame_start=1, frame_end=2, mode="BEZIER",
+                                            output="MESHES")
+    mesh = bpy.data.meshes["Limb_jl_frame_0002"]
+    co = np.empty(len(mesh.vertices) * 3, np.float32)
+    mesh.vertices.foreach_get("co", co)
+    assert np.abs(co.reshape(-1, 3) - live).max() < 1e-5 * size(truth)
+    assert mesh.shape_keys is None and obj.data.shape_keys is None
+
+
+def test_bake_bad_range_changes_nothing(limb):
+    import bpy
+
+    arm, obj, truth = limb
+    bpy.ops.object.jointlimit_sdef_derive()
+    before = snapshot(obj)
+    with pytest.raises(RuntimeError, match="Bad frame range"):
+        bpy.ops.object.jointlimit_deformer_bake(use_scene_range=False, frame_start=5, frame_end=2)
+    assert snapshot(obj) == before and obj.data.shape_keys is None
+
+
+def test_deformer_survives_save_and_reload(limb, tmp_path):
+    import bpy
+
+    arm, obj, truth = limb
+    bpy.ops.object.jointlimit_sdef_derive()
+    bpy.ops.object.jointlimit_deformer_add(mode="BEZIER")
+    pose(arm, 21)
+    before = evaluated(obj)
+    path = tmp_path / "deformer.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(path))
+    bpy.ops.wm.read_homefile(use_empty=True)
+    bpy.ops.wm.open_mainfile(filepath=str(path))
+    assert np.abs(evaluated(bpy.data.objects["Limb"]) - before).max() < 1e-6 * size(truth)
