@@ -6,6 +6,8 @@ frame when playback clamping is on. Both are cheap when nothing changed, never r
 rotation triggers one more update, which finds nothing to do), and are removed on unregister.
 """
 
+import math
+
 import bpy
 
 from . import bone_limits
@@ -38,6 +40,20 @@ def _raw_rotation(pb):
     return (mode, *pb.rotation_euler)
 
 
+def _unit_quaternion(pb, raw):
+    """The bone's rotation as a unit quaternion tuple (plain floats: one rotation is cheaper
+    without numpy), or ``None`` when it is not a rotation (zero or non-finite)."""
+    if pb.rotation_mode != "QUATERNION":
+        try:
+            return tuple(bone_limits.read_rotation(pb))
+        except ValueError:
+            return None
+    norm = math.sqrt(sum(c * c for c in raw))
+    if not (norm > 1e-12 and math.isfinite(norm)):
+        return None
+    return tuple(c / norm for c in raw)
+
+
 def _limit_for(obj, pb, signature):
     key = (obj.name, pb.name)
     entry = _cache.get(key)
@@ -65,16 +81,14 @@ def clamp_object(obj, only_changed):
         if only_changed and entry is not None and entry[0] == signature and entry[1] == raw:
             continue
         limit = _limit_for(obj, pb, signature)
-        if limit is not None:
-            try:
-                q = bone_limits.read_rotation(pb)
-            except ValueError:
-                continue
+        q = _unit_quaternion(pb, raw) if limit is not None else None
+        if q is not None:
             clamped = limit.clamp(q)
-            if bone_limits.quat.angle_between(clamped, q) > 1e-9:
+            if any(abs(a - b) > 1e-9 for a, b in zip(clamped, q)):
                 bone_limits.write_rotation(pb, clamped)
                 written += 1
-        _cache[key] = (signature, _raw_rotation(pb), limit)
+                raw = _raw_rotation(pb)
+        _cache[key] = (signature, raw, limit)
     return written
 
 

@@ -99,7 +99,9 @@ def main():
         ("live-limit handler, nothing changed", "-", f"{idle * 1e3:.2f}"),
     ]
     print(table(("per frame, 100-bone rig", "total ms", "added ms"), rows))
-    print(f"JointLimit clamp cost / Limit Rotation cost: {(ours - base) / max(blender - base, 1e-9):.1f}x")
+    per_bone = lambda t: max(t - base, 0.0) / N_BONES * 1e6  # noqa: E731
+    print(f"per limited bone and frame: JointLimit {per_bone(ours):.1f} µs (Python handler), "
+          f"Limit Rotation {per_bone(blender):.1f} µs (C, within timing noise when ~0)")
     addon.unregister()
 
 
