@@ -14,6 +14,9 @@ from .core.euler_limits import EulerLimit, EulerMultiLimit, HingeLimit, QuatSwin
 from .core.limits import JointLimit
 
 EULER_MODES = quat.EULER_ORDERS
+# Blender stores rotations as float32: a rotation clamped exactly onto a limit's boundary reads
+# back up to ~1e-7 rad outside it. Closer than this counts as inside.
+STORAGE_TOL = 1e-6
 
 
 def _range(lo, hi, what):
@@ -81,6 +84,11 @@ def settings_error(settings):
     except ValueError as exc:
         return str(exc)
     return None
+
+
+def is_inside(limit, q):
+    """Whether a stored rotation is inside ``limit``, allowing for float32 storage."""
+    return bool(limit.contains(q)) or quat.angle_between(limit.clamp(q), q) <= STORAGE_TOL
 
 
 def read_rotation(pose_bone):
@@ -173,7 +181,7 @@ def clamp_bones(pose_bones):
     moved = []
     for pb, limit, q in work:
         clamped = limit.clamp(q)
-        if quat.angle_between(clamped, q) > 1e-12:
+        if quat.angle_between(clamped, q) > STORAGE_TOL:
             write_rotation(pb, clamped)
             moved.append(pb.name)
     return moved

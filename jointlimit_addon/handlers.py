@@ -84,7 +84,7 @@ def clamp_object(obj, only_changed):
         q = _unit_quaternion(pb, raw) if limit is not None else None
         if q is not None:
             clamped = limit.clamp(q)
-            if any(abs(a - b) > 1e-9 for a, b in zip(clamped, q)):
+            if any(abs(a - b) > bone_limits.STORAGE_TOL for a, b in zip(clamped, q)):
                 bone_limits.write_rotation(pb, clamped)
                 written += 1
                 raw = _raw_rotation(pb)

@@ -25,7 +25,7 @@ def draw_readout(layout, pb):
     error = bone_limits.settings_error(pb.jointlimit)
     if error:
         return
-    inside = bool(bone_limits.build_limit(pb.jointlimit).contains(q))
+    inside = bone_limits.is_inside(bone_limits.build_limit(pb.jointlimit), q)
     col.label(text="Inside the limit" if inside else "Outside the limit", icon="CHECKMARK" if inside else "ERROR")
 
 
