@@ -33,6 +33,10 @@ CORRECTION_ITEMS = (
     ("OPTIMAL", "Optimal", "Nearest allowed direction on the sphere (geodesic)"),
     ("SIMPLE", "Simple", "The paper's cheap correction on the plane (can jump for wide ranges)"),
 )
+OVERLAY_BONE_ITEMS = (
+    ("SELECTED", "Selected", "Draw the limits of the selected limited bones"),
+    ("ALL", "All", "Draw the limits of every limited bone of the armature"),
+)
 EULER_ORDER_ITEMS = tuple((o, o, f"Euler order {o}") for o in ("XYZ", "XZY", "YXZ", "YZX", "ZXY", "ZYX"))
 
 
@@ -142,6 +146,43 @@ class JointLimitSceneSettings(bpy.types.PropertyGroup):
         name="All Limited Bones",
         description="Operators act on every limited bone instead of the selected ones",
         default=False,
+    )
+    show_overlay: BoolProperty(
+        name="Show Limits",
+        description="Draw the joint limits in the 3D Viewport in Pose Mode",
+        default=False,
+    )
+    overlay_bones: EnumProperty(
+        name="Bones",
+        description="Which limited bones the viewport overlay draws",
+        items=OVERLAY_BONE_ITEMS,
+        default="SELECTED",
+    )
+    overlay_cone: BoolProperty(
+        name="Cone",
+        description="Fill the cone from the joint to the outline of the allowed swing",
+        default=True,
+    )
+    overlay_twist: BoolProperty(
+        name="Twist Arc",
+        description="Draw the allowed twist as an arc around the bone",
+        default=True,
+    )
+    overlay_opacity: FloatProperty(
+        name="Opacity",
+        description="Opacity of the overlay's cone (lines are drawn more opaque)",
+        default=0.25,
+        min=0.0,
+        max=1.0,
+        subtype="FACTOR",
+    )
+    overlay_size: FloatProperty(
+        name="Size",
+        description="Radius of the overlay sphere as a multiple of the bone length",
+        default=1.0,
+        min=0.05,
+        soft_max=3.0,
+        max=10.0,
     )
 
 

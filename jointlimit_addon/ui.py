@@ -4,7 +4,7 @@ import math
 
 import bpy
 
-from . import bone_limits
+from . import bone_limits, presets
 from .core.projection import swing_twist
 
 
@@ -96,7 +96,22 @@ def draw_settings(layout, pb):
         box.label(text=error, icon="ERROR")
 
 
+def draw_overlay_settings(layout, scene_settings):
+    """The viewport overlay's toggles (Show Limits, which bones, cone, twist, opacity, size)."""
+    box = layout.box()
+    box.prop(scene_settings, "show_overlay", icon="HIDE_OFF" if scene_settings.show_overlay else "HIDE_ON")
+    col = box.column(align=True)
+    col.active = scene_settings.show_overlay
+    col.row(align=True).prop(scene_settings, "overlay_bones", expand=True)
+    row = col.row(align=True)
+    row.prop(scene_settings, "overlay_cone", toggle=True)
+    row.prop(scene_settings, "overlay_twist", toggle=True)
+    col.prop(scene_settings, "overlay_opacity", slider=True)
+    col.prop(scene_settings, "overlay_size")
+
+
 def draw_operators(layout):
+    layout.menu("POSE_MT_jointlimit_presets", icon="PRESET")
     col = layout.column(align=True)
     col.operator("pose.jointlimit_apply", icon="CON_ROTLIMIT")
     col.operator("pose.jointlimit_bake", icon="KEYINGSET")
@@ -137,6 +152,7 @@ class VIEW3D_PT_jointlimit(bpy.types.Panel):
         row = layout.row(align=True)
         row.prop(scene_settings, "live", toggle=True)
         row.prop(scene_settings, "clamp_playback", toggle=True)
+        draw_overlay_settings(layout, scene_settings)
         pb = context.active_pose_bone
         if pb is None:
             layout.label(text="No active bone")
@@ -146,6 +162,13 @@ class VIEW3D_PT_jointlimit(bpy.types.Panel):
             if pb.jointlimit.enabled:
                 draw_readout(layout.box(), pb)
         draw_operators(layout)
+
+
+class POSE_MT_jointlimit_presets(bpy.types.Menu):
+    bl_label = "Joint Limit Presets"
+
+    def draw(self, context):
+        presets.draw_menu(self.layout)
 
 
 class POSE_MT_jointlimit(bpy.types.Menu):
@@ -160,7 +183,7 @@ def draw_pose_menu(self, context):
     self.layout.menu("POSE_MT_jointlimit")
 
 
-classes = (BONE_PT_jointlimit, VIEW3D_PT_jointlimit, POSE_MT_jointlimit)
+classes = (BONE_PT_jointlimit, VIEW3D_PT_jointlimit, POSE_MT_jointlimit_presets, POSE_MT_jointlimit)
 _register_classes, _unregister_classes = bpy.utils.register_classes_factory(classes)
 
 

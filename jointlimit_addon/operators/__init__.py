@@ -15,6 +15,8 @@ from .limb_ik import POSE_OT_jointlimit_limb_ik
 from .mirror import POSE_OT_jointlimit_mirror
 from .motion import POSE_OT_jointlimit_motion
 from .outline_edit import POSE_OT_jointlimit_outline_edit
+from .preset_apply import POSE_OT_jointlimit_preset_apply
+from .preset_save import POSE_OT_jointlimit_preset_save
 from .sdef_derive import OBJECT_OT_jointlimit_sdef_derive
 from .to_constraints import POSE_OT_jointlimit_to_constraints
 
@@ -27,6 +29,8 @@ classes = (
     POSE_OT_jointlimit_copy,
     POSE_OT_jointlimit_mirror,
     POSE_OT_jointlimit_outline_edit,
+    POSE_OT_jointlimit_preset_apply,
+    POSE_OT_jointlimit_preset_save,
     POSE_OT_jointlimit_limb_ik,
     POSE_OT_jointlimit_motion,
     POSE_OT_jointlimit_ccd_ik,

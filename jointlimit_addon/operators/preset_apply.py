@@ -1,0 +1,75 @@
+"""``pose.jointlimit_preset_apply``: set joint limits on the selected bones from a preset."""
+
+import bpy
+from bpy.props import BoolProperty, StringProperty
+
+from .. import presets
+from ._common import pose_mode_problem, selected_pose_bones
+
+
+def _rpt(template, **values):
+    return bpy.app.translations.pgettext_rpt(template).format(**values)
+
+
+class POSE_OT_jointlimit_preset_apply(bpy.types.Operator):
+    """Set the selected bones' joint limits from a preset (right-side bones get the mirrored ranges)"""
+
+    bl_idname = "pose.jointlimit_preset_apply"
+    bl_label = "Apply Joint Limit Preset"
+    bl_options = {"REGISTER", "UNDO"}
+
+    preset: StringProperty(
+        name="Preset",
+        description="JOINT:<key> or CHAIN:<key> of the built-in table, or USER:<name> of a saved preset",
+        default="",
+    )
+    mirror_right: BoolProperty(
+        name="Mirror Right Side",
+        description="Give right-side bones (.R, _R, Right) the mirrored ranges of the left-side preset",
+        default=True,
+    )
+    flip_x: BoolProperty(
+        name="Flip Flexion",
+        description="Reverse the bend about local X, for rigs whose bones bend the other way round X",
+        default=False,
+    )
+
+    @classmethod
+    def poll(cls, context):
+        problem = pose_mode_problem(context)
+        if problem:
+            cls.poll_message_set(problem)
+        return problem is None
+
+    @classmethod
+    def description(cls, context, properties):
+        tip = presets.preset_label(properties.preset)[1] if properties.preset else cls.__doc__
+        return bpy.app.translations.pgettext_tip(tip)
+
+    def _plan(self, bones):
+        group, _, ident = self.preset.partition(":")
+        if group == "JOINT":
+            entry = presets.builtin_entry(ident)
+            return [(pb, entry) for pb in bones]
+        if group == "CHAIN":
+            return [(pb, presets.builtin_entry(key)) for pb, key in presets.chain_plan(bones, ident)]
+        if group == "USER":
+            entry = presets.load_user_preset(ident)
+            return [(pb, entry) for pb in bones]
+        raise presets.PresetError("Unknown preset '{preset}'", preset=self.preset)
+
+    def execute(self, context):
+        bones = selected_pose_bones(context)
+        if not bones:
+            self.report({"ERROR"}, _rpt("Select the bones to set"))
+            return {"CANCELLED"}
+        try:
+            plan = self._plan(bones)
+            mirrored = sum(presets.apply_entry(pb, entry, self.mirror_right, self.flip_x) for pb, entry in plan)
+        except presets.PresetError as exc:
+            self.report({"ERROR"}, exc.translated())
+            return {"CANCELLED"}
+        label = bpy.app.translations.pgettext_iface(presets.preset_label(self.preset)[0])
+        self.report({"INFO"}, _rpt("Set {count} bones from '{preset}' ({mirrored} mirrored for the right side)",
+                                   count=len(plan), preset=label, mirrored=mirrored))
+        return {"FINISHED"}

@@ -1,0 +1,57 @@
+"""``pose.jointlimit_preset_save``: save the active bone's joint limit as a user preset (JSON)."""
+
+import bpy
+from bpy.props import StringProperty
+
+from .. import bone_limits, presets
+from ._common import pose_mode_problem
+
+
+def _rpt(template, **values):
+    return bpy.app.translations.pgettext_rpt(template).format(**values)
+
+
+class POSE_OT_jointlimit_preset_save(bpy.types.Operator):
+    """Save the active bone's joint limit as a user preset, listed in the preset menu (as written, for its side)"""
+
+    bl_idname = "pose.jointlimit_preset_save"
+    bl_label = "Save Joint Limit Preset"
+    bl_options = {"REGISTER"}
+
+    name: StringProperty(
+        name="Name",
+        description="Name of the preset (letters, digits, spaces and _ - ( ) .); a preset of the same name is replaced",
+        default="",
+    )
+
+    @classmethod
+    def poll(cls, context):
+        problem = pose_mode_problem(context) or (None if context.active_pose_bone else "No active bone")
+        if problem:
+            cls.poll_message_set(problem)
+        return problem is None
+
+    def invoke(self, context, event):
+        if not self.name:
+            self.name = context.active_pose_bone.name
+        return context.window_manager.invoke_props_dialog(self)
+
+    def execute(self, context):
+        pb = context.active_pose_bone
+        error = bone_limits.settings_error(pb.jointlimit)
+        if error:
+            self.report({"ERROR"}, _rpt("The limit of '{bone}' is invalid: {error}", bone=pb.name, error=error))
+            return {"CANCELLED"}
+        try:
+            name = presets.check_name(self.name)
+            replaced = name in presets.user_preset_names()
+            path = presets.save_user_preset(name, presets.entry_from_settings(pb.jointlimit))
+        except presets.PresetError as exc:
+            self.report({"ERROR"}, exc.translated())
+            return {"CANCELLED"}
+        except OSError as exc:
+            self.report({"ERROR"}, _rpt("Could not write the preset: {error}", error=exc.strerror or str(exc)))
+            return {"CANCELLED"}
+        template = "Replaced preset '{name}' ({path})" if replaced else "Saved preset '{name}' ({path})"
+        self.report({"INFO"}, _rpt(template, name=name, path=str(path)))
+        return {"FINISHED"}

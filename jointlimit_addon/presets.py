@@ -1,0 +1,387 @@
+"""Joint-limit presets: the built-in table (``presets_data``), user presets as JSON, and applying
+them to pose bones with the side mirrored.
+
+A preset entry is a dict of settings with angles in degrees (see ``FIELDS``), written for the LEFT
+side. Applying it to a right-side bone (``bpy.utils.flip_name`` changes the name and it has a
+``.R``/``_R``/``Right`` token) mirrors it with the rules of ``settings_io.mirror_settings``: Z and
+twist ranges negated and swapped (also a hinge about Z, the Euler Y and Z ranges, polygon s and
+bulge).
+
+Chain presets split the selected bones into parent-child chains and give each chain's bones the
+listed joints from the root down, so selecting both arms and choosing *Arm* sets shoulder, elbow
+and wrist on both sides in one go.
+
+User presets live in ``extension_path_user(<add-on>, path="presets")`` as ``<name>.json``:
+``{"format": "jointlimit-preset", "version": 1, "name": ..., "joint": {entry}}``.
+"""
+
+import json
+import math
+import pathlib
+import re
+
+import bpy
+
+from .presets_data import CHAINS, JOINTS
+
+ADDON_PACKAGE = __package__
+FORMAT = "jointlimit-preset"
+VERSION = 1
+MAX_NAME = 64
+NAME_RE = re.compile(r"^[\w][\w \-().]*$")  # letters of any script, digits, _ - ( ) . and spaces
+_RIGHT_TOKEN = re.compile(r"(^|[._\- ])r($|[._\- \d])|right", re.IGNORECASE)
+
+KINDS = ("SWING_TWIST", "HINGE", "EULER", "EULER_MULTI", "QUAT_SWING")
+SHAPES = ("RECT", "ELLIPSE", "OVAL", "SUPERELLIPSE", "POLYGON")
+CORRECTIONS = ("OPTIMAL", "SIMPLE")
+EULER_ORDERS = ("XYZ", "XZY", "YXZ", "YZX", "ZXY", "ZYX")
+# field -> kind of value: "range" (lo, hi) degrees, "range3" [3] degrees, "angle" degrees,
+# "twist" range or null, "bool", "enum" (allowed values), "exponent", "outline"
+FIELDS = {
+    "kind": KINDS, "shape": SHAPES, "correction": CORRECTIONS, "hinge_axis": ("X", "Z"), "euler_order": EULER_ORDERS,
+    "swing_x": "range", "swing_z": "range", "hinge": "range", "twist": "twist", "fix_twist": "bool",
+    "euler_min": "range3", "euler_max": "range3", "quat_swing_max": "angle", "exponent": "exponent",
+    "outline": "outline",
+}
+
+
+class PresetError(ValueError):
+    """A ``ValueError`` whose message is a translatable template plus values."""
+
+    def __init__(self, template, **values):
+        self.template = template
+        self.values = values
+        super().__init__(template.format(**values))
+
+    def translated(self):
+        return bpy.app.translations.pgettext_rpt(self.template).format(**self.values)
+
+
+# --- names and sides ------------------------------------------------------------------------------
+
+
+def check_name(name):
+    """The preset name stripped, or ``PresetError`` saying why it cannot be a file name."""
+    name = (name or "").strip()
+    if not name:
+        raise PresetError("The preset name is empty")
+    if len(name) > MAX_NAME:
+        raise PresetError("The preset name is longer than {limit} characters", limit=MAX_NAME)
+    if not NAME_RE.match(name):
+        raise PresetError("Invalid preset name '{name}': use letters, digits, spaces and _ - ( ) . only",
+                          name=name)
+    return name
+
+
+def is_right_side(name):
+    """Whether a bone name is the right-side one of a mirrored pair (``.R``, ``_R``, ``Right``...)."""
+    flipped = bpy.utils.flip_name(name)
+    return flipped != name and bool(_RIGHT_TOKEN.search(name)) and not _RIGHT_TOKEN.search(flipped)
+
+
+# --- entries --------------------------------------------------------------------------------------
+
+
+def _numbers(value, count, field):
+    if not isinstance(value, (list, tuple)) or len(value) != count:
+        raise PresetError("Field '{field}' must be a list of {count} numbers", field=field, count=count)
+    out = []
+    for v in value:
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+            raise PresetError("Field '{field}' must be a list of {count} numbers", field=field, count=count)
+        out.append(float(v))
+    return out
+
+
+def validate_entry(entry):
+    """A checked copy of a preset entry; ``PresetError`` naming the first bad field."""
+    if not isinstance(entry, dict):
+        raise PresetError("A preset must be a JSON object of settings")
+    if entry.get("kind") not in KINDS:
+        raise PresetError("Field 'kind' must be one of {allowed}", allowed=", ".join(KINDS))
+    out = {}
+    for field, value in entry.items():
+        spec = FIELDS.get(field)
+        if spec is None:
+            raise PresetError("Unknown preset field '{field}'", field=field)
+        if isinstance(spec, tuple):
+            if value not in spec:
+                raise PresetError("Field '{field}' must be one of {allowed}", field=field, allowed=", ".join(spec))
+        elif spec in ("range", "twist"):
+            if value is None and spec == "twist":
+                out[field] = None
+                continue
+            lo, hi = _numbers(value, 2, field)
+            bound = 180.0 if field in ("twist", "hinge") else 179.0
+            if not (-bound <= lo < hi <= bound or (spec == "twist" and -bound <= lo <= hi <= bound)):
+                raise PresetError("Field '{field}' must have -{bound} <= min < max <= {bound} degrees",
+                                  field=field, bound=int(bound))
+            value = [lo, hi]
+        elif spec == "range3":
+            value = _numbers(value, 3, field)
+            if any(abs(v) > 180.0 for v in value):
+                raise PresetError("Field '{field}' must lie within -180 and 180 degrees", field=field)
+        elif spec == "angle":
+            (value,) = _numbers([value], 1, field)
+            if not 0.0 <= value <= 179.0:
+                raise PresetError("Field '{field}' must lie within 0 and 179 degrees", field=field)
+        elif spec == "bool":
+            if not isinstance(value, bool):
+                raise PresetError("Field '{field}' must be true or false", field=field)
+        elif spec == "exponent":
+            value = _numbers(value, 2, field)
+            if any(not 1.0 <= v <= 64.0 for v in value):
+                raise PresetError("Field '{field}' must lie within 1 and 64", field=field)
+        elif spec == "outline":
+            if not isinstance(value, (list, tuple)):
+                raise PresetError("Field '{field}' must be a list of [swing z, swing x, bulge] vertices", field=field)
+            value = [_numbers(p, 3, field) for p in value]
+        out[field] = value
+    if "euler_min" in out and "euler_max" in out and any(a >= b for a, b in zip(out["euler_min"], out["euler_max"])):
+        raise PresetError("Each value of 'euler_min' must be below the one of 'euler_max'")
+    return out
+
+
+def _neg_range(rng):
+    return None if rng is None else [-rng[1], -rng[0]]
+
+
+def mirror_entry(entry):
+    """The entry for the other side, with the rules of ``settings_io.mirror_settings``."""
+    out = dict(entry)
+    for field in ("swing_z", "twist"):
+        if field in out:
+            out[field] = _neg_range(out[field])
+    if out.get("hinge_axis") == "Z" and "hinge" in out:
+        out["hinge"] = _neg_range(out["hinge"])
+    if "euler_min" in out and "euler_max" in out:
+        lo, hi = out["euler_min"], out["euler_max"]
+        out["euler_min"], out["euler_max"] = [lo[0], -hi[1], -hi[2]], [hi[0], -lo[1], -lo[2]]
+    if "outline" in out:
+        out["outline"] = [[-z, x, -b] for z, x, b in out["outline"]]
+    return out
+
+
+def flip_flexion(entry):
+    """The entry with the bend about local X reversed (for rigs whose X axis points the other way)."""
+    out = dict(entry)
+    if "swing_x" in out:
+        out["swing_x"] = _neg_range(out["swing_x"])
+    if out.get("hinge_axis", "X") == "X" and "hinge" in out:
+        out["hinge"] = _neg_range(out["hinge"])
+    if "euler_min" in out and "euler_max" in out:
+        lo, hi = out["euler_min"], out["euler_max"]
+        out["euler_min"], out["euler_max"] = [-hi[0], lo[1], lo[2]], [-lo[0], hi[1], hi[2]]
+    if "outline" in out:
+        out["outline"] = [[z, -x, -b] for z, x, b in out["outline"]]
+    return out
+
+
+def _set_range(settings, field, rng):
+    lo, hi = (math.radians(v) for v in rng)
+    setattr(settings, f"{field}_min", lo)
+    setattr(settings, f"{field}_max", hi)
+
+
+def write_entry(settings, entry):
+    """Enable the limit and set the entry's fields (degrees) on ``PoseBone.jointlimit``."""
+    entry = validate_entry(entry)
+    settings.enabled = True
+    settings.kind = entry["kind"]
+    for field in ("shape", "correction", "hinge_axis", "euler_order", "fix_twist"):
+        if field in entry:
+            setattr(settings, field, entry[field])
+    for field in ("swing_x", "swing_z", "hinge"):
+        if field in entry:
+            _set_range(settings, field, entry[field])
+    if entry["kind"] in ("SWING_TWIST", "QUAT_SWING"):
+        twist = entry.get("twist")
+        settings.use_twist_limit = twist is not None
+        if twist is not None:
+            _set_range(settings, "twist", twist)
+        if "fix_twist" not in entry:
+            settings.fix_twist = False
+    for field in ("euler_min", "euler_max"):
+        if field in entry:
+            setattr(settings, field, [math.radians(v) for v in entry[field]])
+    if "quat_swing_max" in entry:
+        settings.quat_swing_max = math.radians(entry["quat_swing_max"])
+    if "exponent" in entry:
+        settings.exponent = entry["exponent"]
+    if "outline" in entry:
+        settings.outline.clear()
+        for z, x, bulge in entry["outline"]:
+            point = settings.outline.add()
+            point.swing_z, point.swing_x, point.bulge = math.radians(z), math.radians(x), bulge
+        settings.outline_index = 0
+
+
+def _deg_pair(lo, hi):
+    return [round(math.degrees(lo), 6), round(math.degrees(hi), 6)]
+
+
+def entry_from_settings(settings):
+    """Every setting of ``PoseBone.jointlimit`` as a preset entry (degrees)."""
+    return {
+        "kind": settings.kind,
+        "shape": settings.shape,
+        "correction": settings.correction,
+        "swing_x": _deg_pair(settings.swing_x_min, settings.swing_x_max),
+        "swing_z": _deg_pair(settings.swing_z_min, settings.swing_z_max),
+        "twist": _deg_pair(settings.twist_min, settings.twist_max) if settings.use_twist_limit else None,
+        "fix_twist": settings.fix_twist,
+        "hinge_axis": settings.hinge_axis,
+        "hinge": _deg_pair(settings.hinge_min, settings.hinge_max),
+        "euler_order": settings.euler_order,
+        "euler_min": [round(math.degrees(v), 6) for v in settings.euler_min],
+        "euler_max": [round(math.degrees(v), 6) for v in settings.euler_max],
+        "quat_swing_max": round(math.degrees(settings.quat_swing_max), 6),
+        "exponent": list(settings.exponent),
+        "outline": [[round(math.degrees(p.swing_z), 6), round(math.degrees(p.swing_x), 6), p.bulge]
+                    for p in settings.outline],
+    }
+
+
+def builtin_entry(key):
+    joint = JOINTS.get(key)
+    if joint is None:
+        raise PresetError("Unknown joint preset '{key}'", key=key)
+    return {k: v for k, v in joint.items() if k not in ("label", "description")}
+
+
+def apply_entry(pose_bone, entry, mirror_right=True, flip_x=False):
+    """Write a LEFT-side entry to a bone, mirrored when it is a right-side bone; returns whether
+    it was mirrored."""
+    mirrored = mirror_right and is_right_side(pose_bone.name)
+    if flip_x:
+        entry = flip_flexion(entry)
+    if mirrored:
+        entry = mirror_entry(entry)
+    write_entry(pose_bone.jointlimit, entry)
+    return mirrored
+
+
+# --- chains ---------------------------------------------------------------------------------------
+
+
+def split_chains(pose_bones):
+    """The bones as parent-child chains, each from its root down; ``PresetError`` when a selected
+    bone has two selected children (a branch: select one limb or finger per chain)."""
+    chosen = {pb.name: pb for pb in pose_bones}
+    children = {}
+    for pb in pose_bones:
+        parent = pb.parent
+        if parent is not None and parent.name in chosen:
+            children.setdefault(parent.name, []).append(pb)
+    for name, kids in children.items():
+        if len(kids) > 1:
+            raise PresetError("Bone '{name}' has several selected children: select separate chains",
+                              name=name)
+    chains = []
+    for pb in pose_bones:
+        if pb.parent is not None and pb.parent.name in chosen:
+            continue
+        chain = [pb]
+        while chain[-1].name in children:
+            chain.append(children[chain[-1].name][0])
+        chains.append(chain)
+    return sorted(chains, key=lambda c: c[0].name)
+
+
+def chain_plan(pose_bones, chain_key):
+    """``[(pose bone, joint key)]`` for a chain preset applied to the selected bones."""
+    chain_preset = CHAINS.get(chain_key)
+    if chain_preset is None:
+        raise PresetError("Unknown chain preset '{key}'", key=chain_key)
+    joints = chain_preset["joints"]
+    plan = []
+    for chain in split_chains(pose_bones):
+        if len(chain) > len(joints):
+            raise PresetError("The chain from '{root}' has {count} bones; '{preset}' sets at most {most}",
+                              root=chain[0].name, count=len(chain), preset=chain_preset["label"], most=len(joints))
+        plan.extend(zip(chain, joints))
+    return plan
+
+
+# --- user presets ---------------------------------------------------------------------------------
+
+
+def user_dir(create=False):
+    return pathlib.Path(bpy.utils.extension_path_user(ADDON_PACKAGE, path="presets", create=create))
+
+
+def user_preset_names():
+    """Names of the saved user presets, sorted (none when the folder does not exist yet)."""
+    try:
+        folder = user_dir(create=False)
+    except ValueError:  # not running as an installed extension
+        return []
+    if not folder.is_dir():
+        return []
+    return sorted(p.stem for p in folder.glob("*.json"))
+
+
+def save_user_preset(name, entry):
+    """Write ``entry`` as the user preset ``name``; returns the file path."""
+    name = check_name(name)
+    entry = validate_entry(entry)
+    path = user_dir(create=True) / f"{name}.json"
+    data = {"format": FORMAT, "version": VERSION, "name": name, "joint": entry}
+    path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return path
+
+
+def load_user_preset(name):
+    """The checked entry of a saved user preset; ``PresetError`` for a missing file, bad JSON or
+    bad settings, naming the preset."""
+    name = check_name(name)
+    path = user_dir(create=False) / f"{name}.json"
+    if not path.is_file():
+        raise PresetError("No user preset named '{name}'", name=name)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError:
+        raise PresetError("Preset '{name}' is not UTF-8 text", name=name) from None
+    except json.JSONDecodeError as exc:
+        raise PresetError("Preset '{name}' is not valid JSON: {error} (line {line}, column {column})",
+                          name=name, error=exc.msg, line=exc.lineno, column=exc.colno) from None
+    if not isinstance(data, dict) or data.get("format") != FORMAT or "joint" not in data:
+        raise PresetError("Preset '{name}' is not a JointLimit preset (expected \"format\": \"{format}\" "
+                          "and a \"joint\" object)", name=name, format=FORMAT)
+    try:
+        return validate_entry(data["joint"])
+    except PresetError as exc:
+        raise PresetError("Preset '{name}': {problem}", name=name, problem=exc.translated()) from None
+
+
+# --- menu -----------------------------------------------------------------------------------------
+
+APPLY_OP = "pose.jointlimit_preset_apply"
+
+
+def preset_label(key):
+    """The menu label and tooltip of a preset key (``JOINT:NECK``, ``CHAIN:ARM``, ``USER:name``)."""
+    group, _, ident = key.partition(":")
+    table = {"JOINT": JOINTS, "CHAIN": CHAINS}.get(group, {})
+    if ident in table:
+        return table[ident]["label"], table[ident]["description"]
+    return ident, "A preset you saved (applied to every selected bone)"
+
+
+def draw_menu(layout):
+    """The preset menu: joints, chains, user presets and *Save Preset*."""
+    layout.label(text="Joints")
+    for key, joint in JOINTS.items():
+        layout.operator(APPLY_OP, text=joint["label"]).preset = f"JOINT:{key}"
+    layout.separator()
+    layout.label(text="Chains")
+    for key, chain in CHAINS.items():
+        layout.operator(APPLY_OP, text=chain["label"]).preset = f"CHAIN:{key}"
+    names = user_preset_names()
+    if names:
+        layout.separator()
+        layout.label(text="User Presets")
+        for name in names:
+            layout.operator(APPLY_OP, text=name, translate=False).preset = f"USER:{name}"
+    layout.separator()
+    layout.operator("pose.jointlimit_preset_save", icon="ADD")

@@ -1,0 +1,506 @@
+"""Japanese (``ja_JP``) user interface, registered with ``bpy.app.translations``.
+
+``MESSAGES`` maps English text (whitespace collapsed) to Japanese. ``build_dictionary`` turns it
+into Blender's ``{locale: {(context, msgid): text}}``: every message in the default context ``*``
+(property names and descriptions, enum items, panel and menu labels, layout texts, tooltips,
+reports) and the operators' labels also in ``Operator`` (``contexts.operator_default``), where
+Blender looks up operator names. Operator tooltips come from docstrings, which Blender keeps
+verbatim (line breaks and indentation included), so those exact strings are added as msgids too.
+
+Reports: Blender translates the text given to ``Operator.report`` (as a report message), so
+fixed report strings are covered by this table. Messages built with f-strings cannot match a
+msgid; the preset operators translate their templates with ``pgettext_rpt`` before formatting,
+the older operators' formatted reports and error texts from the core stay in English.
+"""
+
+import bpy
+
+LOCALE = "ja_JP"
+
+MESSAGES = {
+    # --- panels, menus, layout texts -------------------------------------------------------------
+    "Joint Limit": "関節制限",
+    "Joint Limits": "関節制限",
+    "JointLimit": "JointLimit",
+    "Joint Limit Presets": "関節制限プリセット",
+    "No active bone": "アクティブなボーンがありません",
+    "Inside the limit": "制限の内側",
+    "Outside the limit": "制限の外側",
+    "Max": "最大",
+    "Z": "Z",
+    "X": "X",
+    "-X": "-X",
+    "-Z": "-Z",
+    "Active": "アクティブ",
+    "Outline from Ranges": "範囲から輪郭を作成",
+    "Joints": "関節",
+    "Chains": "チェーン",
+    "User Presets": "ユーザープリセット",
+    # --- per-bone settings -------------------------------------------------------------------------
+    "JointLimit settings of this bone": "このボーンの JointLimit 設定",
+    "Scene-wide JointLimit options": "シーン全体の JointLimit オプション",
+    "Enabled": "有効",
+    "Limit this bone's rotation": "このボーンの回転を制限します",
+    "Kind": "種類",
+    "How the rotation is limited": "回転を制限する方式",
+    "Swing & Twist": "スイングとひねり",
+    "Swing limited on the stereographic (s, t) plane, twist about the bone":
+        "立体射影の (s, t) 平面上でスイングを制限し、ボーン軸まわりのひねりも制限します",
+    "Hinge": "ヒンジ",
+    "One axis only (local X), like an elbow or a knee": "肘や膝のように 1 軸（ローカル X）だけで曲がります",
+    "Euler": "オイラー",
+    "Conventional per-axis Euler limits, with a gimbal guard on the middle axis":
+        "従来の軸ごとのオイラー角制限（中間軸にジンバルロック防止の上限付き）",
+    "Euler (Equivalent Ranges)": "オイラー（等価な範囲）",
+    "Euler limits that accept any equivalent Euler triple": "等価なオイラー角の組のどれでも受け入れるオイラー角制限",
+    "Quaternion Swing": "クォータニオン・スイング",
+    "Limit on the swing quaternion's components": "スイング・クォータニオンの成分による制限",
+    "Shape": "形状",
+    "Shape of the allowed swing region": "スイングの可動領域の形",
+    "Rectangle": "矩形",
+    "Rectangle on the (s, t) plane": "(s, t) 平面上の矩形",
+    "Ellipse": "楕円",
+    "Ellipse inscribed in the rectangle": "矩形に内接する楕円",
+    "Oval": "長円",
+    "Stadium: two half circles joined by straight edges": "2 つの半円を直線でつないだ長円（トラック形）",
+    "Superellipse": "超楕円",
+    "Between the ellipse and the rectangle, set by the exponents": "楕円と矩形の中間の形（指数で調整）",
+    "Polygon": "多角形",
+    "Outline of straight segments and circular arcs": "線分と円弧からなる輪郭",
+    "Correction": "補正",
+    "How a rotation outside the limit is brought back": "制限の外に出た回転の戻し方",
+    "Optimal": "最適",
+    "Nearest allowed direction on the sphere (geodesic)": "球面上で最も近い許容方向（測地線距離）",
+    "Simple": "簡易",
+    "The paper's cheap correction on the plane (can jump for wide ranges)":
+        "論文の平面上での簡易補正（範囲が広いと飛ぶことがあります）",
+    "Swing X Min": "スイング X 最小",
+    "Smallest bend about the bone's local X axis": "ボーンのローカル X 軸まわりの曲げの最小値",
+    "Swing X Max": "スイング X 最大",
+    "Largest bend about the bone's local X axis": "ボーンのローカル X 軸まわりの曲げの最大値",
+    "Swing Z Min": "スイング Z 最小",
+    "Smallest bend about the bone's local Z axis": "ボーンのローカル Z 軸まわりの曲げの最小値",
+    "Swing Z Max": "スイング Z 最大",
+    "Largest bend about the bone's local Z axis": "ボーンのローカル Z 軸まわりの曲げの最大値",
+    "Exponent": "指数",
+    "Superellipse exponents (m for s, n for t); 2 is an ellipse, large values approach the rectangle":
+        "超楕円の指数（s に m、t に n）。2 で楕円、大きいほど矩形に近づきます",
+    "Limit Twist": "ひねりを制限",
+    "Limit the twist about the bone's own axis": "ボーン自身の軸まわりのひねりを制限します",
+    "Twist Min": "ひねり最小",
+    "Smallest twist about the bone's local Y axis": "ボーンのローカル Y 軸まわりのひねりの最小値",
+    "Twist Max": "ひねり最大",
+    "Largest twist about the bone's local Y axis": "ボーンのローカル Y 軸まわりのひねりの最大値",
+    "Fix Twist": "ひねりを固定",
+    "Keep the twist at zero": "ひねりを常に 0 に保ちます",
+    "Hinge Axis": "ヒンジ軸",
+    "Local axis of a hinge joint": "ヒンジ関節のローカル軸",
+    "Bend about local X": "ローカル X 軸まわりに曲げます",
+    "Bend about local Z": "ローカル Z 軸まわりに曲げます",
+    "Hinge Min": "ヒンジ最小",
+    "Smallest hinge angle about local X": "ローカル X 軸まわりのヒンジ角の最小値",
+    "Hinge Max": "ヒンジ最大",
+    "Largest hinge angle about local X": "ローカル X 軸まわりのヒンジ角の最大値",
+    "Euler Order": "オイラー角の順序",
+    "Order of the Euler angles": "オイラー角の回転順序",
+    "XYZ": "XYZ",
+    "XZY": "XZY",
+    "YXZ": "YXZ",
+    "YZX": "YZX",
+    "ZXY": "ZXY",
+    "ZYX": "ZYX",
+    "Euler order XYZ": "オイラー角の順序 XYZ",
+    "Euler order XZY": "オイラー角の順序 XZY",
+    "Euler order YXZ": "オイラー角の順序 YXZ",
+    "Euler order YZX": "オイラー角の順序 YZX",
+    "Euler order ZXY": "オイラー角の順序 ZXY",
+    "Euler order ZYX": "オイラー角の順序 ZYX",
+    "Euler Min": "オイラー角最小",
+    "Smallest Euler angles (X, Y, Z)": "オイラー角の最小値（X, Y, Z）",
+    "Euler Max": "オイラー角最大",
+    "Largest Euler angles (X, Y, Z)": "オイラー角の最大値（X, Y, Z）",
+    "Outline": "輪郭",
+    "Vertices of the POLYGON outline, in order": "多角形の輪郭の頂点（順番どおり）",
+    "Active Outline Vertex": "アクティブな輪郭頂点",
+    "Selected outline vertex": "選択中の輪郭頂点",
+    "Swing Max": "スイング最大",
+    "Largest swing angle of the quaternion-swing cone": "クォータニオン・スイングの円錐の最大スイング角",
+    "Swing Z": "スイング Z",
+    "Bend about local Z at this outline vertex (sets s)": "この輪郭頂点でのローカル Z 軸まわりの曲げ（s を決めます）",
+    "Swing X": "スイング X",
+    "Bend about local X at this outline vertex (sets t)": "この輪郭頂点でのローカル X 軸まわりの曲げ（t を決めます）",
+    "Bulge": "膨らみ",
+    "Arc of the edge to the next vertex: 0 straight, 1 half circle, negative bends the other way":
+        "次の頂点までの辺の弧：0 で直線、1 で半円、負の値で反対側に曲がります",
+    "Name": "名前",
+    # --- scene settings ------------------------------------------------------------------------------
+    "Live Limits": "ライブ制限",
+    "Keep limited bones inside their limits while you pose them (R, trackball, typed values)":
+        "ポーズ中（R、トラックボール、数値入力）も制限付きボーンを制限内に保ちます",
+    "Clamp Playback": "再生時に制限",
+    "Clamp limited bones on every frame during playback and rendering": "再生とレンダリングの毎フレームで制限付きボーンを制限内に戻します",
+    "All Limited Bones": "すべての制限付きボーン",
+    "Operators act on every limited bone instead of the selected ones": "選択中のボーンではなく、すべての制限付きボーンに実行します",
+    "Show Limits": "制限を表示",
+    "Draw the joint limits in the 3D Viewport in Pose Mode": "ポーズモードで関節制限を 3D ビューポートに表示します",
+    "Bones": "ボーン",
+    "Which limited bones the viewport overlay draws": "ビューポートのオーバーレイに表示する制限付きボーン",
+    "Selected": "選択中",
+    "Draw the limits of the selected limited bones": "選択中の制限付きボーンの制限を表示します",
+    "All": "すべて",
+    "Draw the limits of every limited bone of the armature": "アーマチュアのすべての制限付きボーンの制限を表示します",
+    "Cone": "円錐",
+    "Fill the cone from the joint to the outline of the allowed swing": "関節からスイング可動域の輪郭までの円錐を塗ります",
+    "Twist Arc": "ひねりの弧",
+    "Draw the allowed twist as an arc around the bone": "許容されるひねりをボーンのまわりの弧で表示します",
+    "Opacity": "不透明度",
+    "Opacity of the overlay's cone (lines are drawn more opaque)": "オーバーレイの円錐の不透明度（線はより濃く描かれます）",
+    "Size": "サイズ",
+    "Radius of the overlay sphere as a multiple of the bone length": "オーバーレイの球の半径（ボーンの長さに対する倍率）",
+    # --- operators -------------------------------------------------------------------------------------
+    "JointLimit Info": "JointLimit 情報",
+    "Print JointLimit's version, its operators and the limited bones of the scene":
+        "JointLimit のバージョン、オペレーター、シーンの制限付きボーンを表示します",
+    "Apply Joint Limits": "関節制限を適用",
+    "Clamp the rotation of the selected limited bones to their joint limits": "選択中の制限付きボーンの回転を関節制限内に収めます",
+    "Clamp every limited bone, not only the selected ones": "選択中のボーンだけでなく、すべての制限付きボーンを制限内に収めます",
+    "Bake Joint Limits": "関節制限をベイク",
+    "Evaluate the animation over a frame range and key the clamped rotation of the limited bones on every frame":
+        "フレーム範囲のアニメーションを評価し、制限内に収めた回転を毎フレームにキーとして挿入します",
+    "Start Frame": "開始フレーム",
+    "First frame to bake": "ベイクする最初のフレーム",
+    "End Frame": "終了フレーム",
+    "Last frame to bake": "ベイクする最後のフレーム",
+    "Bake every limited bone, not only the selected ones": "選択中のボーンだけでなく、すべての制限付きボーンをベイクします",
+    "Joint Limits from Constraints": "コンストレイントから関節制限へ",
+    "Turn the Limit Rotation constraints or IK limits of the selected bones into joint limits (s = tan(angle/2))":
+        "選択中のボーンの回転制限コンストレイントまたは IK 制限を関節制限に変換します（s = tan(角度/2)）",
+    "Source": "変換元",
+    "Which Blender limits to convert": "変換する Blender の制限",
+    "Auto": "自動",
+    "Limit Rotation constraint if the bone has one, otherwise its IK limits":
+        "回転制限コンストレイントがあればそれを、なければ IK 制限を使います",
+    "Limit Rotation": "回転制限",
+    "Limit Rotation constraints in local space": "ローカル空間の回転制限コンストレイント",
+    "IK Limits": "IK 制限",
+    "The bone's IK limits and locks": "ボーンの IK 制限とロック",
+    "Old Constraints": "元のコンストレイント",
+    "What to do with the converted Limit Rotation constraints": "変換した回転制限コンストレイントの扱い",
+    "Keep": "残す",
+    "Leave them as they are": "そのまま残します",
+    "Mute": "ミュート",
+    "Disable them": "無効にします",
+    "Remove": "削除",
+    "Delete them": "削除します",
+    "All Bones": "すべてのボーン",
+    "Convert every bone of the armature, not only the selected ones": "選択中だけでなく、アーマチュアのすべてのボーンを変換します",
+    "Joint Limits to Constraints": "関節制限からコンストレイントへ",
+    "Add Limit Rotation constraints that approximate the joint limits with Euler ranges, for pipelines that need Blender constraints":
+        "関節制限をオイラー角の範囲で近似した回転制限コンストレイントを追加します（Blender のコンストレイントが必要な工程向け）",
+    "Convert every limited bone, not only the selected ones": "選択中だけでなく、すべての制限付きボーンを変換します",
+    "Disable Joint Limits": "関節制限を無効化",
+    "Turn off the converted joint limits": "変換した関節制限をオフにします",
+    "Copy Joint Limit to Selected": "関節制限を選択ボーンにコピー",
+    "Copy the active bone's joint-limit settings to the other selected bones": "アクティブなボーンの関節制限の設定を他の選択ボーンにコピーします",
+    "Mirror Joint Limits": "関節制限をミラー",
+    "Copy the selected bones' joint limits to their mirror bones (.L/.R, _L/_R, Left/Right) with the signs mirrored across X":
+        "選択ボーンの関節制限を反対側のボーン（.L/.R、_L/_R、Left/Right）に X 軸で符号を反転してコピーします",
+    "Edit Polygon Outline": "多角形の輪郭を編集",
+    "Add or remove vertices of the active bone's polygon outline": "アクティブなボーンの多角形の輪郭に頂点を追加・削除します",
+    "Action": "操作",
+    "What to do with the outline": "輪郭に対して行う操作",
+    "Add Vertex": "頂点を追加",
+    "Add a vertex after the active one": "アクティブな頂点の後に頂点を追加します",
+    "Remove Vertex": "頂点を削除",
+    "Remove the active vertex": "アクティブな頂点を削除します",
+    "From Ranges": "範囲から",
+    "Replace the outline by the rectangle of the swing ranges": "輪郭をスイング範囲の矩形で置き換えます",
+    "Apply Joint Limit Preset": "関節制限プリセットを適用",
+    "Set the selected bones' joint limits from a preset (right-side bones get the mirrored ranges)":
+        "プリセットから選択ボーンの関節制限を設定します（右側のボーンにはミラーした範囲を設定）",
+    "Preset": "プリセット",
+    "JOINT:<key> or CHAIN:<key> of the built-in table, or USER:<name> of a saved preset":
+        "組み込み表の JOINT:<キー> または CHAIN:<キー>、保存したプリセットの USER:<名前>",
+    "Mirror Right Side": "右側をミラー",
+    "Give right-side bones (.R, _R, Right) the mirrored ranges of the left-side preset":
+        "右側のボーン（.R、_R、Right）には左側用プリセットをミラーした範囲を設定します",
+    "Flip Flexion": "屈曲を反転",
+    "Reverse the bend about local X, for rigs whose bones bend the other way round X":
+        "ローカル X 軸まわりの曲げの向きを反転します（X 軸の向きが逆のリグ向け）",
+    "Save Joint Limit Preset": "関節制限プリセットを保存",
+    "Save the active bone's joint limit as a user preset, listed in the preset menu (as written, for its side)":
+        "アクティブなボーンの関節制限をユーザープリセットとして保存し、プリセットメニューに表示します（そのボーンの側のまま保存）",
+    "Name of the preset (letters, digits, spaces and _ - ( ) .); a preset of the same name is replaced":
+        "プリセットの名前（文字・数字・空白と _ - ( ) .）。同じ名前のプリセットは置き換えられます",
+    "Limb IK": "四肢 IK",
+    "Pose an arm or leg by its end bone with exact analytic IK: drag the target, wheel or Ctrl+drag turns the elbow/knee":
+        "末端ボーンで腕や脚を解析的 IK でポーズ付けします：ターゲットをドラッグ、ホイールまたは Ctrl+ドラッグで肘・膝を回します",
+    "Target": "ターゲット",
+    "Where the end bone's head goes, in armature space": "末端ボーンのヘッドの目標位置（アーマチュア空間）",
+    "Swivel": "スイベル角",
+    "Rotation of the elbow/knee about the root-to-target axis": "付け根からターゲットへの軸まわりの肘・膝の回転",
+    "Use Orientation": "向きを使用",
+    "Also rotate the end bone to Target Rotation": "末端ボーンもターゲット回転に合わせて回転させます",
+    "Target Rotation": "ターゲット回転",
+    "Armature-space rotation of the end bone (w, x, y, z)": "末端ボーンのアーマチュア空間での回転（w, x, y, z）",
+    "Use Limits": "制限を使用",
+    "Respect the bones' joint limits and hinge range": "ボーンの関節制限とヒンジの範囲を守ります",
+    "Axis of the middle joint in the lower bone's space": "下側ボーンの空間での中間関節の軸",
+    "From the rest-pose bend (local X when straight)": "レストポーズの曲がりから判定（まっすぐならローカル X）",
+    "Local +X": "ローカル +X",
+    "Local -X": "ローカル -X",
+    "Local +Z": "ローカル +Z",
+    "Local -Z": "ローカル -Z",
+    "Smooth Motion": "なめらかな動き",
+    "Replace the motion between the selected bones' key poses by a smooth, limit-respecting one, keyed on every frame":
+        "選択ボーンのキーポーズ間の動きを、制限を守るなめらかな動きに置き換え、毎フレームにキーを打ちます",
+    "First frame of the range to use": "使用する範囲の最初のフレーム",
+    "Last frame of the range to use": "使用する範囲の最後のフレーム",
+    "Profile": "プロファイル",
+    "What the motion minimises": "動きで最小化する量",
+    "Minimum Acceleration": "加速度最小",
+    "Cubic: least integrated squared angular acceleration [004 eq.5]": "3 次式：角加速度の 2 乗積分が最小 [004 eq.5]",
+    "Minimum Jerk": "躍度最小",
+    "Quintic: least integrated squared jerk (Flash & Hogan)": "5 次式：躍度の 2 乗積分が最小（Flash & Hogan）",
+    "Via Points": "経由点",
+    "Pass through the keys between the first and the last (otherwise stop at each)":
+        "最初と最後の間のキーを通過します（オフなら各キーで停止）",
+    "Channels": "チャンネル",
+    "Which numbers are interpolated": "補間する値",
+    "Swing on the limit's (s, t) plane and twist angle: follows the limit region": "制限の (s, t) 平面上のスイングとひねり角：可動領域に沿います",
+    "Euler angles in the bone's order (XYZ for quaternion bones), unwrapped across ±180°":
+        "ボーンの順序のオイラー角（クォータニオンのボーンは XYZ）、±180° をまたいで連続化",
+    "Step": "間隔",
+    "Key every Nth frame (key poses are always kept)": "N フレームごとにキーを打ちます（キーポーズは常に残ります）",
+    "CCD IK": "CCD IK",
+    "Drag the tip of a chain (tail, spine, hair) with length-weighted CCD IK that respects joint limits":
+        "長さで重み付けした CCD IK でチェーン（尻尾・背骨・髪）の先端をドラッグします（関節制限を守ります）",
+    "Where the active bone's tail goes, in armature space": "アクティブなボーンのテールの目標位置（アーマチュア空間）",
+    "Chain Length": "チェーンの長さ",
+    "Bones in the chain, ending at the active bone (0 = up to the root)": "アクティブなボーンで終わるチェーンのボーン数（0 = ルートまで）",
+    "Stop at Unconnected": "未接続で止める",
+    "End the chain at the first bone not connected to its parent": "親に接続されていない最初のボーンでチェーンを終えます",
+    "Iterations": "反復回数",
+    "Most CCD sweeps (tip to root)": "CCD の掃引（先端からルートまで）の最大回数",
+    "Tolerance": "許容誤差",
+    "Stop when the tip is this close to the target (0 = 0.1% of the chain length)": "先端がターゲットにこの距離まで近づいたら停止します（0 = チェーン長の 0.1%）",
+    "Length Weights": "長さの重み",
+    "Damp each joint by the length of the chain beyond it [004 eq.1]": "各関節の回転を先のチェーンの長さで減衰させます [004 eq.1]",
+    "Respect the bones' joint limits": "ボーンの関節制限を守ります",
+    "Unit Angle": "単位角",
+    "Largest rotation of a joint per sweep, as in MMD (0 = no cap)": "掃引ごとの関節の最大回転（MMD と同様、0 = 上限なし）",
+    # --- skinning deformer ------------------------------------------------------------------------------
+    "Derive SDEF Parameters": "SDEF パラメーターを導出",
+    "Derive SDEF parameters C, R0, R1 for every vertex on exactly two bones and store them as the mesh attributes jl_sdef_c, jl_sdef_r0, jl_sdef_r1 (other vertices get their own position)":
+        "ちょうど 2 本のボーンに属する頂点ごとに SDEF パラメーター C、R0、R1 を導出し、メッシュ属性 jl_sdef_c、jl_sdef_r0、jl_sdef_r1 に保存します（その他の頂点には自身の位置を入れます）",
+    "Centre": "中心",
+    "Where the rotation centre C of a vertex goes": "頂点の回転中心 C の置き方",
+    "Project": "投影",
+    "C at the foot of the perpendicular from the vertex to the bone line": "頂点からボーンの線へ下ろした垂線の足を C にします",
+    "Joint": "関節",
+    "C at the joint (the child's head) for every vertex": "すべての頂点で C を関節（子のヘッド）にします",
+    "Boundary": "境界",
+    "How the blend boundaries R0 (parent) and R1 (child) of each bone pair are found": "各ボーンの組のブレンド境界 R0（親）と R1（子）の求め方",
+    "Fit": "フィット",
+    "R0, R1 from a least-squares fit of the position along the bones to the weight": "ボーン沿いの位置をウェイトに最小 2 乗フィットして R0、R1 を求めます",
+    "Extent": "範囲",
+    "R0, R1 at the ends of the blend zone along the bones": "ボーン沿いのブレンド領域の両端を R0、R1 にします",
+    "Padding": "余白",
+    "Widen the blend zone [R0, R1] by this fraction of its length at each end": "ブレンド領域 [R0, R1] の両端をその長さのこの割合だけ広げます",
+    "Add SDEF Deformer": "SDEF デフォーマーを追加",
+    "Recompute the mesh's two-bone vertices with SDEF, SBS or Bezier skinning in a geometry-nodes modifier after its Armature modifier (no Python per frame)":
+        "アーマチュアモディファイアーの後のジオメトリノードモディファイアーで、2 ボーンの頂点を SDEF・SBS・ベジエスキニングで再計算します（フレームごとの Python なし）",
+    "SDEF Data": "SDEF データ",
+    "Where the C, R0, R1 parameters come from": "C、R0、R1 パラメーターの取得元",
+    "Automatic": "自動",
+    "mmd_tools SDEF shape keys if present, else the derived jl_sdef_* attributes":
+        "mmd_tools の SDEF シェイプキーがあればそれを、なければ導出した jl_sdef_* 属性を使います",
+    "mmd_tools Shape Keys": "mmd_tools シェイプキー",
+    "C, R0, R1 from the shape keys mmd_sdef_c, mmd_sdef_r0, mmd_sdef_r1": "シェイプキー mmd_sdef_c、mmd_sdef_r0、mmd_sdef_r1 から C、R0、R1 を取得します",
+    "Derived Attributes": "導出した属性",
+    "C, R0, R1 from the attributes written by Derive SDEF Parameters": "「SDEF パラメーターを導出」が書き込んだ属性から C、R0、R1 を取得します",
+    "Mode": "モード",
+    "Skinning of the two-bone vertices (switchable later on the modifier: Mode 0 LBS, 1 SBS, 2 SDEF, 3 Bezier)":
+        "2 ボーンの頂点のスキニング（後でモディファイアーで切替可能：Mode 0 LBS、1 SBS、2 SDEF、3 ベジエ）",
+    "LBS": "LBS",
+    "Linear blend skinning [002 eq.1-3] (what the Armature modifier does)": "線形ブレンドスキニング [002 eq.1-3]（アーマチュアモディファイアーと同じ）",
+    "SBS": "SBS",
+    "Spherical blend skinning about the centre C [002 eq.4-7]": "中心 C まわりの球面ブレンドスキニング [002 eq.4-7]",
+    "SDEF (SBS+)": "SDEF（SBS+）",
+    "SBS+ with boundary correction, equal to MMD's SDEF at blend 0.5 [002 eq.8-22]": "境界補正付きの SBS+。ブレンド 0.5 で MMD の SDEF と同じ [002 eq.8-22]",
+    "Bezier": "ベジエ",
+    "Quadratic Bezier rotation centre through the joint [002 eq.23-26]": "関節を通る 2 次ベジエの回転中心 [002 eq.23-26]",
+    "Blend": "ブレンド",
+    "SDEF blend s [002 eq.22]: 1 = LBS centre, 0 = boundary line": "SDEF のブレンド s [002 eq.22]：1 = LBS の中心、0 = 境界線",
+    "Remove SDEF Deformer": "SDEF デフォーマーを削除",
+    "Remove the SDEF deformer: its modifier, helper object, attributes and the node group if unused (SDEF data such as mmd_tools shape keys or derived attributes stay)":
+        "SDEF デフォーマーを削除します：モディファイアー、補助オブジェクト、属性、未使用ならノードグループも（mmd_tools のシェイプキーや導出した属性などの SDEF データは残ります）",
+    "Bake SDEF Deformation": "SDEF 変形をベイク",
+    "Bake SDEF / SBS / Bezier skinning with the numpy core for a frame range, as shape keys or meshes (a fallback where geometry nodes are not available, e.g. for export)":
+        "フレーム範囲の SDEF・SBS・ベジエスキニングを numpy コアでシェイプキーまたはメッシュとしてベイクします（エクスポートなどジオメトリノードが使えない場合の代替）",
+    "Scene Frame Range": "シーンのフレーム範囲",
+    "Bake the scene's frame range instead of Start and End": "開始・終了の代わりにシーンのフレーム範囲をベイクします",
+    "Start": "開始",
+    "End": "終了",
+    "Skinning of the two-bone vertices": "2 ボーンの頂点のスキニング",
+    "Output": "出力",
+    "What to write per frame": "フレームごとに書き出すもの",
+    "Shape Keys": "シェイプキー",
+    "One shape key per frame (jl_frame_0001, ...), keyed to 1 on its frame and 0 on the neighbouring frames":
+        "フレームごとに 1 つのシェイプキー（jl_frame_0001 など）。そのフレームで 1、前後のフレームで 0 にキーを打ちます",
+    "Meshes": "メッシュ",
+    "One new mesh data-block per frame (<mesh>_jl_frame_0001, ...), e.g. for export": "フレームごとに新しいメッシュデータブロック（<メッシュ>_jl_frame_0001 など）。エクスポート用など",
+    "Disable Modifiers": "モディファイアーを無効化",
+    "Turn off the Armature modifier and every modifier after it, so the baked shape keys alone play the animation":
+        "アーマチュアモディファイアーとその後のすべてのモディファイアーをオフにし、ベイクしたシェイプキーだけでアニメーションを再生します",
+    # --- presets -------------------------------------------------------------------------------------
+    "Neck": "首",
+    "Cervical spine on one neck bone: flexion 45, extension 45, side bend 45, rotation 70":
+        "首のボーン 1 本で頸椎：屈曲 45、伸展 45、側屈 45、回旋 70",
+    "Spine Segment": "背骨（1 節）",
+    "One of three spine bones: thoracolumbar flexion 80, extension 25, side bend 35, rotation 45 shared out":
+        "3 本の背骨ボーンの 1 本：胸腰椎の屈曲 80、伸展 25、側屈 35、回旋 45 を分配",
+    "Shoulder": "肩",
+    "Upper arm (ball joint): flexion 170, extension 60, abduction 170, adduction 30, rotation 80":
+        "上腕（球関節）：屈曲 170、伸展 60、外転 170、内転 30、回旋 80",
+    "Elbow (Hinge)": "肘（ヒンジ）",
+    "Forearm bending about local X: 0 to 145 of flexion": "前腕がローカル X 軸まわりに曲がります：屈曲 0〜145",
+    "Forearm Twist": "前腕のひねり",
+    "Forearm twist bone: pronation and supination 80 each, no bending": "前腕のひねりボーン：回内・回外それぞれ 80、曲げなし",
+    "Wrist": "手首",
+    "Hand: flexion 80, extension 70, radial deviation 20, ulnar deviation 30, no twist (that is the forearm's)":
+        "手：掌屈 80、背屈 70、橈屈 20、尺屈 30、ひねりなし（ひねりは前腕）",
+    "Hip": "股関節",
+    "Thigh (ball joint): flexion 120, extension 30, abduction 45, adduction 30, rotation 45":
+        "大腿（球関節）：屈曲 120、伸展 30、外転 45、内転 30、回旋 45",
+    "Knee (Hinge)": "膝（ヒンジ）",
+    "Shin bending about local X: 0 to 140 of flexion": "すねがローカル X 軸まわりに曲がります：屈曲 0〜140",
+    "Ankle": "足首",
+    "Foot: dorsiflexion 20, plantar flexion 50, inversion and eversion 25 as twist": "足：背屈 20、底屈 50、内がえし・外がえし 25（ひねりとして）",
+    "Toe": "つま先",
+    "Toe base: flexion 40, extension 70, little sideways motion": "足指の付け根：屈曲 40、伸展 70、横方向はわずか",
+    "Finger Base (MCP)": "指の付け根（MP）",
+    "First finger joint: flexion 90, extension 30, spreading 20 each way": "指の第 1 関節：屈曲 90、伸展 30、開閉 各 20",
+    "Finger Middle (PIP)": "指の中間（PIP）",
+    "Middle finger joint, a hinge: 0 to 100 of flexion": "指の中間関節（ヒンジ）：屈曲 0〜100",
+    "Finger Tip (DIP)": "指先（DIP）",
+    "Last finger joint, a hinge: 0 to 80 of flexion": "指先の関節（ヒンジ）：屈曲 0〜80",
+    "Arm (Shoulder, Elbow, Wrist)": "腕（肩・肘・手首）",
+    "Select upper arm, forearm and hand (of one or both arms): shoulder, elbow hinge, wrist":
+        "上腕・前腕・手を選択（片腕または両腕）：肩、肘のヒンジ、手首",
+    "Arm with Twist Bone": "腕（ひねりボーン付き）",
+    "Select upper arm, forearm, forearm twist bone and hand: shoulder, elbow hinge, forearm twist, wrist":
+        "上腕・前腕・前腕ひねりボーン・手を選択：肩、肘のヒンジ、前腕のひねり、手首",
+    "Leg (Hip, Knee, Ankle, Toe)": "脚（股関節・膝・足首・つま先）",
+    "Select thigh, shin, foot and toe (of one or both legs): hip, knee hinge, ankle, toe":
+        "大腿・すね・足・つま先を選択（片脚または両脚）：股関節、膝のヒンジ、足首、つま先",
+    "Fingers (Base, Middle, Tip)": "指（付け根・中間・指先）",
+    "Select the three bones of one or more fingers: base joint, middle and tip hinges":
+        "1 本以上の指の 3 つのボーンを選択：付け根の関節、中間と指先のヒンジ",
+    "Spine and Neck": "背骨と首",
+    "Select the spine bones from the hips up: three spine segments, then the neck":
+        "腰から上の背骨のボーンを選択：背骨 3 節、続いて首",
+    "A preset you saved (applied to every selected bone)": "保存したプリセット（選択中のすべてのボーンに適用）",
+    # --- poll messages and reports -------------------------------------------------------------------
+    "Select an armature": "アーマチュアを選択してください",
+    "Enter Pose Mode first": "先にポーズモードに入ってください",
+    "Select a mesh object": "メッシュオブジェクトを選択してください",
+    "Switch to Object Mode first": "先にオブジェクトモードに切り替えてください",
+    "No limited bones to clamp (enable a limit on the bone, or use All Limited Bones)":
+        "制限内に収める制限付きボーンがありません（ボーンの制限を有効にするか、「すべての制限付きボーン」を使ってください）",
+    "No limited bones to bake": "ベイクする制限付きボーンがありません",
+    "No limited bones to convert": "変換する制限付きボーンがありません",
+    "Select the bones to convert": "変換するボーンを選択してください",
+    "None of the bones has a local-space Limit Rotation constraint or IK limits":
+        "ローカル空間の回転制限コンストレイントや IK 制限を持つボーンがありません",
+    "Select the bones to copy to, and make the source bone active": "コピー先のボーンを選択し、コピー元のボーンをアクティブにしてください",
+    "No mirror bones found for the selection (names need .L/.R, _L/_R or Left/Right)":
+        "選択に対応する反対側のボーンが見つかりません（名前に .L/.R、_L/_R、Left/Right が必要です）",
+    "The outline has no vertices": "輪郭に頂点がありません",
+    "Target and swivel must be finite numbers": "ターゲットとスイベル角は有限の数値にしてください",
+    "Target must be finite numbers": "ターゲットは有限の数値にしてください",
+    "Run this tool from a 3D Viewport": "このツールは 3D ビューポートから実行してください",
+    "Select the bones to set": "設定するボーンを選択してください",
+    "Set {count} bones from '{preset}' ({mirrored} mirrored for the right side)":
+        "「{preset}」から {count} 本のボーンを設定しました（右側としてミラー：{mirrored} 本）",
+    "Unknown preset '{preset}'": "不明なプリセット「{preset}」",
+    "Unknown joint preset '{key}'": "不明な関節プリセット「{key}」",
+    "Unknown chain preset '{key}'": "不明なチェーンプリセット「{key}」",
+    "The chain from '{root}' has {count} bones; '{preset}' sets at most {most}":
+        "「{root}」からのチェーンは {count} 本のボーンですが、「{preset}」が設定できるのは最大 {most} 本です",
+    "Bone '{name}' has several selected children: select separate chains":
+        "ボーン「{name}」には選択された子が複数あります：チェーンを分けて選択してください",
+    "The limit of '{bone}' is invalid: {error}": "「{bone}」の制限が無効です：{error}",
+    "Could not write the preset: {error}": "プリセットを書き込めませんでした：{error}",
+    "Saved preset '{name}' ({path})": "プリセット「{name}」を保存しました（{path}）",
+    "Replaced preset '{name}' ({path})": "プリセット「{name}」を置き換えました（{path}）",
+    "The preset name is empty": "プリセット名が空です",
+    "The preset name is longer than {limit} characters": "プリセット名が {limit} 文字を超えています",
+    "Invalid preset name '{name}': use letters, digits, spaces and _ - ( ) . only":
+        "無効なプリセット名「{name}」：文字・数字・空白と _ - ( ) . だけを使ってください",
+    "No user preset named '{name}'": "ユーザープリセット「{name}」はありません",
+    "Preset '{name}' is not UTF-8 text": "プリセット「{name}」は UTF-8 のテキストではありません",
+    "Preset '{name}' is not valid JSON: {error} (line {line}, column {column})":
+        "プリセット「{name}」は正しい JSON ではありません：{error}（{line} 行 {column} 列）",
+    "Preset '{name}' is not a JointLimit preset (expected \"format\": \"{format}\" and a \"joint\" object)":
+        "プリセット「{name}」は JointLimit のプリセットではありません（\"format\": \"{format}\" と \"joint\" オブジェクトが必要です）",
+    "Preset '{name}': {problem}": "プリセット「{name}」：{problem}",
+    "A preset must be a JSON object of settings": "プリセットは設定の JSON オブジェクトでなければなりません",
+    "Field 'kind' must be one of {allowed}": "フィールド 'kind' は {allowed} のいずれかにしてください",
+    "Unknown preset field '{field}'": "不明なプリセットのフィールド '{field}'",
+    "Field '{field}' must be one of {allowed}": "フィールド '{field}' は {allowed} のいずれかにしてください",
+    "Field '{field}' must be a list of {count} numbers": "フィールド '{field}' は {count} 個の数値のリストにしてください",
+    "Field '{field}' must have -{bound} <= min < max <= {bound} degrees":
+        "フィールド '{field}' は -{bound} <= 最小 < 最大 <= {bound} 度にしてください",
+    "Field '{field}' must lie within -180 and 180 degrees": "フィールド '{field}' は -180〜180 度にしてください",
+    "Field '{field}' must lie within 0 and 179 degrees": "フィールド '{field}' は 0〜179 度にしてください",
+    "Field '{field}' must be true or false": "フィールド '{field}' は true か false にしてください",
+    "Field '{field}' must lie within 1 and 64": "フィールド '{field}' は 1〜64 にしてください",
+    "Field '{field}' must be a list of [swing z, swing x, bulge] vertices":
+        "フィールド '{field}' は [スイング z, スイング x, 膨らみ] の頂点のリストにしてください",
+    "Each value of 'euler_min' must be below the one of 'euler_max'": "'euler_min' の各値は 'euler_max' の値より小さくしてください",
+}
+
+
+def normalise(text):
+    """Whitespace collapsed: how ``MESSAGES`` keys are written."""
+    return " ".join(text.split())
+
+
+def _operator_classes():
+    from . import operators
+
+    return operators.classes
+
+
+def build_dictionary():
+    """``{"ja_JP": {(context, msgid): text}}`` for ``bpy.app.translations.register``."""
+    operator_context = bpy.app.translations.contexts.operator_default
+    ja = {("*", english): japanese for english, japanese in MESSAGES.items()}
+    for cls in _operator_classes():
+        label = getattr(cls, "bl_label", "")
+        if normalise(label) in MESSAGES:
+            ja[(operator_context, label)] = MESSAGES[normalise(label)]
+        description = getattr(cls, "bl_description", None) or cls.__doc__ or ""
+        if normalise(description) in MESSAGES:
+            ja[("*", description)] = MESSAGES[normalise(description)]
+    return {LOCALE: ja}
+
+
+_state = {"dictionary": None}
+
+
+def registered_dictionary():
+    """The dictionary registered now (``None`` while the add-on is not registered)."""
+    return _state["dictionary"]
+
+
+def register():
+    dictionary = build_dictionary()
+    bpy.app.translations.register(__package__, dictionary)
+    _state["dictionary"] = dictionary
+
+
+def unregister():
+    bpy.app.translations.unregister(__package__)
+    _state["dictionary"] = None

@@ -1,0 +1,381 @@
+"""Viewport overlay data and joint presets in Blender (issue 10)."""
+
+import importlib
+import json
+import math
+import pathlib
+
+import numpy as np
+import pytest
+
+from jointlimit_addon.presets_data import JOINTS  # keys only; the tests use the installed add-on
+from rigs import make_armature, select_only, symmetric_arms
+
+pytestmark = [pytest.mark.blender]
+
+
+@pytest.fixture
+def rig(scene):
+    return symmetric_arms()
+
+
+@pytest.fixture
+def mods(addon):
+    names = ("overlay", "presets", "presets_data", "bone_limits", "settings_io", "core.quat")
+    return {n.split(".")[-1]: importlib.import_module(f"{addon.__name__}.{n}") for n in names}
+
+
+def world_tail(obj, name):
+    return np.array(obj.matrix_world @ obj.pose.bones[name].tail)
+
+
+def set_quat(pb, q):
+    pb.rotation_mode = "QUATERNION"
+    pb.rotation_quaternion = q
+
+
+def configure_rect(settings, twist=True):
+    settings.enabled, settings.kind, settings.shape = True, "SWING_TWIST", "RECT"
+    settings.swing_x_min, settings.swing_x_max = math.radians(-30), math.radians(100)
+    settings.swing_z_min, settings.swing_z_max = math.radians(-40), math.radians(20)
+    settings.use_twist_limit = twist
+    settings.twist_min, settings.twist_max = math.radians(-20), math.radians(40)
+
+
+# --- overlay ----------------------------------------------------------------------------------
+
+
+def test_no_draw_handler_in_background(mods):
+    import bpy
+
+    assert bpy.app.background
+    assert mods["overlay"]._state["handle"] is None
+
+
+def test_joint_matrix_matches_blender(rig, mods):
+    import bpy
+
+    rig.location, rig.rotation_euler, rig.scale = (0.3, -0.5, 0.2), (0.2, -0.4, 1.1), (1.5, 1.5, 1.5)
+    Q = mods["quat"]
+    for i, name in enumerate(("spine", "upper_arm.L", "forearm.L")):
+        set_quat(rig.pose.bones[name], Q.random_unit(1, 10 + i)[0])
+    bpy.context.view_layer.update()
+    for name in ("spine", "upper_arm.L", "forearm.L"):
+        pb = rig.pose.bones[name]
+        local = np.eye(4)
+        local[:3, :3] = Q.to_matrix(np.array(pb.rotation_quaternion))
+        joint = mods["overlay"].joint_matrix(rig, pb)
+        assert np.allclose(joint @ local, np.array(rig.matrix_world @ pb.matrix), atol=1e-5), name
+
+
+def test_draw_data_follows_the_pose(rig, mods):
+    import bpy
+
+    ov, Q = mods["overlay"], mods["quat"]
+    settings = bpy.context.scene.jointlimit
+    settings.overlay_size, settings.overlay_cone, settings.overlay_twist = 1.0, True, True
+    pb = rig.pose.bones["forearm.L"]
+    set_quat(rig.pose.bones["upper_arm.L"], Q.from_axis_angle([0, 0, 1], 0.5))
+    configure_rect(pb.jointlimit)
+    set_quat(pb, Q.from_axis_angle([1, 0, 0], math.radians(60)))
+    bpy.context.view_layer.update()
+    data = ov.bone_draw_data(rig, pb, settings)
+    assert data["inside"] and data["color"] == ov.COLOR_INSIDE
+    head = np.array(rig.matrix_world @ pb.head)
+    assert np.allclose(data["head"], head, atol=1e-6)
+    # with Size 1 the swing point is the bone's tail, and the outline is on the sphere through it
+    assert np.allclose(data["swing_point"], world_tail(rig, "forearm.L"), atol=1e-5)
+    radius = np.linalg.norm(data["outline"] - head, axis=-1)
+    assert np.allclose(radius, pb.bone.length, atol=1e-6) and data["closed"]
+    assert data["cone"].shape == ((len(data["outline"]) - 1) * 3, 3)
+    assert data["twist_arc"] is not None and data["twist_marker"].shape == (2, 3)
+    # the twist tick lies on the twist arc when the twist is inside its range
+    tick = data["twist_marker"][1]
+    assert np.min(np.linalg.norm(data["twist_arc"] - tick, axis=-1)) < 0.05 * pb.bone.length
+    # outside: red, and twice the size doubles the sphere
+    set_quat(pb, Q.from_axis_angle([1, 0, 0], math.radians(150)))
+    settings.overlay_size, settings.overlay_cone, settings.overlay_twist = 2.0, False, False
+    bpy.context.view_layer.update()
+    data = ov.bone_draw_data(rig, pb, settings)
+    assert not data["inside"] and data["color"] == ov.COLOR_OUTSIDE
+    assert data["cone"] is None and data["twist_arc"] is None
+    assert np.allclose(np.linalg.norm(data["outline"] - head, axis=-1), 2 * pb.bone.length, atol=1e-6)
+
+
+@pytest.mark.parametrize("kind", ["HINGE", "EULER", "EULER_MULTI", "QUAT_SWING"])
+def test_draw_data_for_every_kind(rig, mods, kind):
+    import bpy
+
+    pb = rig.pose.bones["upper_arm.L"]
+    configure_rect(pb.jointlimit)
+    pb.jointlimit.kind = kind
+    data = mods["overlay"].bone_draw_data(rig, pb, bpy.context.scene.jointlimit)
+    assert data is not None and data["closed"] == (kind != "HINGE")
+    assert np.all(np.isfinite(data["outline"])) and len(data["outline"]) >= 16
+
+
+def test_invalid_settings_draw_nothing_and_the_cache_follows_edits(rig, mods):
+    import bpy
+
+    pb = rig.pose.bones["upper_arm.L"]
+    configure_rect(pb.jointlimit)
+    settings = bpy.context.scene.jointlimit
+    first = mods["overlay"].bone_draw_data(rig, pb, settings)["outline"]
+    pb.jointlimit.swing_x_max = math.radians(150)
+    second = mods["overlay"].bone_draw_data(rig, pb, settings)["outline"]
+    assert not np.allclose(first, second)
+    pb.jointlimit.swing_x_min = math.radians(160)  # min above max
+    assert mods["overlay"].bone_draw_data(rig, pb, settings) is None
+
+
+def test_overlay_bones_selected_or_all(rig, mods):
+    import bpy
+
+    settings = bpy.context.scene.jointlimit
+    for name in ("upper_arm.L", "forearm.L", "upper_arm.R"):
+        configure_rect(rig.pose.bones[name].jointlimit)
+    select_only(rig, {"upper_arm.L", "spine"}, active="upper_arm.L")
+    settings.show_overlay = False
+    assert mods["overlay"].overlay_bones(bpy.context) == []
+    settings.show_overlay = True
+    settings.overlay_bones = "SELECTED"
+    assert [pb.name for _, pb in mods["overlay"].overlay_bones(bpy.context)] == ["upper_arm.L"]
+    settings.overlay_bones = "ALL"
+    names = sorted(pb.name for _, pb in mods["overlay"].overlay_bones(bpy.context))
+    assert names == ["forearm.L", "upper_arm.L", "upper_arm.R"]
+
+
+# --- presets ----------------------------------------------------------------------------------
+
+
+def deg(settings, field):
+    return (round(math.degrees(getattr(settings, f"{field}_min")), 4), round(math.degrees(getattr(settings, f"{field}_max")), 4))
+
+
+def test_side_detection(mods):
+    right = mods["presets"].is_right_side
+    for name in ("upper_arm.R", "hand_R", "Right_Hand", "thigh.r", "finger.R.001", "R_foot", "ArmRight"):
+        assert right(name), name
+    for name in ("upper_arm.L", "hand_L", "Left_Hand", "spine", "root", "forearm", "rear_leg.L"):
+        assert not right(name), name
+
+
+def test_joint_preset_on_both_sides(rig, mods):
+    import bpy
+
+    select_only(rig, {"upper_arm.L", "upper_arm.R"}, active="upper_arm.L")
+    assert bpy.ops.pose.jointlimit_preset_apply(preset="JOINT:SHOULDER") == {"FINISHED"}
+    table = mods["presets_data"].JOINTS["SHOULDER"]
+    left, right = rig.pose.bones["upper_arm.L"].jointlimit, rig.pose.bones["upper_arm.R"].jointlimit
+    assert left.enabled and left.kind == "SWING_TWIST" and left.shape == table["shape"]
+    assert deg(left, "swing_x") == table["swing_x"] and deg(left, "swing_z") == table["swing_z"]
+    assert deg(left, "twist") == table["twist"] and left.use_twist_limit
+    lo, hi = table["swing_z"]
+    assert deg(right, "swing_x") == table["swing_x"] and deg(right, "swing_z") == (-hi, -lo)
+    # the right side equals what the Mirror operator makes of the left side
+    mirrored = rig.pose.bones["forearm.R"].jointlimit
+    mods["settings_io"].mirror_settings(left, mirrored)
+    for field in mods["settings_io"].SCALAR_FIELDS:
+        a, b = getattr(right, field), getattr(mirrored, field)
+        if isinstance(a, float):
+            assert a == pytest.approx(b, abs=1e-6), field
+        elif not isinstance(a, str) and hasattr(a, "__len__"):
+            assert tuple(a) == pytest.approx(tuple(b), abs=1e-6), field
+        else:
+            assert a == b, field
+
+
+@pytest.mark.parametrize("key", sorted(JOINTS))
+def test_every_builtin_preset_is_a_valid_limit_on_both_sides(rig, mods, key):
+    import bpy
+
+    select_only(rig, {"forearm.L", "forearm.R"}, active="forearm.L")
+    assert bpy.ops.pose.jointlimit_preset_apply(preset=f"JOINT:{key}") == {"FINISHED"}
+    for name in ("forearm.L", "forearm.R"):
+        settings = rig.pose.bones[name].jointlimit
+        assert settings.enabled and mods["bone_limits"].settings_error(settings) is None, (key, name)
+
+
+def test_flip_flexion_negates_x(rig, mods):
+    import bpy
+
+    select_only(rig, {"forearm.L"}, active="forearm.L")
+    bpy.ops.pose.jointlimit_preset_apply(preset="JOINT:ELBOW", flip_x=True)
+    s = rig.pose.bones["forearm.L"].jointlimit
+    assert s.kind == "HINGE" and deg(s, "hinge") == (-145, 0)
+
+
+def test_arm_chain_preset_sets_both_arms(rig, mods):
+    import bpy
+
+    select_only(rig, {"upper_arm.L", "forearm.L", "upper_arm.R", "forearm.R"}, active="upper_arm.L")
+    assert bpy.ops.pose.jointlimit_preset_apply(preset="CHAIN:ARM") == {"FINISHED"}
+    bones = rig.pose.bones
+    for side in "LR":
+        assert bones[f"upper_arm.{side}"].jointlimit.kind == "SWING_TWIST"
+        fore = bones[f"forearm.{side}"].jointlimit
+        assert fore.kind == "HINGE" and deg(fore, "hinge") == (0, 145)
+    assert deg(bones["upper_arm.R"].jointlimit, "swing_z") == (-170, 30)
+    assert not bones["spine"].jointlimit.enabled
+
+
+def test_chain_preset_refuses_branches_and_long_chains(rig, mods):
+    import bpy
+
+    select_only(rig, {"spine", "upper_arm.L", "upper_arm.R"}, active="spine")
+    with pytest.raises(RuntimeError, match="several selected children"):
+        bpy.ops.pose.jointlimit_preset_apply(preset="CHAIN:ARM")
+    with pytest.raises(RuntimeError, match="Unknown preset"):
+        bpy.ops.pose.jointlimit_preset_apply(preset="NOPE")
+
+
+def test_chain_preset_refuses_long_chains(scene, mods):
+    import bpy
+
+    chain = make_armature([(f"b{i}", (0, 0, i), (0, 0, i + 1), f"b{i - 1}" if i else None, 0.0) for i in range(5)], "Long")
+    select_only(chain, {f"b{i}" for i in range(5)}, active="b0")
+    with pytest.raises(RuntimeError, match="has 5 bones"):
+        bpy.ops.pose.jointlimit_preset_apply(preset="CHAIN:FINGER")
+    assert not chain.pose.bones["b0"].jointlimit.enabled  # nothing half-applied
+
+
+def test_user_preset_round_trip(rig, mods):
+    import bpy
+
+    src = rig.pose.bones["upper_arm.L"].jointlimit
+    src.enabled, src.kind, src.shape = True, "SWING_TWIST", "POLYGON"
+    for z, x, bulge in ((-30, -20, 0.0), (40, -10, 0.3), (10, 60, 0.0)):
+        p = src.outline.add()
+        p.swing_z, p.swing_x, p.bulge = math.radians(z), math.radians(x), bulge
+    src.use_twist_limit, src.twist_min, src.twist_max = True, math.radians(-15), math.radians(25)
+    select_only(rig, {"upper_arm.L"}, active="upper_arm.L")
+    name = "肩 My Arm (1)"  # any script's letters are fine
+    assert bpy.ops.pose.jointlimit_preset_save(name=name) == {"FINISHED"}
+    assert name in mods["presets"].user_preset_names()
+    path = pathlib.Path(bpy.utils.extension_path_user(mods["presets"].ADDON_PACKAGE, path="presets")) / f"{name}.json"
+    data = json.loads(path.read_text())
+    assert data["format"] == "jointlimit-preset" and data["joint"]["shape"] == "POLYGON"
+    select_only(rig, {"forearm.L", "forearm.R"}, active="forearm.L")
+    assert bpy.ops.pose.jointlimit_preset_apply(preset=f"USER:{name}") == {"FINISHED"}
+    left, right = rig.pose.bones["forearm.L"].jointlimit, rig.pose.bones["forearm.R"].jointlimit
+    assert left.shape == "POLYGON" and len(left.outline) == 3
+    assert math.degrees(left.outline[1].swing_z) == pytest.approx(40, abs=1e-4)
+    assert left.outline[1].bulge == pytest.approx(0.3)
+    assert math.degrees(right.outline[1].swing_z) == pytest.approx(-40, abs=1e-4)
+    assert right.outline[1].bulge == pytest.approx(-0.3)
+    assert deg(right, "twist") == (-25, 15)
+
+
+@pytest.mark.parametrize("name,message", [("", "empty"), ("   ", "empty"), ("../evil", "Invalid preset name"),
+                                          (".hidden", "Invalid preset name"), ("x" * 65, "longer than")])
+def test_save_refuses_bad_names(rig, mods, name, message):
+    import bpy
+
+    configure_rect(rig.pose.bones["upper_arm.L"].jointlimit)
+    select_only(rig, {"upper_arm.L"}, active="upper_arm.L")
+    with pytest.raises(RuntimeError, match=message):
+        bpy.ops.pose.jointlimit_preset_save(name=name)
+
+
+def test_save_refuses_invalid_settings(rig, mods):
+    import bpy
+
+    s = rig.pose.bones["upper_arm.L"].jointlimit
+    configure_rect(s)
+    s.swing_x_min = math.radians(170)
+    select_only(rig, {"upper_arm.L"}, active="upper_arm.L")
+    with pytest.raises(RuntimeError, match="is invalid"):
+        bpy.ops.pose.jointlimit_preset_save(name="Broken")
+
+
+@pytest.mark.parametrize("text,message", [
+    ("{ not json", "not valid JSON"),
+    ('{"format": "other"}', "not a JointLimit preset"),
+    ('{"format": "jointlimit-preset", "joint": {"kind": "HINGE", "hinge": [10, 5]}}', "min < max"),
+    ('{"format": "jointlimit-preset", "joint": {"kind": "SWING_TWIST", "swingx": [1, 2]}}', "Unknown preset field"),
+    ('{"format": "jointlimit-preset", "joint": {"kind": "WOBBLE"}}', "must be one of"),
+])
+def test_bad_user_presets_are_refused_clearly(rig, mods, text, message):
+    import bpy
+
+    folder = mods["presets"].user_dir(create=True)
+    (folder / "Bad.json").write_text(text)
+    select_only(rig, {"upper_arm.L"}, active="upper_arm.L")
+    try:
+        with pytest.raises(RuntimeError, match=message):
+            bpy.ops.pose.jointlimit_preset_apply(preset="USER:Bad")
+    finally:
+        (folder / "Bad.json").unlink()
+    assert not rig.pose.bones["upper_arm.L"].jointlimit.enabled
+
+
+def test_menu_lists_builtin_and_user_presets(rig, mods):
+    import bpy
+
+    class Recorder:
+        def __init__(self):
+            self.items = []
+
+        def operator(self, idname, text="", **kw):
+            record = type("Props", (), {})()
+            self.items.append((idname, text, record))
+            return record
+
+        def label(self, **kw):
+            pass
+
+        def separator(self):
+            pass
+
+    configure_rect(rig.pose.bones["upper_arm.L"].jointlimit)
+    select_only(rig, {"upper_arm.L"}, active="upper_arm.L")
+    bpy.ops.pose.jointlimit_preset_save(name="Menu Test")
+    layout = Recorder()
+    mods["presets"].draw_menu(layout)
+    presets = [getattr(r, "preset", None) for _, _, r in layout.items]
+    assert "JOINT:NECK" in presets and "CHAIN:ARM" in presets and "USER:Menu Test" in presets
+    assert layout.items[-1][0] == "pose.jointlimit_preset_save"
+
+
+def test_draw_callback_issues_batches(rig, mods, monkeypatch):
+    """The draw callback with ``gpu`` stood in for (drawing is unavailable in background mode):
+    a cone, the outline, the swing line and the twist arc per drawn bone."""
+    import sys
+    import types
+
+    import bpy
+
+    drawn, uniforms = [], {}
+
+    class Shader:
+        def uniform_float(self, name, value):
+            uniforms[name] = value
+
+    class Batch:
+        def __init__(self, kind, pos):
+            self.kind, self.pos = kind, pos
+
+        def draw(self, shader):
+            drawn.append((self.kind, len(self.pos), uniforms.get("color")))
+
+    gpu = types.ModuleType("gpu")
+    gpu.shader = types.SimpleNamespace(from_builtin=lambda name: Shader())
+    gpu.state = types.SimpleNamespace(viewport_get=lambda: (0, 0, 800, 600), blend_set=lambda mode: None)
+    batch = types.ModuleType("gpu_extras.batch")
+    batch.batch_for_shader = lambda shader, kind, content: Batch(kind, content["pos"])
+    monkeypatch.setitem(sys.modules, "gpu", gpu)
+    monkeypatch.setitem(sys.modules, "gpu_extras.batch", batch)
+
+    configure_rect(rig.pose.bones["upper_arm.L"].jointlimit)
+    select_only(rig, {"upper_arm.L"}, active="upper_arm.L")
+    settings = bpy.context.scene.jointlimit
+    settings.show_overlay, settings.overlay_bones, settings.overlay_opacity = True, "SELECTED", 0.3
+    settings.overlay_cone = settings.overlay_twist = True
+    mods["overlay"]._draw()
+    kinds = [d[0] for d in drawn]
+    assert kinds == ["TRIS", "LINE_STRIP", "LINES", "LINE_STRIP", "LINES"]
+    assert drawn[0][2] == pytest.approx((*mods["overlay"].COLOR_INSIDE, 0.3))
+    drawn.clear()
+    settings.show_overlay = False
+    mods["overlay"]._draw()
+    assert drawn == []
