@@ -13,7 +13,7 @@ STAMP       := $(VENV)/.jointlimit-setup-$(BPY_VERSION)
 BLENDER     ?=
 PYTEST_ARGS ?=
 
-.PHONY: setup build test smoke test-lts demo bench clean
+.PHONY: setup build test smoke test-lts demo bench docs clean
 
 setup: $(STAMP)
 
@@ -49,6 +49,9 @@ bench: build
 		test -f scripts/bench/$$b.py || continue; \
 		$(VENV)/bin/blender -b --factory-startup --python scripts/bench/$$b.py --python-exit-code 1 || exit 1; \
 	done
+
+docs: build
+	$(VENV)/bin/blender -b --factory-startup --python scripts/make_docs.py --python-exit-code 1
 
 clean:
 	rm -rf dist out .pytest_cache .hypothesis
