@@ -125,14 +125,17 @@ def _compatible_euler(q, order, previous):
 
 def write_rotation(pose_bone, q):
     """Write a unit quaternion into the pose bone in its own rotation mode (continuous values)."""
-    q = np.asarray(q, dtype=np.float64)
-    if not np.all(np.isfinite(q)):
+    w, x, y, z = (float(c) for c in q)
+    if not all(map(math.isfinite, (w, x, y, z))):
         raise ValueError(f"refusing to write a non-finite rotation to bone '{pose_bone.name}'")
     mode = pose_bone.rotation_mode
-    if mode == "QUATERNION":
-        current = np.array(pose_bone.rotation_quaternion)
-        pose_bone.rotation_quaternion = -q if np.dot(current, q) < 0 else q
-    elif mode == "AXIS_ANGLE":
+    if mode == "QUATERNION":  # the hot path of live limits and IK drags: plain floats
+        cw, cx, cy, cz = pose_bone.rotation_quaternion
+        sign = -1.0 if cw * w + cx * x + cy * y + cz * z < 0 else 1.0
+        pose_bone.rotation_quaternion = (sign * w, sign * x, sign * y, sign * z)
+        return
+    q = np.array((w, x, y, z))
+    if mode == "AXIS_ANGLE":
         axis, angle = quat.to_axis_angle(q)
         current = np.array(pose_bone.rotation_axis_angle)
         if np.dot(current[1:], axis) < 0:
