@@ -160,18 +160,20 @@ def _key_rotation(pb, q, frame):
     pb.keyframe_insert("rotation_quaternion", frame=frame)
 
 
-def test_bake_keys_clamped_rotations_on_limited_bones_only(rig, core):
+@pytest.mark.parametrize("kind,mode", [("SWING_TWIST", "QUATERNION"), ("SWING_TWIST", "ZXY"), ("HINGE", "XYZ"),
+                                       ("EULER", "AXIS_ANGLE"), ("EULER_MULTI", "QUATERNION"), ("QUAT_SWING", "YZX")])
+def test_bake_keys_clamped_rotations_on_limited_bones_only(rig, core, kind, mode):
     import bpy
 
     Q = core["quat"]
     scene = bpy.context.scene
     limited, free = rig.pose.bones["upper_arm.L"], rig.pose.bones["forearm.L"]
-    configure(limited.jointlimit, "SWING_TWIST")
-    for pb in (limited, free):
-        pb.rotation_mode = "QUATERNION"
+    configure(limited.jointlimit, kind)
+    limited.rotation_mode = mode
+    free.rotation_mode = "QUATERNION"
     qs = random_rotations(core, 3, 7)
     for frame, q in zip((1, 10, 20), qs):
-        _key_rotation(limited, q, frame)
+        _key_any(limited, q, frame, core)
         _key_rotation(free, q, frame)
     # Sample the original animation to compare with afterwards.
     frames = range(1, 21)
@@ -187,9 +189,17 @@ def test_bake_keys_clamped_rotations_on_limited_bones_only(rig, core):
         scene.frame_set(f)
         got = core["bone_limits"].read_rotation(limited)
         assert Q.angle_between(got, e) < 1e-4
-        assert limit.contains(limit.clamp(got))
+        assert core["bone_limits"].is_inside(limit, got)
+        assert limited.rotation_mode == mode
     assert _keyed_frames(rig, 'pose.bones["upper_arm.L"]') == set(frames)
     assert _keyed_frames(rig, 'pose.bones["forearm.L"]') == free_keys_before == {1, 10, 20}
+
+
+def _key_any(pb, q, frame, core):
+    """Key a rotation in the bone's own mode."""
+    core["bone_limits"].write_rotation(pb, q)
+    path, _ = core["bone_limits"].rotation_path(pb)
+    pb.keyframe_insert(path, frame=frame)
 
 
 def _keyed_frames(obj, prefix):
