@@ -1,0 +1,505 @@
+"""ELLIPSE and SUPERELLIPSE swing regions on the (s, t) plane [000 §3.2, §3.4.1, §4.4, §4.6.1].
+
+Both regions are inscribed in the box ``s0 <= s <= s1, t0 <= t <= t1`` [000 eq.6] with centre
+``(sb, tb)`` and half sizes ``(sa, ta)`` [000 eq.8]; in normalised coordinates
+``u = (s - sb) / sa``, ``v = (t - tb) / ta`` the ellipse is ``u² + v² <= 1`` [000 eq.7] and the
+superellipse ``|u|^m + |v|^n <= 1`` [000 eq.9].
+
+SIMPLE: the point is scaled toward the centre until it meets the outline [000 eq.15, §4.6.1].
+
+OPTIMAL: the geodesic nearest point on the sphere [000 §4.1]. The paper finds no closed form
+[000 §4.4, §4.6.1]; here it is computed numerically. For a point ``P`` outside, the nearest point
+of the region is the boundary point ``B(tau)`` (``tau`` parametrises the outline) that maximises
+``f(tau) = P·B(tau)`` (the geodesic distance falls as the chord shrinks). With
+``x(tau) = (s, t)`` and [000 eq.2], ``f = 2 N / D - P.y`` where ``N = -P.x s + P.z t + P.y`` and
+``D = s² + t² + 1``: no division by ``1 + P.y``, so the pole needs no special case.
+``f`` may have several local maxima (on the sphere an outline can have more than one spherical
+perpendicular from ``P`` [000 §4.5]), so the search is global:
+
+1. ``f`` and ``f'`` at ~100 outline nodes, for all points at once (two small matrix products).
+   Nodes are spaced so that every node interval deviates from its chord by about the same
+   amount ``E_k`` (density ~ sqrt of the curvature on the sphere); corners are nodes. As
+   ``|P| = 1``, ``f`` on interval ``k`` never exceeds ``max(f_k, f_k+1) + E_k``: intervals whose
+   bound is below the best node value are dropped.
+2. An interval where ``f'`` goes from + to - holds a local maximum: safeguarded Newton on
+   ``f' = 0`` (bisection fallback), best bound first, until no bracket can beat the incumbent.
+3. Intervals without a sign change that could still hide a better maximum (a max-min pair
+   between two nodes), and the two halves of every refined bracket, are subdivided (branch and
+   bound). Bounds of ``|f''|`` and ``|f'''|`` per interval (from the outline) prove most of them
+   free of a hidden maximum from the end slopes alone; brackets found inside are refined the
+   same way. Candidates are compared by the chord ``|P - B|²``, exact where ``f`` rounds to 1,
+   so points a hair outside are corrected exactly too.
+
+Everything is vectorised over the input points; loops run over levels and iterations only.
+"""
+
+import numpy as np
+
+from . import projection, quat
+from .regions import PlaneRegion, _check_range
+
+
+def _half_sizes(s0, s1, t0, t1):
+    """``sa, sb, ta, tb`` of the inscribed shape [000 eq.8]."""
+    return 0.5 * (s1 - s0), 0.5 * (s1 + s0), 0.5 * (t1 - t0), 0.5 * (t1 + t0)
+
+
+def _best_per_row(rows, values, count=1):
+    """Indices (into ``rows``) of the ``count`` largest ``values`` of each distinct row."""
+    order = np.lexsort((-values, rows))
+    ranked = rows[order]
+    start = np.searchsorted(ranked, ranked)     # first position of each row in the ranking
+    return order[np.arange(order.size) - start < count]
+
+
+class _SmoothRegion(PlaneRegion):
+    """A region bounded by a closed parametrised outline ``x(tau)``, ``tau`` in ``[0, PERIOD)``,
+    counter-clockwise on the plane, with numeric OPTIMAL correction (see the module docstring).
+
+    Subclasses set ``PERIOD``, ``_kinks`` (parameters where the outline may have a corner or an
+    infinite curvature; they become nodes) and implement ``_outline(tau)`` returning
+    ``(s, t, ds, dt, dds, ddt)`` (derivatives in ``tau``), ``_level(s, t)`` and ``_scale(s, t)``.
+    """
+
+    PERIOD = 2.0 * np.pi
+    N_NODES = 96        # outline nodes of the global search
+    N_FINE = 8192       # samples of the outline used to place nodes and bound the error
+    SUB = 8             # subdivision of an ambiguous interval per branch-and-bound level
+    LEVELS = 8
+    MAX_PIECES = 16     # per row and level of the branch and bound
+    # f = cos(distance) is decided to F_TOL, less where the distance d is small (an error e in
+    # f moves d by e / d): to F_TOL * min(1, chord² / CHORD2_REF)
+    F_TOL = 1e-13
+    CHORD2_REF = 1e-6
+    TAU_TOL = 1e-13
+    NEWTON_ITERS = 80
+    CHUNK = 1 << 14
+    _kinks = np.zeros(0)
+    _sub_order = 2.0    # chord deviation of a sub-interval ~ width ** _sub_order
+    _singular = np.zeros(0)   # kinks next to which f'' is unbounded (or f' jumps)
+    _singular3 = np.zeros(0)  # kinks next to which f''' is unbounded
+
+    def _setup(self, s0, s1, t0, t1):
+        self.s0, self.s1 = _check_range(s0, s1, "s")
+        self.t0, self.t1 = _check_range(t0, t1, "t")
+        self.sa, self.sb, self.ta, self.tb = _half_sizes(self.s0, self.s1, self.t0, self.t1)
+        self.bounds = (self.s0, self.s1, self.t0, self.t1)
+        scale = max(abs(b) for b in self.bounds)
+        # Round-off of a boundary point mapped sphere -> plane grows like (1 + s² + t²).
+        self.tol = 1e-12 * (1.0 + scale * scale)
+        self._build_nodes()
+
+    def __repr__(self):
+        extra = f", {self.m!r}, {self.n!r}" if hasattr(self, "m") else ""
+        return f"{type(self).__name__}({self.s0!r}, {self.s1!r}, {self.t0!r}, {self.t1!r}{extra})"
+
+    # --- outline tables -------------------------------------------------------------------
+
+    def _sphere(self, tau):
+        s, t = self._outline(tau)[:2]
+        return np.stack(projection._plane_to_sphere(s, t), axis=-1)
+
+    def _build_nodes(self):
+        fine = np.union1d(np.linspace(0.0, self.PERIOD, self.N_FINE, endpoint=False), self._kinks)
+        nf = fine.size
+        B = self._sphere(fine)
+        seg = np.roll(B, -1, axis=0) - B
+        chord = np.linalg.norm(seg, axis=1)
+        e = seg / np.maximum(chord, 1e-300)[:, None]
+        turn = np.arccos(np.clip(np.sum(e * np.roll(e, 1, axis=0), axis=1), -1.0, 1.0))
+        turn = np.maximum(0.5 * (turn + np.roll(turn, -1)), chord)  # >= chord: |P| = 1 curves
+        # Equal sqrt(curvature) * length per interval gives equal chord deviation.
+        mu = np.concatenate(([0.0], np.cumsum(np.sqrt(chord * turn))))
+        self._arc = np.concatenate(([0.0], np.cumsum(chord)))
+        self._fine = fine
+        grid = np.append(fine, self.PERIOD)
+        target = np.linspace(0.0, mu[-1], self.N_NODES, endpoint=False)
+        want = np.union1d(np.interp(target, mu, grid), self._kinks)
+        j = np.unique(np.clip(np.searchsorted(grid, want), 0, nf - 1))
+        j = np.union1d(j, np.searchsorted(fine, self._kinks)).astype(np.intp)
+        n = j.size
+        tau = fine[j]
+        self._tau = tau
+        self._h = np.diff(np.append(tau, tau[0] + self.PERIOD))
+        Bn = B[j]
+        # E_k: largest distance of the outline on interval k from its chord (+ fine-grid slack)
+        owner = np.searchsorted(j, np.arange(nf), side="right") - 1
+        a = Bn[owner]
+        ab = np.roll(Bn, -1, axis=0)[owner] - a
+        lam = np.clip(np.sum((B - a) * ab, axis=1) / np.maximum(np.sum(ab * ab, axis=1), 1e-300), 0.0, 1.0)
+        dev = np.linalg.norm(B - a - lam[:, None] * ab, axis=1) + chord * turn / 4.0
+        E = np.zeros(n)
+        np.maximum.at(E, owner, dev)
+        self._E = 1.25 * E + 1e-15
+        # C_k, J_k: bounds of |f''| <= |B''| and |f'''| <= |B'''| (tau units) on interval k
+        dt = np.diff(np.concatenate((fine[-1:] - self.PERIOD, fine, fine[:1] + self.PERIOD)))
+        d1 = (np.roll(B, -1, axis=0) - B) / dt[1:, None]
+        d0 = (B - np.roll(B, 1, axis=0)) / dt[:-1, None]
+        acc = (d1 - d0) / (0.5 * (dt[1:] + dt[:-1]))[:, None]
+        acc[np.isin(fine, self._kinks)] = np.nan      # differences across a kink mean nothing
+        jerk = np.linalg.norm(np.roll(acc, -1, axis=0) - acc, axis=1) / dt[1:]
+        C, J = np.zeros(n), np.zeros(n)
+        for bound, est in ((C, np.linalg.norm(acc, axis=1)), (J, jerk)):
+            est = np.fmax(est, np.fmax(np.roll(est, 1), np.roll(est, -1)))
+            np.fmax.at(bound, owner, est)
+        C, J = 1.5 * C, 1.5 * J     # margin for the sampling of the estimates
+        for kinks, bound in ((self._singular, C), (self._singular3, J)):
+            for k in np.searchsorted(tau, kinks):
+                bound[k % n] = bound[(k - 1) % n] = np.inf
+        self._Ch = C * self._h
+        self._Jh2 = J * self._h * self._h
+        # f and f' at the nodes are P @ _Bx and P @ _Gx (last column repeats the first).
+        s, t, ds, dt_ = self._outline(tau)[:4]
+        D = s * s + t * t + 1.0
+        D1 = 2.0 * (s * ds + t * dt_)
+        k2 = 2.0 / (D * D)
+        Gx = np.stack(((s * D1 - ds * D) * k2, -D1 * k2, (dt_ * D - t * D1) * k2))
+        self._Bx = np.concatenate((Bn.T, Bn[:1].T), axis=1)
+        self._Gx = np.concatenate((Gx, Gx[:, :1]), axis=1)
+
+    # --- region protocol ------------------------------------------------------------------
+
+    def contains_st(self, s, t):
+        """Inside or within ``tol`` of the outline on the plane [000 eq.7, 9]."""
+        s, t = np.broadcast_arrays(np.asarray(s, dtype=np.float64), np.asarray(t, dtype=np.float64))
+        level = self._level(s, t)
+        inside = level <= 1.0
+        near = ~inside & (level <= self._near_level)
+        if np.any(near):
+            sm, tm = self._scale(s[near], t[near])
+            inside[near] = np.hypot(s[near] - sm, t[near] - tm) <= self.tol
+        return inside
+
+    def clamp_simple(self, s, t):
+        """Toward the centre until on the outline [000 eq.15, §4.6.1]; inside points unchanged."""
+        s, t = np.broadcast_arrays(np.asarray(s, dtype=np.float64), np.asarray(t, dtype=np.float64))
+        out = self._level(s, t) > 1.0
+        sm, tm = s.copy(), t.copy()
+        if np.any(out):
+            sm[out], tm[out] = self._scale(s[out], t[out])
+        return sm, tm
+
+    def clamp_optimal(self, P):
+        """Geodesic nearest point of the region on the sphere [000 §4.1, §4.4, §4.6.1] for unit
+        points ``(..., 3)`` (the pole included); inside points are returned unchanged."""
+        P = np.array(quat.as_vectors(P, "swing point"), dtype=np.float64)
+        outside = ~self.contains_sphere(P)
+        if np.any(outside):
+            P[outside] = self.nearest_boundary(P[outside])
+        return P
+
+    def nearest_boundary(self, P):
+        """Geodesic nearest outline point of unit points ``(..., 3)`` (meant for points outside)."""
+        P = np.asarray(P, dtype=np.float64)
+        px, py, pz = self.nearest_boundary_xyz(P[..., 0], P[..., 1], P[..., 2])
+        return np.stack((px, py, pz), axis=-1)
+
+    def nearest_boundary_xyz(self, px, py, pz):
+        """``nearest_boundary`` on component arrays; returns ``(x, y, z)``."""
+        px, py, pz = (np.asarray(c, dtype=np.float64) for c in (px, py, pz))
+        shape = np.broadcast(px, py, pz).shape
+        Q = np.stack(np.broadcast_arrays(px, py, pz), axis=-1).reshape(-1, 3)
+        tau = np.empty(len(Q))
+        for i in range(0, len(Q), self.CHUNK):
+            tau[i:i + self.CHUNK] = self._nearest_tau(Q[i:i + self.CHUNK])
+        s, t = self._outline(tau)[:2]
+        return tuple(c.reshape(shape) for c in projection._plane_to_sphere(s, t))
+
+    def boundary_points(self, n):
+        """``(n, 2)`` ordered (s, t) outline points, evenly spaced by arc length on the sphere."""
+        s, t = self._outline(self._even_tau(n))[:2]
+        return np.stack((s, t), axis=-1)
+
+    def boundary_points_sphere(self, n):
+        """``(n, 3)`` ordered outline points on the unit sphere (evenly spaced by arc length)."""
+        return self._sphere(self._even_tau(n))
+
+    def _even_tau(self, n):
+        n = int(n)
+        if n < 1:
+            raise ValueError(f"need at least one boundary point, got {n}")
+        target = np.linspace(0.0, self._arc[-1], n, endpoint=False)
+        return np.interp(target, self._arc, np.append(self._fine, self.PERIOD))
+
+    # --- OPTIMAL: global search -----------------------------------------------------------
+
+    def _fg(self, Q, tau):
+        """``f = P·B(tau)`` and ``f' = df/dtau`` for rows of ``Q``."""
+        s, t, ds, dt = self._outline(tau)[:4]
+        D = s * s + t * t + 1.0
+        px, py, pz = Q[:, 0], Q[:, 1], Q[:, 2]
+        N = pz * t - px * s + py
+        g = (pz * dt - px * ds) * D - 2.0 * N * (s * ds + t * dt)
+        return 2.0 * N / D - py, 2.0 * g / (D * D)
+
+    def _refine(self, Q, lo, hi, ga, gb):
+        """Local maximum of ``f`` in ``[lo, hi]`` where ``f'(lo) > 0 >= f'(hi)``: Newton on
+        ``g = N'D - N D'`` (the sign of ``f'``), kept inside the shrinking bracket, bisection
+        whenever a Newton step leaves it or stalls."""
+        px, py, pz = Q[:, 0], Q[:, 1], Q[:, 2]
+        lo, hi = lo.copy(), hi.copy()
+        x = lo + (hi - lo) * np.clip(ga / (ga - gb), 0.0, 1.0)   # secant of f' as the start
+        step_old = hi - lo
+        act = np.arange(len(x))
+        for _ in range(self.NEWTON_ITERS):
+            if act.size == 0:
+                break
+            xa, la, ha = x[act], lo[act], hi[act]
+            s, t, ds, dt, dds, ddt = self._outline(xa)
+            qx, qy, qz = px[act], py[act], pz[act]
+            N = qz * t - qx * s + qy
+            N1 = qz * dt - qx * ds
+            D = s * s + t * t + 1.0
+            D1 = 2.0 * (s * ds + t * dt)
+            g = N1 * D - N * D1
+            la = np.where(g > 0.0, xa, la)
+            ha = np.where(g < 0.0, xa, ha)
+            with np.errstate(divide="ignore", invalid="ignore"):    # non-finite: bisect
+                g1 = (qz * ddt - qx * dds) * D - 2.0 * N * (ds * ds + dt * dt + s * dds + t * ddt)
+                newton = xa - g / g1
+            step = np.abs(newton - xa)
+            ok = (g1 < 0.0) & (newton >= la) & (newton <= ha) & (step < 0.5 * step_old[act])
+            xn = np.where(ok, newton, 0.5 * (la + ha))
+            x[act], lo[act], hi[act] = xn, la, ha
+            step_old[act] = np.abs(xn - xa)
+            done = (g == 0.0) | (ok & (step <= self.TAU_TOL)) | (ha - la <= self.TAU_TOL)
+            x[act[g == 0.0]] = xa[g == 0.0]
+            act = act[~done]
+        return x
+
+    def _try(self, Q, best, iv):
+        """Refine the rising intervals ``iv`` (see ``_nearest_tau``) and keep, per row, the best
+        maximum found and the incumbent ``best = (f, chord², tau)``; candidates are compared by
+        the chord ``|P - B|²``, exact even where ``f`` rounds to 1. Returns the pieces either
+        side of each maximum: a rising interval holds an odd number of critical points, so it
+        may hide more."""
+        r, lo, w, fa, fb, ga, gb, E, Ch, Jh2 = iv
+        hi = lo + w
+        tau = self._refine(Q[r], lo, hi, ga, gb)
+        c = np.sum((Q[r] - self._sphere(tau)) ** 2, axis=1)
+        f = 1.0 - 0.5 * c
+        pick = _best_per_row(r, -c)
+        best_f, best_c, best_tau = best
+        up = pick[c[pick] < best_c[r[pick]]]
+        best_f[r[up]] = f[up]
+        best_c[r[up]] = c[up]
+        best_tau[r[up]] = tau[up]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            a = np.where(w > 0.0, np.clip((tau - lo) / w, 0.0, 1.0), 0.0)
+        b = 1.0 - a
+        zero = np.zeros_like(f)
+        i, j = a > 0.0, b > 0.0
+        a, b = a[i], b[j]
+        q = self._sub_order
+        left = (r[i], lo[i], w[i] * a, fa[i], f[i], ga[i], zero[i], E[i] * a ** q, Ch[i] * a, Jh2[i] * a * a)
+        right = (r[j], tau[j], w[j] * b, f[j], fb[j], zero[j], gb[j], E[j] * b ** q, Ch[j] * b, Jh2[j] * b * b)
+        return [np.concatenate(z) for z in zip(left, right)]
+
+    def _ftol(self, best, rows):
+        return self.F_TOL * np.minimum(1.0, best[1][rows] / self.CHORD2_REF)
+
+    @staticmethod
+    def _may_hide(ga, gb, Ch, Jh2):
+        """Can an interval whose end slopes ``ga, gb`` do not bracket a maximum still hold one?
+
+        Not if ``f'`` keeps its sign throughout: with ``|f''| <= C`` that holds when
+        ``|ga + gb| > C h``. Nor if a max-min pair is impossible: between the ends ``f''`` would
+        have to swing from ``-|ga| / a`` to ``|gb| / b`` (mean values, ``a + b <= h``) or the
+        reverse, which needs ``(sqrt|ga| + sqrt|gb|)² <= h² max|f'''|``.
+        """
+        root = np.sqrt(np.abs(ga)) + np.sqrt(np.abs(gb))
+        same = ga * gb >= 0.0
+        return (np.abs(ga + gb) <= Ch) & ~(same & (root * root > Jh2))
+
+    def _nearest_tau(self, Q):
+        """Outline parameter of the geodesic nearest boundary point of each row of ``Q``.
+
+        Intervals travel as lists ``(row, lo, width, f(lo), f(hi), f'(lo), f'(hi), E, C h,
+        J h^2)``: the chord-deviation bound and the bounds of ``|f''|``, ``|f'''|`` times powers
+        of the width.
+        """
+        m, n = len(Q), self._tau.size
+        F = Q @ self._Bx
+        G = Q @ self._Gx
+        k0 = np.argmax(F[:, :n], axis=1)
+        best_c = np.sum((Q - self._Bx[:, k0].T) ** 2, axis=1)
+        best_f = 1.0 - 0.5 * best_c
+        best = (best_f, best_c, self._tau[k0])
+        U = np.maximum(F[:, :-1], F[:, 1:])
+        U += self._E
+        r, k = np.nonzero(U > best_f[:, None])
+        u = U[r, k]
+        iv = [r, self._tau[k], self._h[k], F[r, k], F[r, k + 1], G[r, k], G[r, k + 1],
+              self._E[k], self._Ch[k], self._Jh2[k]]
+        rising = (iv[5] > 0.0) & (iv[6] < 0.0)
+        # 1. brackets of a local maximum: the most promising per row, then any that may still win
+        pieces = []
+        sc = np.flatnonzero(rising)
+        if sc.size:
+            first = sc[_best_per_row(r[sc], u[sc])]
+            pieces.append(self._try(Q, best, [z[first] for z in iv]))
+            rest = np.setdiff1d(sc, first)
+            rest = rest[u[rest] > best_f[r[rest]] + self._ftol(best, r[rest])]
+            if rest.size:
+                pieces.append(self._try(Q, best, [z[rest] for z in iv]))
+        # 2. branch and bound over intervals that may hide a max-min pair
+        cand = [np.concatenate(z) for z in zip([z[~rising] for z in iv], *pieces)]
+        frac = np.arange(1, self.SUB) / self.SUB
+        shrink = self.SUB ** self._sub_order
+        for _ in range(self.LEVELS):
+            r, lo, w, fa, fb, ga, gb, E, Ch, Jh2 = cand
+            bound = np.maximum(fa, fb) + E
+            alive = np.flatnonzero((bound > best_f[r] + self._ftol(best, r)) & self._may_hide(ga, gb, Ch, Jh2))
+            if alive.size == 0:
+                break
+            # where f is nearly constant along the outline every piece stays hopeful: per row,
+            # go on with the most promising few only
+            alive = alive[_best_per_row(r[alive], bound[alive], self.MAX_PIECES)]
+            r, lo, w, fa, fb, ga, gb, E, Ch, Jh2 = (z[alive] for z in cand)
+            fs, gs = self._fg(np.repeat(Q[r], self.SUB - 1, axis=0), (lo[:, None] + w[:, None] * frac).ravel())
+            Fs = np.concatenate((fa[:, None], fs.reshape(-1, self.SUB - 1), fb[:, None]), axis=1)
+            Gs = np.concatenate((ga[:, None], gs.reshape(-1, self.SUB - 1), gb[:, None]), axis=1)
+            w, E, Ch, Jh2 = w / self.SUB, E / shrink, Ch / self.SUB, Jh2 / self.SUB ** 2
+            sub = [np.repeat(r, self.SUB), (lo[:, None] + w[:, None] * np.arange(self.SUB)).ravel(),
+                   np.repeat(w, self.SUB), Fs[:, :-1].ravel(), Fs[:, 1:].ravel(), Gs[:, :-1].ravel(),
+                   Gs[:, 1:].ravel(), np.repeat(E, self.SUB), np.repeat(Ch, self.SUB), np.repeat(Jh2, self.SUB)]
+            hopeful = np.maximum(sub[3], sub[4]) + sub[7] > best_f[sub[0]] + self._ftol(best, sub[0])
+            rising = (sub[5] > 0.0) & (sub[6] < 0.0)
+            pieces = []
+            i = np.flatnonzero(hopeful & rising)
+            if i.size:
+                pieces.append(self._try(Q, best, [z[i] for z in sub]))
+            cand = [np.concatenate(z) for z in zip([z[hopeful & ~rising] for z in sub], *pieces)]
+        return best[2]
+
+
+class EllipseRegion(_SmoothRegion):
+    """Ellipse inscribed in ``[s0, s1] x [t0, t1]`` [000 §3.2, eq.7-8].
+
+    SIMPLE: toward the centre [000 eq.15] (exact only for a circle about the origin,
+    ``s0 = -s1 = t0 = -t1`` [000 §4.4]); OPTIMAL: numeric geodesic nearest point (see module).
+    Outline: ``(sb + sa cos tau, tb + ta sin tau)``.
+    """
+
+    shape = "ELLIPSE"
+    PERIOD = 2.0 * np.pi
+
+    def __init__(self, s0, s1, t0, t1):
+        self._setup(s0, s1, t0, t1)
+        # contains_st: beyond this level the plane distance to the ellipse exceeds tol
+        r_in = min(self.sa, self.ta)
+        self._near_level = (1.0 + 2.0 * self.tol / r_in) ** 2
+
+    def _outline(self, tau):
+        c, s = np.cos(tau), np.sin(tau)
+        sc, ss, tc, ts = self.sa * c, self.sa * s, self.ta * c, self.ta * s
+        return self.sb + sc, self.tb + ts, -ss, tc, -sc, -ts
+
+    def _level(self, s, t):
+        """Left side of [000 eq.7]."""
+        u, v = (s - self.sb) / self.sa, (t - self.tb) / self.ta
+        return u * u + v * v
+
+    def _scale(self, s, t):
+        """[000 eq.15]."""
+        k_s, k_t = (s - self.sb) / self.sa, (t - self.tb) / self.ta
+        k_m = 1.0 / np.hypot(k_s, k_t)
+        return k_s * k_m * self.sa + self.sb, k_t * k_m * self.ta + self.tb
+
+
+class SuperellipseRegion(_SmoothRegion):
+    """Superellipse ``(|s - sb| / sa)^m + (|t - tb| / ta)^n <= 1`` in ``[s0, s1] x [t0, t1]``
+    [000 §3.4.1, eq.9]; ``m = n = 2`` is the ellipse, large exponents approach the rectangle,
+    ``m`` or ``n`` = 1 gives corners. Exponents must be finite and >= 1 (convex shapes).
+
+    SIMPLE: toward the centre [000 §4.6.1] (not optimal even for a centred square-ish shape);
+    OPTIMAL: numeric geodesic nearest point (see module).
+
+    Outline parameter ``tau`` in [0, 4): quadrant ``floor(tau)`` counter-clockwise from
+    ``(u, v) = (1, 0)``. Each quadrant is two graphs, ``u = (1 - |v|^n)^(1/m)`` near the u axis and
+    ``v = (1 - |u|^m)^(1/n)`` near the v axis, joined where ``|u|^m = |v|^n = 1/2``: a graph in the
+    coordinate that stays away from 0 has bounded slope, unlike ``|cos|^(2/m)`` forms, which
+    have infinite derivatives at the axes for exponents > 2 and stall for exponents < 2. The
+    four axis points (corners when an exponent is 1) are nodes of the search.
+    """
+
+    shape = "SUPERELLIPSE"
+    PERIOD = 4.0
+    _kinks = np.arange(8) * 0.5   # axis points and the joins of the two graphs
+    _SIGN = np.array([[1.0, 1.0], [-1.0, 1.0], [-1.0, -1.0], [1.0, -1.0]])
+    _REVERSED = np.array([False, True, False, True])
+
+    def __init__(self, s0, s1, t0, t1, m, n):
+        m, n = float(m), float(n)
+        if not (np.isfinite(m) and np.isfinite(n) and m >= 1.0 and n >= 1.0):
+            raise ValueError(f"superellipse exponents must be finite and >= 1, got m={m}, n={n}")
+        self.m, self.n = m, n
+        self._u_split, self._v_split = 0.5 ** (1.0 / m), 0.5 ** (1.0 / n)
+        # v ~ 1 - |u|^m / n near the v axis: a corner there when m = 1, unbounded curvature
+        # when 1 < m < 2; no bound on f'' is used next to such points
+        axes = ((0.0, n), (2.0, n), (1.0, m), (3.0, m))
+        self._singular = np.array([q for q, p in axes if p < 2.0])
+        self._singular3 = np.array([q for q, p in axes if p < 3.0 and p != 2.0])
+        low = min(m, n)
+        self._sub_order = low if 1.0 < low < 2.0 else 2.0
+        self._setup(s0, s1, t0, t1)
+        r_in = min(self.sa, self.ta) / np.sqrt(2.0)    # the shape contains |u| + |v| <= 1
+        self._near_level = (1.0 + 2.0 * self.tol / r_in) ** max(m, n)
+
+    @staticmethod
+    def _graph(z, p, q):
+        """``y = (1 - z^p)^(1/q)`` and its first two derivatives for ``0 <= z``, ``z^p <= 1/2``."""
+        zp1 = z ** (p - 1.0)
+        r = 1.0 - zp1 * z
+        y = r ** (1.0 / q)
+        y1 = -(p / q) * zp1 * y / r
+        with np.errstate(divide="ignore", invalid="ignore"):
+            # z^(p-2) is infinite at z = 0 when p < 2 (unbounded curvature; p = 1 is a corner):
+            # only Newton's slope uses it, and a non-finite slope makes that step a bisection.
+            bend = np.where(p == 1.0, 0.0, (p - 1.0) * z ** (p - 2.0)) * r
+            y2 = -(p / q) * (y / (r * r)) * (bend + (1.0 - 1.0 / q) * p * zp1 * zp1)
+        return y, y1, y2
+
+    def _outline(self, tau):
+        tau = np.mod(tau, 4.0)
+        quad = np.minimum(tau.astype(np.intp), 3)
+        lam = tau - quad
+        rev = self._REVERSED[quad]
+        lam = np.where(rev, 1.0 - lam, lam)
+        # first quadrant from (1, 0) at lam = 0 to (0, 1) at lam = 1
+        near_u = lam <= 0.5
+        z = np.where(near_u, 2.0 * lam * self._v_split, 2.0 * (1.0 - lam) * self._u_split)
+        dz = np.where(near_u, 2.0 * self._v_split, -2.0 * self._u_split)
+        y, y1, y2 = self._graph(z, np.where(near_u, self.n, self.m), np.where(near_u, self.m, self.n))
+        dy, ddy = y1 * dz, y2 * dz * dz
+        u, v = np.where(near_u, y, z), np.where(near_u, z, y)
+        du, dv = np.where(near_u, dy, dz), np.where(near_u, dz, dy)
+        ddu, ddv = np.where(near_u, ddy, 0.0), np.where(near_u, 0.0, ddy)
+        su = self.sa * self._SIGN[quad, 0]
+        sv = self.ta * self._SIGN[quad, 1]
+        rho = np.where(rev, -1.0, 1.0)
+        return self.sb + su * u, self.tb + sv * v, su * rho * du, sv * rho * dv, su * ddu, sv * ddv
+
+    def _level(self, s, t):
+        """Left side of [000 eq.9] (``inf`` far outside for large exponents)."""
+        with np.errstate(over="ignore"):
+            return np.abs((s - self.sb) / self.sa) ** self.m + np.abs((t - self.tb) / self.ta) ** self.n
+
+    def _scale(self, s, t):
+        """Scale ``(u, v)`` by ``k`` with ``|k u|^m + |k v|^n = 1`` [000 §4.6.1]: Newton on
+        ``ln k`` from ``1 / max(|u|, |v|)`` (the function is convex and increasing there, so
+        the iterates fall monotonically; logs keep huge exponents finite)."""
+        u, v = (s - self.sb) / self.sa, (t - self.tb) / self.ta
+        au, av = np.abs(u), np.abs(v)
+        with np.errstate(divide="ignore"):
+            lu, lv = np.log(au), np.log(av)
+        y = -np.maximum(lu, lv)
+        for _ in range(60):
+            a = np.exp(self.m * (y + lu))
+            b = np.exp(self.n * (y + lv))
+            step = (a + b - 1.0) / (self.m * a + self.n * b)
+            y = y - step
+            if np.all(np.abs(step) <= 4e-16 * (1.0 + np.abs(y))):
+                break
+        k = np.exp(y)
+        return self.sb + self.sa * k * u, self.tb + self.ta * k * v
