@@ -1,0 +1,474 @@
+"""Batch runs (issue 9): scripts/jointlimit_batch.py driven as a subprocess through the embedded
+``blender`` launcher on small scenes built here, results checked by loading the saved files."""
+
+import importlib
+import importlib.util
+import json
+import math
+import os
+import pathlib
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from rigs import make_armature
+
+pytestmark = [pytest.mark.blender]
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+SCRIPT = ROOT / "scripts" / "jointlimit_batch.py"
+COMMANDS = ["info", "apply", "bake", "convert", "to-constraints", "limb-ik", "ccd", "motion", "deformer-add",
+            "deformer-bake", "sdef-derive"]
+
+
+def launcher():
+    here = pathlib.Path(sys.executable).parent / "blender"
+    return here if here.is_file() else ROOT / ".venv" / "bin" / "blender"
+
+
+@pytest.fixture(scope="module")
+def batch_env(tmp_path_factory):
+    """Blender user folder and caches of the subprocesses in a temporary folder."""
+    tmp = tmp_path_factory.mktemp("batch-env")
+    env = dict(os.environ)
+    env.pop("JOINTLIMIT_BATCH_ADDON", None)
+    env["BLENDER_USER_RESOURCES"] = str(tmp / "blender")
+    env["XDG_CACHE_HOME"] = str(tmp / "cache")
+    return env
+
+
+@pytest.fixture
+def run(batch_env):
+    def run(*args, blend=None, cwd=None):
+        cmd = [str(launcher()), "-b", *([str(blend)] if blend else []), "--python", str(SCRIPT), "--", *map(str, args)]
+        return subprocess.run(cmd, env=batch_env, capture_output=True, text=True, timeout=120, cwd=cwd)
+
+    return run
+
+
+@pytest.fixture(scope="module")
+def batch():
+    """The script imported in this process (its functions, not its command line)."""
+    spec = importlib.util.spec_from_file_location("jointlimit_batch_under_test", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+# --- scenes -----------------------------------------------------------------------------------------
+
+
+def save(path):
+    import bpy
+
+    if bpy.context.object and bpy.context.object.mode != "OBJECT":
+        bpy.ops.object.mode_set(mode="OBJECT")
+    bpy.ops.wm.save_as_mainfile(filepath=str(path), copy=True)
+    return path
+
+
+def load(path):
+    import bpy
+
+    bpy.ops.wm.open_mainfile(filepath=str(path))
+    return bpy.data.objects["Rig"] if "Rig" in bpy.data.objects else None
+
+
+def build_rig():
+    """spine (limited, ellipse +-20 deg), upper -> lower -> hand (a connected limb), tail (Limit Rotation)."""
+    obj = make_armature([
+        ("spine", (0, 0, 0), (0, 0, 1), None, 0.0),
+        ("upper", (0, 0, 1), (0, 0, 2), "spine", 0.0),
+        ("lower", (0, 0, 2), (0, 0.1, 3), "upper", 0.0),
+        ("hand", (0, 0.1, 3), (0, 0.1, 3.3), "lower", 0.0),
+        ("tail", (0, 0, 0), (0, -0.5, 0), None, 0.0),
+    ])
+    s = obj.pose.bones["spine"].jointlimit
+    s.enabled, s.kind, s.shape = True, "SWING_TWIST", "ELLIPSE"
+    s.swing_x_min, s.swing_x_max = math.radians(-20), math.radians(20)
+    s.swing_z_min, s.swing_z_max = math.radians(-20), math.radians(20)
+    for pb in obj.pose.bones:
+        pb.rotation_mode = "QUATERNION"
+    con = obj.pose.bones["tail"].constraints.new("LIMIT_ROTATION")
+    con.owner_space = "LOCAL"
+    con.use_limit_x, con.min_x, con.max_x = True, math.radians(-30), math.radians(50)
+    return obj
+
+
+def axis_x(angle_deg):
+    a = math.radians(angle_deg) / 2
+    return (math.cos(a), math.sin(a), 0.0, 0.0)
+
+
+def angle_of(q):
+    return math.degrees(2 * math.acos(min(1.0, abs(q[0]))))
+
+
+@pytest.fixture
+def rig_file(scene, tmp_path):
+    """The rig with the spine posed at 60 degrees about X, outside its limit."""
+    obj = build_rig()
+    obj.pose.bones["spine"].rotation_quaternion = axis_x(60)
+    return save(tmp_path / "rig.blend")
+
+
+@pytest.fixture
+def limb_file(scene, tmp_path):
+    """The rig in its rest pose (IK targets are reachable from the rest shoulder at (0, 0, 1))."""
+    build_rig()
+    return save(tmp_path / "limb.blend")
+
+
+def build_limb_mesh(arm):
+    """A small tube around upper/lower with weights blending across the elbow, and an Armature modifier."""
+    import bpy
+
+    z = np.linspace(1.0, 3.0, 9)
+    ang = np.linspace(0, 2 * np.pi, 6, endpoint=False)
+    zz, aa = np.meshgrid(z, ang, indexing="ij")
+    co = np.stack([0.2 * np.cos(aa), 0.2 * np.sin(aa), zz], -1).reshape(-1, 3)
+    me = bpy.data.meshes.new("Skin")
+    me.from_pydata(co.tolist(), [], [])
+    obj = bpy.data.objects.new("Skin", me)
+    bpy.context.scene.collection.objects.link(obj)
+    upper, lower = obj.vertex_groups.new(name="upper"), obj.vertex_groups.new(name="lower")
+    t = np.clip((2.4 - co[:, 2]) / 0.8, 0.0, 1.0)
+    for i, w in enumerate(t):
+        if w > 0:
+            upper.add([i], float(w), "REPLACE")
+        if w < 1:
+            lower.add([i], float(1 - w), "REPLACE")
+    obj.modifiers.new("Armature", "ARMATURE").object = arm
+    return obj
+
+
+# --- helpers for results ------------------------------------------------------------------------------
+
+
+def one_error_line(result):
+    lines = [ln for ln in result.stderr.splitlines() if ln.strip()]
+    ours = [ln for ln in lines if ln.startswith("jointlimit_batch: error:")]
+    assert len(ours) == 1, result.stderr
+    assert lines[-1] == ours[0]
+    return ours[0]
+
+
+def ok(result):
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "summary:" in result.stdout
+    return result.stdout
+
+
+def rotation(path_or_obj, bone):
+    return tuple(path_or_obj.pose.bones[bone].rotation_quaternion)
+
+
+def sampled(obj, bone, frames):
+    import bpy
+
+    out = []
+    for f in frames:
+        bpy.context.scene.frame_set(f)
+        out.append(tuple(obj.pose.bones[bone].rotation_quaternion))
+    return out
+
+
+# --- help and usage -------------------------------------------------------------------------------------
+
+
+def test_help_lists_every_command(run):
+    result = run("--help")
+    assert result.returncode == 0, result.stderr
+    for name in COMMANDS:
+        assert f"\n    {name}" in result.stdout
+    assert "exit codes" in result.stdout and "jointlimit_addon" in result.stdout
+    sub = run("limb-ik", "--help")
+    assert sub.returncode == 0
+    for option in ("--targets", "--bone", "--space", "--no-limits", "--output", "--no-save", "--jobs"):
+        assert option in sub.stdout
+
+
+# --- commands on a small scene ------------------------------------------------------------------------------
+
+
+def test_info_prints_limits_in_degrees(run, rig_file):
+    out = ok(run("info", blend=rig_file))
+    row = next(ln for ln in out.splitlines() if ln.startswith("Rig") and "spine" in ln)
+    assert "SWING_TWIST" in row and "ELLIPSE" in row and "x -20.0..20.0 z -20.0..20.0" in row
+    as_json = json.loads(_json_block(ok(run("info", "--json", blend=rig_file))))
+    assert [b["bone"] for b in as_json["limits"]] == ["spine"] and as_json["deformers"] == []
+
+
+def _json_block(stdout):
+    start = stdout.index("{")
+    end = stdout.rindex("}")
+    return stdout[start:end + 1]
+
+
+def test_apply_clamps_and_saves_over_the_input(run, rig_file):
+    out = ok(run("apply", blend=rig_file))
+    assert "clamped 1 of 1 limited bones" in out
+    obj = load(rig_file)
+    assert angle_of(rotation(obj, "spine")) == pytest.approx(20.0, abs=1e-3)
+    assert not [p for p in rig_file.parent.iterdir() if p.name.startswith(".")]  # no temporary files left
+
+
+def test_no_save_and_output(run, rig_file, tmp_path):
+    before = rig_file.read_bytes()
+    assert "dry run" in ok(run("apply", "--no-save", blend=rig_file))
+    out_path = tmp_path / "out" / "clamped.blend"
+    out_path.parent.mkdir()
+    ok(run("apply", "--output", out_path, blend=rig_file))
+    ok(run("apply", "--output-dir", out_path.parent, blend=rig_file))
+    assert rig_file.read_bytes() == before
+    assert angle_of(rotation(load(out_path), "spine")) == pytest.approx(20.0, abs=1e-3)
+    assert angle_of(rotation(load(out_path.parent / "rig.blend"), "spine")) == pytest.approx(20.0, abs=1e-3)
+    assert angle_of(rotation(load(rig_file), "spine")) == pytest.approx(60.0, abs=1e-3)
+
+
+def test_bake_keys_every_frame_inside_the_limit(run, scene, tmp_path):
+    obj = build_rig()
+    pb = obj.pose.bones["spine"]
+    for frame, angle in ((1, 0), (11, 60)):
+        pb.rotation_quaternion = axis_x(angle)
+        pb.keyframe_insert("rotation_quaternion", frame=frame)
+    path = save(tmp_path / "bake.blend")
+    out = ok(run("bake", "--frames", 1, 11, blend=path))
+    assert "bake: frames 11/11" in out
+    obj = load(path)
+    angles = [angle_of(q) for q in sampled(obj, "spine", range(1, 12))]
+    assert max(angles) == pytest.approx(20.0, abs=1e-3) and angles[0] == pytest.approx(0.0, abs=1e-3)
+    assert angles[5] <= 20.0 + 1e-3
+
+
+def test_convert_and_back_to_constraints(run, rig_file):
+    ok(run("convert", "--bones", "tail", "--old-constraints", "remove", blend=rig_file))
+    obj = load(rig_file)
+    s = obj.pose.bones["tail"].jointlimit
+    assert s.enabled and math.degrees(s.swing_x_max) == pytest.approx(50.0, abs=1e-3)
+    assert not obj.pose.bones["tail"].constraints
+    ok(run("to-constraints", "--bones", "spine", blend=rig_file))
+    con = load(rig_file).pose.bones["spine"].constraints[0]
+    assert con.type == "LIMIT_ROTATION" and con.owner_space == "LOCAL"
+
+
+def test_limb_ik_from_csv_keys_each_row(run, limb_file, tmp_path):
+    targets = tmp_path / "hand.csv"
+    rows = [(1, 0.5, 0.3, 2.5, 0), (5, -0.4, 0.6, 2.0, 30), (9, 0.0, 1.2, 1.8, -20)]
+    targets.write_text("frame,x,y,z,swivel\n" + "".join(f"{f},{x},{y},{z},{s}\n" for f, x, y, z, s in rows))
+    out = ok(run("limb-ik", "--bone", "hand", "--targets", targets, blend=limb_file))
+    assert "limb-ik: frames 3/3" in out and "keyed 3 frames of upper, lower" in out
+    import bpy
+
+    obj = load(limb_file)
+    for frame, x, y, z, _ in rows:
+        bpy.context.scene.frame_set(frame)
+        assert (obj.pose.bones["hand"].head - type(obj.location)((x, y, z))).length < 1e-4
+
+
+def test_limb_ik_world_space(run, scene, tmp_path):
+    obj = build_rig()
+    obj.location = (1.0, 2.0, 0.5)
+    path = save(tmp_path / "moved.blend")
+    targets = tmp_path / "t.json"
+    targets.write_text(json.dumps([{"frame": 3, "x": 1.5, "y": 2.3, "z": 3.0}]))
+    ok(run("limb-ik", "--bone", "hand", "--targets", targets, "--space", "world", blend=path))
+    import bpy
+
+    obj = load(path)
+    bpy.context.scene.frame_set(3)
+    head = obj.matrix_world @ obj.pose.bones["hand"].head
+    assert (head - type(head)((1.5, 2.3, 3.0))).length < 1e-4
+
+
+def test_ccd_from_json(run, limb_file, tmp_path):
+    targets = tmp_path / "tip.json"
+    rows = [{"frame": 2, "x": 0.8, "y": 0.5, "z": 2.6}, {"frame": 4, "x": -0.6, "y": 0.9, "z": 2.2}]
+    targets.write_text(json.dumps(rows))
+    out = ok(run("ccd", "--bone", "hand", "--chain-length", 3, "--targets", targets, blend=limb_file))
+    assert "keyed 2 frames of upper, lower, hand" in out
+    import bpy
+
+    obj = load(limb_file)
+    for row in rows:
+        bpy.context.scene.frame_set(row["frame"])
+        tip = obj.pose.bones["hand"].tail
+        assert (tip - type(tip)((row["x"], row["y"], row["z"]))).length < 1e-2
+
+
+def test_motion_keys_every_frame_between_key_poses(run, scene, addon, tmp_path):
+    obj = build_rig()
+    pb = obj.pose.bones["upper"]
+    for frame, angle in ((1, 0), (11, 40), (21, -10)):
+        pb.rotation_quaternion = axis_x(angle)
+        pb.keyframe_insert("rotation_quaternion", frame=frame)
+    path = save(tmp_path / "motion.blend")
+    out = ok(run("motion", "--frames", 1, 21, "--profile", "min-jerk", blend=path))
+    assert "smoothed 1 bones" in out
+    obj = load(path)
+    animation = importlib.import_module(f"{addon.__name__}.animation")
+    assert animation.keyed_frames(obj, obj.pose.bones["upper"], "rotation_quaternion", 0, 100) == list(range(1, 22))
+    angles = [angle_of(q) for q in sampled(obj, "upper", (1, 11, 21))]
+    assert angles == pytest.approx([0.0, 40.0, 10.0], abs=1e-3)
+
+
+def test_deformer_pipeline(run, scene, tmp_path):
+    arm = build_rig()
+    build_limb_mesh(arm)
+    arm.pose.bones["lower"].rotation_quaternion = axis_x(50)
+    path = save(tmp_path / "skin.blend")
+    ok(run("sdef-derive", "--mesh", "Skin", blend=path))
+    import bpy
+
+    load(path)
+    assert "jl_sdef_c" in bpy.data.objects["Skin"].data.attributes
+    ok(run("deformer-add", "--mode", "bezier", blend=path))
+    info = ok(run("info", blend=path))
+    assert any(ln.startswith("Skin") and "BEZIER" in ln for ln in info.splitlines())
+    out = ok(run("deformer-bake", "--frames", 1, 3, blend=path))
+    assert "deformer-bake Skin: frames 3/3" in out
+    load(path)
+    keys = bpy.data.objects["Skin"].data.shape_keys.key_blocks
+    assert {"jl_frame_0001", "jl_frame_0002", "jl_frame_0003"} <= set(keys.keys())
+    assert "of Skin (BEZIER) as shape-keys" in out  # the deformer's own mode when --mode is not given
+
+
+# --- bad input: exit 2, one line, input untouched ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("case", ["armature", "bone", "targets", "range", "command", "mesh"])
+def test_bad_input_is_one_line_and_leaves_the_file(run, rig_file, tmp_path, case):
+    bad = tmp_path / "bad.csv"
+    bad.write_text("frame,x,y,z\n1,0.1,0.2,0.3\n2,abc,0,0\n")
+    good = tmp_path / "good.csv"
+    good.write_text("frame,x,y,z\n1,0.1,0.2,0.3\n")
+    args = {
+        "armature": ("apply", "--armature", "Nope"),
+        "bone": ("limb-ik", "--bone", "nope", "--targets", good),
+        "targets": ("ccd", "--bone", "hand", "--targets", bad),
+        "range": ("bake", "--frames", 10, 1),
+        "command": ("frobnicate",),
+        "mesh": ("sdef-derive", "--mesh", "Nope"),
+    }[case]
+    before, mtime = rig_file.read_bytes(), rig_file.stat().st_mtime_ns
+    result = run(*args, blend=rig_file)
+    assert result.returncode == 2, result.stderr
+    line = one_error_line(result)
+    expected = {"armature": "'Nope'", "bone": "'nope'", "targets": "row 3: x is not a number", "range": "10..1",
+                "command": "frobnicate", "mesh": "'Nope'"}[case]
+    assert expected in line
+    assert rig_file.read_bytes() == before and rig_file.stat().st_mtime_ns == mtime
+    assert sorted(p.name for p in rig_file.parent.iterdir()) == ["bad.csv", "good.csv", "rig.blend"]
+
+
+def test_operator_failure_is_exit_1(run, scene, tmp_path):
+    arm = build_rig()
+    skin = build_limb_mesh(arm)
+    for group in list(skin.vertex_groups):
+        skin.vertex_groups.remove(group)
+    path = save(tmp_path / "noweights.blend")
+    before = path.read_bytes()
+    result = run("sdef-derive", blend=path)
+    assert result.returncode == 1
+    assert "no vertices on exactly two deforming bones" in one_error_line(result)
+    assert path.read_bytes() == before
+
+
+@pytest.mark.parametrize("text, message", [
+    ("frame,x,y\n1,0,0\n", "missing 'z'"),
+    ("frame,x,y,z\n1.5,0,0,0\n", "whole number"),
+    ("frame,x,y,z\n1,0,0,0\n1,1,1,1\n", "appears twice"),
+    ("frame,x,y,z,swivle\n1,0,0,0,3\n", "unknown column 'swivle'"),
+    ("frame,x,y,z\n1,0,nan,0\n", "finite"),
+    ("frame,x,y,z\n", "no targets"),
+    ("", "empty file"),
+    ('[{"frame": 1, "x": 0, "y": 0}]', "missing 'z'"),
+    ('{"frame": 1}', "expected a JSON list"),
+    ('[{"frame": 1, "x": 0, "y": 0, "z": true}]', "finite number"),
+    ("[1, 2", "not valid JSON"),
+])
+def test_malformed_target_files(batch, tmp_path, text, message):
+    path = tmp_path / ("t.json" if text.startswith(("[", "{")) else "t.csv")
+    path.write_text(text)
+    with pytest.raises(batch.UsageError, match=message):
+        batch.read_targets(str(path), with_swivel=True)
+
+
+def test_target_files_parse(batch, tmp_path):
+    csv_path = tmp_path / "t.csv"
+    csv_path.write_text("# comment\nFrame, X, Y, Z, Swivel\n5,1,2,3,\n2,4,5,6,45\n")
+    assert batch.read_targets(str(csv_path), True) == [(2, (4.0, 5.0, 6.0), 45.0), (5, (1.0, 2.0, 3.0), None)]
+    json_path = tmp_path / "t.txt"
+    json_path.write_text('[{"frame": 3.0, "x": 1, "y": "2", "z": 3.5}]')
+    assert batch.read_targets(str(json_path), False) == [(3, (1.0, 2.0, 3.5), None)]
+    with pytest.raises(batch.UsageError, match="unknown column 'swivel'"):
+        batch.read_targets(str(csv_path), False)
+
+
+# --- atomic save -----------------------------------------------------------------------------------------
+
+
+def test_interrupted_save_keeps_the_original(batch, tmp_path):
+    target = tmp_path / "scene.blend"
+    target.write_bytes(b"ORIGINAL" * 100)
+
+    def failing_writer(tmp):
+        with open(tmp, "wb") as f:
+            f.write(b"PARTIAL")
+        raise OSError("disk full")
+
+    with pytest.raises(OSError, match="disk full"):
+        batch.atomic_save(str(target), failing_writer)
+    assert target.read_bytes() == b"ORIGINAL" * 100
+    assert [p.name for p in tmp_path.iterdir()] == ["scene.blend"]
+
+
+def test_atomic_save_replaces_and_keeps_the_mode(batch, tmp_path):
+    target = tmp_path / "scene.blend"
+    target.write_bytes(b"old")
+    target.chmod(0o640)
+    seen = []
+
+    def writer(tmp):
+        seen.append(pathlib.Path(tmp))
+        pathlib.Path(tmp).write_bytes(b"new")
+
+    batch.atomic_save(str(target), writer)
+    assert target.read_bytes() == b"new" and (target.stat().st_mode & 0o777) == 0o640
+    assert seen[0].parent == tmp_path and seen[0].name != "scene.blend"
+    assert [p.name for p in tmp_path.iterdir()] == ["scene.blend"]
+
+
+# --- many files ------------------------------------------------------------------------------------------------
+
+
+def test_jobs_run_files_in_parallel_and_report_each(run, scene, tmp_path):
+    import bpy
+
+    obj = build_rig()
+    obj.pose.bones["spine"].rotation_quaternion = axis_x(60)
+    a, b = save(tmp_path / "a.blend"), save(tmp_path / "b.blend")
+    bpy.ops.wm.read_homefile(use_empty=True)
+    c = save(tmp_path / "c.blend")  # no armature
+    c_bytes = c.read_bytes()
+    result = run("apply", "--jobs", 2, a, b, c)
+    assert result.returncode == 2, result.stdout + result.stderr
+    out = result.stdout
+    assert "files done 3/3" in out and "[a.blend]" in out and "[b.blend]" in out
+    assert f"ok  {a}" in out and f"ok  {b}" in out and f"FAILED (exit 2)  {c}: the scene has no armature" in out
+    assert "1 of 3 files failed" in one_error_line(result)
+    assert "[a.blend] add-on:" not in out  # workers enable the parent's add-on, they do not reinstall it
+    assert c.read_bytes() == c_bytes
+    for path in (a, b):
+        assert angle_of(rotation(load(path), "spine")) == pytest.approx(20.0, abs=1e-3)
+    both = run("apply", "--jobs", 2, "--no-save", a, b)
+    assert both.returncode == 0 and both.stdout.count("dry run") >= 2
+
+
+def test_addon_from_source_when_asked(run, rig_file, batch_env, monkeypatch):
+    """The third way to get the operators: registering the repository's source."""
+    monkeypatch.setitem(batch_env, "JOINTLIMIT_BATCH_ADDON", "jointlimit_addon")
+    out = ok(run("apply", "--no-save", blend=rig_file))
+    assert "add-on: registered from source" in out and "clamped 1 of 1" in out
