@@ -13,6 +13,40 @@ def pose_mode_problem(context):
     return None
 
 
+def mesh_problem(context):
+    """Why a mesh operator cannot run here, or ``None``."""
+    obj = context.object
+    if obj is None or obj.type != "MESH":
+        return "Select a mesh object"
+    if context.mode != "OBJECT":
+        return "Switch to Object Mode first"
+    return None
+
+
+class PosePoll:
+    """``poll()`` built on ``problem(context)``: a message saying why the operator cannot run
+    (shown by Blender via ``poll_message_set``), or ``None``. Mix in before ``Operator``."""
+
+    @classmethod
+    def problem(cls, context):
+        return pose_mode_problem(context)
+
+    @classmethod
+    def poll(cls, context):
+        problem = cls.problem(context)
+        if problem:
+            cls.poll_message_set(problem)
+        return problem is None
+
+
+class ActiveBonePoll(PosePoll):
+    """Pose Mode with an active bone."""
+
+    @classmethod
+    def problem(cls, context):
+        return pose_mode_problem(context) or (None if context.active_pose_bone else "No active bone")
+
+
 def target_bones(context, all_bones):
     """Limited pose bones of the active armature: all of them, or only the selected ones."""
     return bone_limits.limited_bones(context.object, selected_only=not all_bones)
@@ -20,3 +54,11 @@ def target_bones(context, all_bones):
 
 def selected_pose_bones(context):
     return list(context.selected_pose_bones or [])
+
+
+class MeshPoll(PosePoll):
+    """A mesh object in Object Mode."""
+
+    @classmethod
+    def problem(cls, context):
+        return mesh_problem(context)

@@ -4,10 +4,10 @@ import bpy
 from bpy.props import BoolProperty
 
 from .. import bone_limits
-from ._common import pose_mode_problem, target_bones
+from ._common import PosePoll, target_bones
 
 
-class POSE_OT_jointlimit_apply(bpy.types.Operator):
+class POSE_OT_jointlimit_apply(PosePoll, bpy.types.Operator):
     """Clamp the rotation of the selected limited bones to their joint limits"""
 
     bl_idname = "pose.jointlimit_apply"
@@ -17,13 +17,6 @@ class POSE_OT_jointlimit_apply(bpy.types.Operator):
     all_bones: BoolProperty(
         name="All Limited Bones", description="Clamp every limited bone, not only the selected ones", default=False
     )
-
-    @classmethod
-    def poll(cls, context):
-        problem = pose_mode_problem(context)
-        if problem:
-            cls.poll_message_set(problem)
-        return problem is None
 
     def execute(self, context):
         bones = target_bones(context, self.all_bones)

@@ -5,7 +5,7 @@ import numpy as np
 from bpy.props import BoolProperty, IntProperty
 
 from .. import bone_limits
-from ._common import pose_mode_problem, target_bones
+from ._common import PosePoll, target_bones
 
 
 def sample_rotations(scene, bones, frames):
@@ -27,7 +27,7 @@ def key_rotations(bones, frames, rotations):
             pb.keyframe_insert(data_path=path, frame=frame, group=pb.name)
 
 
-class POSE_OT_jointlimit_bake(bpy.types.Operator):
+class POSE_OT_jointlimit_bake(PosePoll, bpy.types.Operator):
     """Evaluate the animation over a frame range and key the clamped rotation of the limited bones on every frame"""
 
     bl_idname = "pose.jointlimit_bake"
@@ -39,13 +39,6 @@ class POSE_OT_jointlimit_bake(bpy.types.Operator):
     all_bones: BoolProperty(
         name="All Limited Bones", description="Bake every limited bone, not only the selected ones", default=True
     )
-
-    @classmethod
-    def poll(cls, context):
-        problem = pose_mode_problem(context)
-        if problem:
-            cls.poll_message_set(problem)
-        return problem is None
 
     def invoke(self, context, event):
         self.frame_start, self.frame_end = context.scene.frame_start, context.scene.frame_end

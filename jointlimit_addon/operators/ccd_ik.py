@@ -8,7 +8,7 @@ from bpy.props import BoolProperty, FloatProperty, FloatVectorProperty, IntPrope
 
 from .. import bone_limits, drag
 from ..core import ccd
-from ._common import pose_mode_problem
+from ._common import ActiveBonePoll
 from ._modal import ModalDragMixin
 
 
@@ -65,7 +65,7 @@ class CCDSolver:
         return list(result.local_quats), info
 
 
-class POSE_OT_jointlimit_ccd_ik(ModalDragMixin, bpy.types.Operator):
+class POSE_OT_jointlimit_ccd_ik(ModalDragMixin, ActiveBonePoll, bpy.types.Operator):
     """Drag the tip of a chain (tail, spine, hair) with length-weighted CCD IK that respects joint limits"""
 
     bl_idname = "pose.jointlimit_ccd_ik"
@@ -92,13 +92,6 @@ class POSE_OT_jointlimit_ccd_ik(ModalDragMixin, bpy.types.Operator):
         name="Unit Angle", description="Largest rotation of a joint per sweep, as in MMD (0 = no cap)",
         default=0.0, min=0.0, max=math.pi, subtype="ANGLE",
     )
-
-    @classmethod
-    def poll(cls, context):
-        problem = pose_mode_problem(context) or (None if context.active_pose_bone else "No active bone")
-        if problem:
-            cls.poll_message_set(problem)
-        return problem is None
 
     def _solver(self, context):
         context.view_layer.update()

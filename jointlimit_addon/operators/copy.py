@@ -3,22 +3,15 @@
 import bpy
 
 from .. import settings_io
-from ._common import pose_mode_problem, selected_pose_bones
+from ._common import ActiveBonePoll, selected_pose_bones
 
 
-class POSE_OT_jointlimit_copy(bpy.types.Operator):
+class POSE_OT_jointlimit_copy(ActiveBonePoll, bpy.types.Operator):
     """Copy the active bone's joint-limit settings to the other selected bones"""
 
     bl_idname = "pose.jointlimit_copy"
     bl_label = "Copy Joint Limit to Selected"
     bl_options = {"REGISTER", "UNDO"}
-
-    @classmethod
-    def poll(cls, context):
-        problem = pose_mode_problem(context) or (None if context.active_pose_bone else "No active bone")
-        if problem:
-            cls.poll_message_set(problem)
-        return problem is None
 
     def execute(self, context):
         active = context.active_pose_bone

@@ -5,6 +5,7 @@ from bpy.props import EnumProperty, FloatProperty
 
 from .. import deformer
 from ..deformer import data
+from ._common import MeshPoll
 
 SOURCE_ITEMS = [
     ("AUTO", "Automatic", "mmd_tools SDEF shape keys if present, else the derived jl_sdef_* attributes"),
@@ -19,17 +20,7 @@ MODE_ITEMS = [
 ]
 
 
-def mesh_problem(context):
-    """Why a mesh operator cannot run here, or ``None``."""
-    obj = context.object
-    if obj is None or obj.type != "MESH":
-        return "Select a mesh object"
-    if context.mode != "OBJECT":
-        return "Switch to Object Mode first"
-    return None
-
-
-class OBJECT_OT_jointlimit_deformer_add(bpy.types.Operator):
+class OBJECT_OT_jointlimit_deformer_add(MeshPoll, bpy.types.Operator):
     """Recompute the mesh's two-bone vertices with SDEF, SBS or Bezier skinning in a geometry-nodes
     modifier after its Armature modifier (no Python per frame)"""
 
@@ -43,13 +34,6 @@ class OBJECT_OT_jointlimit_deformer_add(bpy.types.Operator):
                        "modifier: Mode 0 LBS, 1 SBS, 2 SDEF, 3 Bezier)", items=MODE_ITEMS, default="SDEF")
     blend: FloatProperty(name="Blend", description="SDEF blend s [002 eq.22]: 1 = LBS centre, 0 = boundary line",
                          default=0.5, min=0.0, max=1.0)
-
-    @classmethod
-    def poll(cls, context):
-        problem = mesh_problem(context)
-        if problem:
-            cls.poll_message_set(problem)
-        return problem is None
 
     def execute(self, context):
         obj = context.object

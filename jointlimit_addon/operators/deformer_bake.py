@@ -7,7 +7,8 @@ from bpy.props import BoolProperty, EnumProperty, FloatProperty, IntProperty
 from .. import deformer
 from ..core import skinning
 from ..deformer import data
-from .deformer_add import MODE_ITEMS, SOURCE_ITEMS, mesh_problem
+from ._common import MeshPoll
+from .deformer_add import MODE_ITEMS, SOURCE_ITEMS
 
 KEY_PREFIX = "jl_frame_"
 MAX_FRAMES = 100000
@@ -84,7 +85,7 @@ def _write_meshes(obj, frames, positions):
         mesh.use_fake_user = True
 
 
-class OBJECT_OT_jointlimit_deformer_bake(bpy.types.Operator):
+class OBJECT_OT_jointlimit_deformer_bake(MeshPoll, bpy.types.Operator):
     """Bake SDEF / SBS / Bezier skinning with the numpy core for a frame range, as shape keys or
     meshes (a fallback where geometry nodes are not available, e.g. for export)"""
 
@@ -107,13 +108,6 @@ class OBJECT_OT_jointlimit_deformer_bake(bpy.types.Operator):
     mute_modifiers: BoolProperty(name="Disable Modifiers", description="Turn off the Armature modifier and "
                                  "every modifier after it, so the baked shape keys alone play the animation",
                                  default=False)
-
-    @classmethod
-    def poll(cls, context):
-        problem = mesh_problem(context)
-        if problem:
-            cls.poll_message_set(problem)
-        return problem is None
 
     def execute(self, context):
         obj, scene = context.object, context.scene

@@ -4,23 +4,16 @@ import bpy
 
 from .. import deformer
 from ..deformer import data
-from .deformer_add import mesh_problem
+from ._common import MeshPoll
 
 
-class OBJECT_OT_jointlimit_deformer_remove(bpy.types.Operator):
+class OBJECT_OT_jointlimit_deformer_remove(MeshPoll, bpy.types.Operator):
     """Remove the SDEF deformer: its modifier, helper object, attributes and the node group if unused
     (SDEF data such as mmd_tools shape keys or derived attributes stay)"""
 
     bl_idname = "object.jointlimit_deformer_remove"
     bl_label = "Remove SDEF Deformer"
     bl_options = {"REGISTER", "UNDO"}
-
-    @classmethod
-    def poll(cls, context):
-        problem = mesh_problem(context)
-        if problem:
-            cls.poll_message_set(problem)
-        return problem is None
 
     def execute(self, context):
         obj = context.object

@@ -4,10 +4,10 @@ import bpy
 from bpy.props import BoolProperty, EnumProperty
 
 from .. import bone_limits, settings_io
-from ._common import pose_mode_problem, selected_pose_bones
+from ._common import PosePoll, selected_pose_bones
 
 
-class POSE_OT_jointlimit_from_constraints(bpy.types.Operator):
+class POSE_OT_jointlimit_from_constraints(PosePoll, bpy.types.Operator):
     """Turn the Limit Rotation constraints or IK limits of the selected bones into joint limits (s = tan(angle/2))"""
 
     bl_idname = "pose.jointlimit_from_constraints"
@@ -31,13 +31,6 @@ class POSE_OT_jointlimit_from_constraints(bpy.types.Operator):
         default="MUTE",
     )
     all_bones: BoolProperty(name="All Bones", description="Convert every bone of the armature, not only the selected ones", default=False)
-
-    @classmethod
-    def poll(cls, context):
-        problem = pose_mode_problem(context)
-        if problem:
-            cls.poll_message_set(problem)
-        return problem is None
 
     def _convert(self, pb):
         cons = [c for c in pb.constraints if c.type == "LIMIT_ROTATION" and c.owner_space == "LOCAL"]

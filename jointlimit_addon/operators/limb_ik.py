@@ -8,7 +8,7 @@ from bpy.props import BoolProperty, EnumProperty, FloatProperty, FloatVectorProp
 
 from .. import bone_limits, drag
 from ..core import limb_ik
-from ._common import pose_mode_problem
+from ._common import ActiveBonePoll
 from ._modal import ModalDragMixin
 
 HINGE_AXES = {"X": (1.0, 0.0, 0.0), "Z": (0.0, 0.0, 1.0), "NEG_X": (-1.0, 0.0, 0.0), "NEG_Z": (0.0, 0.0, -1.0)}
@@ -74,7 +74,7 @@ class LimbSolver:
         return list(pose.quats), info
 
 
-class POSE_OT_jointlimit_limb_ik(ModalDragMixin, bpy.types.Operator):
+class POSE_OT_jointlimit_limb_ik(ModalDragMixin, ActiveBonePoll, bpy.types.Operator):
     """Pose an arm or leg by its end bone with exact analytic IK: drag the target, wheel or Ctrl+drag turns the elbow/knee"""
 
     bl_idname = "pose.jointlimit_limb_ik"
@@ -103,13 +103,6 @@ class POSE_OT_jointlimit_limb_ik(ModalDragMixin, bpy.types.Operator):
                ("X", "X", "Local +X"), ("NEG_X", "-X", "Local -X"), ("Z", "Z", "Local +Z"), ("NEG_Z", "-Z", "Local -Z")),
         default="AUTO",
     )
-
-    @classmethod
-    def poll(cls, context):
-        problem = pose_mode_problem(context) or (None if context.active_pose_bone else "No active bone")
-        if problem:
-            cls.poll_message_set(problem)
-        return problem is None
 
     def _solver(self, context, use_orientation):
         context.view_layer.update()

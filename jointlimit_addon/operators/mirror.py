@@ -3,22 +3,15 @@
 import bpy
 
 from .. import settings_io
-from ._common import pose_mode_problem, selected_pose_bones
+from ._common import PosePoll, selected_pose_bones
 
 
-class POSE_OT_jointlimit_mirror(bpy.types.Operator):
+class POSE_OT_jointlimit_mirror(PosePoll, bpy.types.Operator):
     """Copy the selected bones' joint limits to their mirror bones (.L/.R, _L/_R, Left/Right) with the signs mirrored across X"""
 
     bl_idname = "pose.jointlimit_mirror"
     bl_label = "Mirror Joint Limits"
     bl_options = {"REGISTER", "UNDO"}
-
-    @classmethod
-    def poll(cls, context):
-        problem = pose_mode_problem(context)
-        if problem:
-            cls.poll_message_set(problem)
-        return problem is None
 
     def execute(self, context):
         bones = context.object.pose.bones

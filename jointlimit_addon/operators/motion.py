@@ -6,7 +6,7 @@ from bpy.props import BoolProperty, EnumProperty, IntProperty
 
 from .. import animation, bone_limits
 from ..core import motion
-from ._common import pose_mode_problem, selected_pose_bones
+from ._common import PosePoll, selected_pose_bones
 
 
 def key_poses(scene, obj, pb, frames):
@@ -23,7 +23,7 @@ def output_frames(keys, step):
     return sorted(set(range(keys[0], keys[-1] + 1, step)) | set(keys))
 
 
-class POSE_OT_jointlimit_motion(bpy.types.Operator):
+class POSE_OT_jointlimit_motion(PosePoll, bpy.types.Operator):
     """Replace the motion between the selected bones' key poses by a smooth, limit-respecting one, keyed on every frame"""
 
     bl_idname = "pose.jointlimit_motion"
@@ -55,13 +55,6 @@ class POSE_OT_jointlimit_motion(bpy.types.Operator):
         default="SWING_TWIST",
     )
     step: IntProperty(name="Step", description="Key every Nth frame (key poses are always kept)", default=1, min=1, max=100)
-
-    @classmethod
-    def poll(cls, context):
-        problem = pose_mode_problem(context)
-        if problem:
-            cls.poll_message_set(problem)
-        return problem is None
 
     def invoke(self, context, event):
         self.frame_start, self.frame_end = context.scene.frame_start, context.scene.frame_end

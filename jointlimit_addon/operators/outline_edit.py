@@ -5,10 +5,10 @@ import math
 import bpy
 from bpy.props import EnumProperty
 
-from ._common import pose_mode_problem
+from ._common import ActiveBonePoll
 
 
-class POSE_OT_jointlimit_outline_edit(bpy.types.Operator):
+class POSE_OT_jointlimit_outline_edit(ActiveBonePoll, bpy.types.Operator):
     """Add or remove vertices of the active bone's polygon outline"""
 
     bl_idname = "pose.jointlimit_outline_edit"
@@ -25,13 +25,6 @@ class POSE_OT_jointlimit_outline_edit(bpy.types.Operator):
         ),
         default="ADD",
     )
-
-    @classmethod
-    def poll(cls, context):
-        problem = pose_mode_problem(context) or (None if context.active_pose_bone else "No active bone")
-        if problem:
-            cls.poll_message_set(problem)
-        return problem is None
 
     def execute(self, context):
         settings = context.active_pose_bone.jointlimit

@@ -4,14 +4,14 @@ import bpy
 from bpy.props import BoolProperty, StringProperty
 
 from .. import presets
-from ._common import pose_mode_problem, selected_pose_bones
+from ._common import PosePoll, selected_pose_bones
 
 
 def _rpt(template, **values):
     return bpy.app.translations.pgettext_rpt(template).format(**values)
 
 
-class POSE_OT_jointlimit_preset_apply(bpy.types.Operator):
+class POSE_OT_jointlimit_preset_apply(PosePoll, bpy.types.Operator):
     """Set the selected bones' joint limits from a preset (right-side bones get the mirrored ranges)"""
 
     bl_idname = "pose.jointlimit_preset_apply"
@@ -33,13 +33,6 @@ class POSE_OT_jointlimit_preset_apply(bpy.types.Operator):
         description="Reverse the bend about local X, for rigs whose bones bend the other way round X",
         default=False,
     )
-
-    @classmethod
-    def poll(cls, context):
-        problem = pose_mode_problem(context)
-        if problem:
-            cls.poll_message_set(problem)
-        return problem is None
 
     @classmethod
     def description(cls, context, properties):

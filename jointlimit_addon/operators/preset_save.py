@@ -4,14 +4,14 @@ import bpy
 from bpy.props import StringProperty
 
 from .. import bone_limits, presets
-from ._common import pose_mode_problem
+from ._common import ActiveBonePoll
 
 
 def _rpt(template, **values):
     return bpy.app.translations.pgettext_rpt(template).format(**values)
 
 
-class POSE_OT_jointlimit_preset_save(bpy.types.Operator):
+class POSE_OT_jointlimit_preset_save(ActiveBonePoll, bpy.types.Operator):
     """Save the active bone's joint limit as a user preset, listed in the preset menu (as written, for its side)"""
 
     bl_idname = "pose.jointlimit_preset_save"
@@ -23,13 +23,6 @@ class POSE_OT_jointlimit_preset_save(bpy.types.Operator):
         description="Name of the preset (letters, digits, spaces and _ - ( ) .); a preset of the same name is replaced",
         default="",
     )
-
-    @classmethod
-    def poll(cls, context):
-        problem = pose_mode_problem(context) or (None if context.active_pose_bone else "No active bone")
-        if problem:
-            cls.poll_message_set(problem)
-        return problem is None
 
     def invoke(self, context, event):
         if not self.name:

@@ -6,7 +6,7 @@ from bpy.props import EnumProperty, FloatProperty
 
 from ..core import skinning
 from ..deformer import data
-from .deformer_add import mesh_problem
+from ._common import MeshPoll
 
 CENTRE_ITEMS = [
     ("project", "Project", "C at the foot of the perpendicular from the vertex to the bone line"),
@@ -18,7 +18,7 @@ BOUNDARY_ITEMS = [
 ]
 
 
-class OBJECT_OT_jointlimit_sdef_derive(bpy.types.Operator):
+class OBJECT_OT_jointlimit_sdef_derive(MeshPoll, bpy.types.Operator):
     """Derive SDEF parameters C, R0, R1 for every vertex on exactly two bones and store them as the
     mesh attributes jl_sdef_c, jl_sdef_r0, jl_sdef_r1 (other vertices get their own position)"""
 
@@ -32,13 +32,6 @@ class OBJECT_OT_jointlimit_sdef_derive(bpy.types.Operator):
                            "(child) of each bone pair are found", items=BOUNDARY_ITEMS, default="fit")
     pad: FloatProperty(name="Padding", description="Widen the blend zone [R0, R1] by this fraction of its "
                        "length at each end", default=0.0, min=0.0, soft_max=1.0)
-
-    @classmethod
-    def poll(cls, context):
-        problem = mesh_problem(context)
-        if problem:
-            cls.poll_message_set(problem)
-        return problem is None
 
     def execute(self, context):
         obj = context.object

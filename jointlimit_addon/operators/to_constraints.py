@@ -4,12 +4,12 @@ import bpy
 from bpy.props import BoolProperty
 
 from .. import settings_io
-from ._common import pose_mode_problem, target_bones
+from ._common import PosePoll, target_bones
 
 CONSTRAINT_NAME = "JointLimit Euler"
 
 
-class POSE_OT_jointlimit_to_constraints(bpy.types.Operator):
+class POSE_OT_jointlimit_to_constraints(PosePoll, bpy.types.Operator):
     """Add Limit Rotation constraints that approximate the joint limits with Euler ranges, for pipelines that need Blender constraints"""
 
     bl_idname = "pose.jointlimit_to_constraints"
@@ -18,13 +18,6 @@ class POSE_OT_jointlimit_to_constraints(bpy.types.Operator):
 
     all_bones: BoolProperty(name="All Limited Bones", description="Convert every limited bone, not only the selected ones", default=False)
     disable_limits: BoolProperty(name="Disable Joint Limits", description="Turn off the converted joint limits", default=False)
-
-    @classmethod
-    def poll(cls, context):
-        problem = pose_mode_problem(context)
-        if problem:
-            cls.poll_message_set(problem)
-        return problem is None
 
     def execute(self, context):
         bones = target_bones(context, self.all_bones)
