@@ -283,7 +283,7 @@ MESSAGES = {
     "Iterations": "反復回数",
     "Most CCD sweeps (tip to root)": "CCD の掃引（先端からルートまで）の最大回数",
     "Tolerance": "許容誤差",
-    "Stop when the tip is this close to the target (0 = 0.1% of the chain length)": "先端がターゲットにこの距離まで近づいたら停止します（0 = チェーン長の 0.1%）",
+    "Stop when the tip is this close to the target (0 = 0.09% of the chain length)": "先端がターゲットにこの距離まで近づいたら停止します（0 = チェーン長の 0.09%）",
     "Length Weights": "長さの重み",
     "Damp each joint by the length of the chain beyond it [004 eq.1]": "各関節の回転を先のチェーンの長さで減衰させます [004 eq.1]",
     "Respect the bones' joint limits": "ボーンの関節制限を守ります",

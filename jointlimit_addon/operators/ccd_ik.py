@@ -81,7 +81,7 @@ class POSE_OT_jointlimit_ccd_ik(ModalDragMixin, ActiveBonePoll, bpy.types.Operat
     )
     iterations: IntProperty(name="Iterations", description="Most CCD sweeps (tip to root)", default=1000, min=1, max=10000)
     tolerance: FloatProperty(
-        name="Tolerance", description="Stop when the tip is this close to the target (0 = 0.1% of the chain length)",
+        name="Tolerance", description="Stop when the tip is this close to the target (0 = 0.09% of the chain length)",
         default=0.0, min=0.0, subtype="DISTANCE",
     )
     use_weights: BoolProperty(
