@@ -7,15 +7,7 @@ from bpy.props import BoolProperty, EnumProperty, IntProperty
 from .. import animation, bone_limits
 from ..core import motion
 from ._common import PosePoll, selected_pose_bones
-
-
-def key_poses(scene, obj, pb, frames):
-    """The bone's local rotation at each key frame, as the animation evaluates it."""
-    out = []
-    for frame in frames:
-        scene.frame_set(frame)
-        out.append(bone_limits.read_rotation(pb))
-    return np.array(out)
+from .bake import sample_rotations
 
 
 def output_frames(keys, step):
@@ -95,7 +87,7 @@ class POSE_OT_jointlimit_motion(PosePoll, bpy.types.Operator):
         original_frame = scene.frame_current
         written = []
         for pb, keys, limit in plans:
-            quats = key_poses(scene, context.object, pb, keys)
+            quats = sample_rotations(scene, [pb], keys)[:, 0]
             frames = output_frames(keys, self.step)
             keep = self.use_via_points
             order = pb.rotation_mode if pb.rotation_mode in bone_limits.EULER_MODES else "XYZ"
