@@ -7,6 +7,7 @@ operator's property values and collects reports, a context that forwards to the 
 (pose bones, keyframes, draw handlers) is real.
 """
 
+import inspect
 import types
 
 import numpy as np
@@ -62,6 +63,9 @@ class OperatorStandIn:
         self.reports.append((set(kind), message))
 
     def __getattr__(self, name):
+        raw = inspect.getattr_static(self._cls, name)
+        if isinstance(raw, (staticmethod, classmethod)):
+            return getattr(self._cls, name)
         value = getattr(self._cls, name)
         if isinstance(value, types.FunctionType):
             return types.MethodType(value, self)

@@ -183,6 +183,8 @@ def test_modal_drag_wheel_cancel_restores_exactly(arm, mods):
     assert session.swivel == pytest.approx(start_swivel + math.radians(5), abs=1e-9) or abs(session.swivel) > 3
     bpy.context.view_layer.update()
     assert np.linalg.norm(np.array(arm.pose.bones["forearm"].head) - elbow_before) > 1e-3
+    header = op.header_text(session)
+    assert "Swivel" in header and "reach" in header and "limits off" in header
     handle = op._handle
     assert op.modal(ctx, Event("ESC", value="PRESS")) == {"CANCELLED"}
     assert {pb.name: tuple(pb.rotation_quaternion) for pb in arm.pose.bones} == original

@@ -70,6 +70,7 @@ class LimbSolver:
             pose = limb_ik.solve_pose(self.chain, target, self.target_rotation, swivel, limits=self.limits)
         root, elbow, wrist, _ = limb_ik.forward(self.chain, pose.quats)
         info = {"status": pose.status, "tip_error": float(pose.tip_error), "root": root, "elbow": elbow,
+                "limits": self.limits is not None and any(x is not None for x in self.limits),
                 "wrist": wrist, "reach": float(np.linalg.norm(target - root)), "max_reach": self.chain.d_max}
         return list(pose.quats), info
 
@@ -153,4 +154,5 @@ def status_text(info):
     reach = f"reach {info['reach']:.3f}/{info['max_reach']:.3f}"
     labels = {"OK": "exact", "LIMITED": "limited by joint limits", "OUT_OF_REACH": "out of reach: stretched toward target",
               "TOO_CLOSE": "target too close to the shoulder/hip"}
-    return f"{labels.get(info['status'], info['status'])} ({reach}, tip error {info['tip_error']:.2e})"
+    limits = "limits on" if info.get("limits") else "limits off"
+    return f"{labels.get(info['status'], info['status'])} ({reach}, tip error {info['tip_error']:.2e}, {limits})"
