@@ -36,3 +36,26 @@ def register_addon_from_source():
 
     jointlimit_addon.register()
     return jointlimit_addon
+
+
+def chain_armature(name, n, step):
+    """A fresh file with one armature: ``n`` connected bones, each ``step`` (a 3-vector) long,
+    quaternion rotation mode, in Pose Mode."""
+    import bpy
+
+    bpy.ops.wm.read_homefile(use_empty=True)
+    data = bpy.data.armatures.new(name)
+    obj = bpy.data.objects.new(name, data)
+    bpy.context.scene.collection.objects.link(obj)
+    bpy.context.view_layer.objects.active = obj
+    bpy.ops.object.mode_set(mode="EDIT")
+    parent = None
+    for i in range(n):
+        eb = data.edit_bones.new(f"{name[0].lower()}{i:03d}")
+        eb.head, eb.tail = tuple(c * i for c in step), tuple(c * (i + 1) for c in step)
+        eb.parent, eb.use_connect = parent, parent is not None
+        parent = eb
+    bpy.ops.object.mode_set(mode="POSE")
+    for pb in obj.pose.bones:
+        pb.rotation_mode = "QUATERNION"
+    return obj

@@ -21,7 +21,7 @@ import _common  # noqa: E402,F401
 import bpy  # noqa: E402
 import numpy as np  # noqa: E402
 
-from _common import register_addon_from_source, table  # noqa: E402
+from _common import chain_armature, register_addon_from_source, table  # noqa: E402
 
 N_BONES, N_TARGETS, BONE = 10, 100, 0.1
 ITERATIONS = 1000  # the operator's default; most solves stop far earlier at the tolerance
@@ -29,22 +29,7 @@ LENGTH = N_BONES * BONE
 
 
 def build_chain_object():
-    bpy.ops.wm.read_homefile(use_empty=True)
-    data = bpy.data.armatures.new("Tail")
-    obj = bpy.data.objects.new("Tail", data)
-    bpy.context.scene.collection.objects.link(obj)
-    bpy.context.view_layer.objects.active = obj
-    bpy.ops.object.mode_set(mode="EDIT")
-    parent = None
-    for i in range(N_BONES):
-        eb = data.edit_bones.new(f"t{i:02d}")
-        eb.head, eb.tail = (0, BONE * i, 0), (0, BONE * (i + 1), 0)
-        eb.parent, eb.use_connect = parent, parent is not None
-        parent = eb
-    bpy.ops.object.mode_set(mode="POSE")
-    for pb in obj.pose.bones:
-        pb.rotation_mode = "QUATERNION"
-    return obj
+    return chain_armature("Tail", N_BONES, (0, BONE, 0))
 
 
 def make_targets(chain, ccd, quat):

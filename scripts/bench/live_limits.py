@@ -19,30 +19,17 @@ import _common  # noqa: E402,F401  (sets up the import path)
 import bpy
 import numpy as np  # noqa: E402
 
-from _common import best_of, register_addon_from_source, table
+from _common import best_of, chain_armature, register_addon_from_source, table
 
 N_BONES = 100
 FRAMES = list(range(1, 21))
 
 
 def build_rig():
-    bpy.ops.wm.read_homefile(use_empty=True)
-    data = bpy.data.armatures.new("Bench")
-    obj = bpy.data.objects.new("Bench", data)
-    bpy.context.scene.collection.objects.link(obj)
-    bpy.context.view_layer.objects.active = obj
-    bpy.ops.object.mode_set(mode="EDIT")
-    parent = None
-    for i in range(N_BONES):
-        eb = data.edit_bones.new(f"b{i:03d}")
-        eb.head, eb.tail = (0, 0, 0.1 * i), (0, 0, 0.1 * (i + 1))
-        eb.parent, eb.use_connect = parent, parent is not None
-        parent = eb
-    bpy.ops.object.mode_set(mode="POSE")
+    obj = chain_armature("Bench", N_BONES, (0, 0, 0.1))
     rng = np.random.default_rng(0)
     shapes = ("RECT", "ELLIPSE", "OVAL", "SUPERELLIPSE")
     for i, pb in enumerate(obj.pose.bones):
-        pb.rotation_mode = "QUATERNION"
         s = pb.jointlimit
         s.enabled, s.shape = True, shapes[i % 4]
         s.swing_x_min, s.swing_x_max = math.radians(-30), math.radians(60)
