@@ -38,9 +38,8 @@ def register_addon_from_source():
     return jointlimit_addon
 
 
-def chain_armature(name, n, step):
-    """A fresh file with one armature: ``n`` connected bones, each ``step`` (a 3-vector) long,
-    quaternion rotation mode, in Pose Mode."""
+def new_armature_in_edit_mode(name):
+    """A fresh empty file holding one new armature object, active and in Edit Mode."""
     import bpy
 
     bpy.ops.wm.read_homefile(use_empty=True)
@@ -49,6 +48,15 @@ def chain_armature(name, n, step):
     bpy.context.scene.collection.objects.link(obj)
     bpy.context.view_layer.objects.active = obj
     bpy.ops.object.mode_set(mode="EDIT")
+    return obj, data
+
+
+def chain_armature(name, n, step):
+    """A fresh file with one armature: ``n`` connected bones, each ``step`` (a 3-vector) long,
+    quaternion rotation mode, in Pose Mode."""
+    import bpy
+
+    obj, data = new_armature_in_edit_mode(name)
     parent = None
     for i in range(n):
         eb = data.edit_bones.new(f"{name[0].lower()}{i:03d}")

@@ -19,7 +19,7 @@ import _common  # noqa: E402,F401
 import bpy  # noqa: E402
 import numpy as np  # noqa: E402
 
-from _common import best_of, register_addon_from_source, table  # noqa: E402
+from _common import best_of, new_armature_in_edit_mode, register_addon_from_source, table  # noqa: E402
 
 RINGS, RING = 400, 250  # 100k vertices
 UPDATES = 20
@@ -28,12 +28,7 @@ UPDATES = 20
 def build():
     from mathutils import Euler, Matrix
 
-    bpy.ops.wm.read_homefile(use_empty=True)
-    data = bpy.data.armatures.new("Rig")
-    arm = bpy.data.objects.new("Rig", data)
-    bpy.context.scene.collection.objects.link(arm)
-    bpy.context.view_layer.objects.active = arm
-    bpy.ops.object.mode_set(mode="EDIT")
+    arm, data = new_armature_in_edit_mode("Rig")
     a = data.edit_bones.new("upper")
     a.head, a.tail = (0, 0, 0), (0, 0, 1)
     b = data.edit_bones.new("lower")

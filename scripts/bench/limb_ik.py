@@ -19,18 +19,13 @@ import _common  # noqa: E402,F401
 import bpy  # noqa: E402
 import numpy as np  # noqa: E402
 
-from _common import register_addon_from_source, table  # noqa: E402
+from _common import new_armature_in_edit_mode, register_addon_from_source, table  # noqa: E402
 
 N_TARGETS = 300
 
 
 def build_arm():
-    bpy.ops.wm.read_homefile(use_empty=True)
-    data = bpy.data.armatures.new("Arm")
-    obj = bpy.data.objects.new("Arm", data)
-    bpy.context.scene.collection.objects.link(obj)
-    bpy.context.view_layer.objects.active = obj
-    bpy.ops.object.mode_set(mode="EDIT")
+    obj, data = new_armature_in_edit_mode("Arm")
     spec = [("upper_arm", (0.2, 0, 1.5), (0.5, 0.03, 1.45), None),
             ("forearm", (0.5, 0.03, 1.45), (0.78, 0, 1.45), "upper_arm"),
             ("hand", (0.78, 0, 1.45), (0.88, 0, 1.45), "forearm")]
