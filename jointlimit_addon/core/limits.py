@@ -159,7 +159,7 @@ class JointLimit:
     def _swing_correct1(self, px, py, pz, s, t, pole):
         if self.correction == "SIMPLE" and not pole:
             return self.region.clamp_simple1(s, t)
-        return _sphere_to_plane(*self.region.nearest_boundary1(px, py, pz), MATH)
+        return self.region.nearest_boundary_st1(px, py, pz)
 
     # --- protocol ---------------------------------------------------------------------------
 

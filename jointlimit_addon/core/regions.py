@@ -25,7 +25,8 @@ class PlaneRegion:
 
     - ``nearest_boundary(P)`` / ``nearest_boundary_xyz(px, py, pz)``: the OPTIMAL point for
       points already known to be outside (``JointLimit`` tests containment itself first);
-    - ``contains1``, ``clamp_simple1``, ``clamp_optimal1``, ``nearest_boundary1``: the same on
+    - ``contains1``, ``clamp_simple1``, ``clamp_optimal1``, ``nearest_boundary1`` (and
+      ``nearest_boundary_st1``, the same on the plane): the same on
       Python floats, for the one-rotation fast path of ``JointLimit.clamp`` (the defaults wrap
       the vector methods and cost a few numpy calls).
     """
@@ -76,6 +77,10 @@ class PlaneRegion:
     def nearest_boundary1(self, px, py, pz):
         """Scalar ``nearest_boundary`` (the point is known to be outside) for Python floats."""
         return self.clamp_optimal1(px, py, pz)
+
+    def nearest_boundary_st1(self, px, py, pz):
+        """``nearest_boundary1`` as ``(s, t)`` on the plane (the result is never the pole)."""
+        return projection._sphere_to_plane(*self.nearest_boundary1(px, py, pz), projection.MATH)
 
     def nearest_boundary(self, P):
         """Geodesic nearest point of the region for points known to be outside it.

@@ -31,7 +31,13 @@ perpendicular from ``P`` [000 §4.5]), so the search is global:
    so points a hair outside are corrected exactly too.
 
 Everything is vectorised over the input points; loops run over levels and iterations only.
+
+One point (interactive posing) takes a pure-Python path through the same steps: the node
+scan is one matrix product, brackets are refined with scalar Newton, and the point goes to the
+vectorised branch and bound only when an interval may still hide a better maximum.
 """
+
+import math
 
 import numpy as np
 
@@ -72,6 +78,7 @@ class _SmoothRegion(PlaneRegion):
     F_TOL = 1e-13
     CHORD2_REF = 1e-6
     TAU_TOL = 1e-13
+    NEWTON_DONE = 1e-8  # after a Newton step this small the error is ~1e-16 * |f''' / f''|
     NEWTON_ITERS = 80
     CHUNK = 1 << 14
     _kinks = np.zeros(0)
@@ -148,14 +155,37 @@ class _SmoothRegion(PlaneRegion):
                 bound[k % n] = bound[(k - 1) % n] = np.inf
         self._Ch = C * self._h
         self._Jh2 = J * self._h * self._h
-        # f and f' at the nodes are P @ _Bx and P @ _Gx (last column repeats the first).
-        s, t, ds, dt_ = self._outline(tau)[:4]
-        D = s * s + t * t + 1.0
-        D1 = 2.0 * (s * ds + t * dt_)
-        k2 = 2.0 / (D * D)
-        Gx = np.stack(((s * D1 - ds * D) * k2, -D1 * k2, (dt_ * D - t * D1) * k2))
+        # f at the nodes is P @ _Bx (last column repeats the first); f' at the start and the
+        # end of each interval (one-sided where the parametrisation has a kink) is P @ _Gx.
+        start = np.nextafter(tau, np.inf)
+        end = np.nextafter(np.append(tau[1:], tau[0] + self.PERIOD), -np.inf)
+        (G0, H0), (G1, H1) = self._slope_rows(start), self._slope_rows(end)
         self._Bx = np.concatenate((Bn.T, Bn[:1].T), axis=1)
-        self._Gx = np.concatenate((Gx, Gx[:, :1]), axis=1)
+        self._Gx = np.concatenate((G0, G1), axis=1)
+        # one-point search: (P, 1) @ _BGx1 also gives f + E at both ends of each interval
+        ends = np.concatenate((self._Bx[:, :-1], self._Bx[:, 1:]), axis=1)
+        self._BGx1 = np.concatenate((
+            np.concatenate((self._Bx, self._Gx, H0, H1), axis=1), np.zeros((1, 5 * n + 1))), axis=0)
+        self._BGx1 = np.concatenate((self._BGx1, np.vstack((ends, np.tile(self._E, 2)))), axis=1)
+        node_st = np.stack(self._outline(tau)[:2], axis=-1)
+        self._tables1 = tuple(a.tolist() for a in (self._tau, self._h, self._E, self._Ch, self._Jh2, Bn, node_st))
+
+    def _slope_rows(self, tau):
+        """Rows ``G, H`` ``(3, len(tau))`` with ``f' = P @ G`` and ``f'' = P @ H`` at ``tau``:
+        ``f = 2 N / D - P.y`` with ``N = n0·P``, ``n0 = (-s, 1, t)`` (see the module)."""
+        with np.errstate(all="ignore"):     # f'' is infinite next to singular kinks
+            return self._slope_rows_of(*self._outline(tau))
+
+    @staticmethod
+    def _slope_rows_of(s, t, ds, dt, dds, ddt):
+        zero, one = np.zeros_like(s), np.ones_like(s)
+        n0, n1, n2 = (np.stack(v) for v in ((-s, one, t), (-ds, zero, dt), (-dds, zero, ddt)))
+        D = s * s + t * t + 1.0
+        D1 = 2.0 * (s * ds + t * dt)
+        D2 = 2.0 * (ds * ds + dt * dt + s * dds + t * ddt)
+        g = n1 * D - n0 * D1            # f' = 2 g / D²
+        g1 = n2 * D - n0 * D2           # g' (the n1 D1 terms cancel)
+        return 2.0 * g / (D * D), 2.0 * (g1 * D - 2.0 * g * D1) / (D * D * D)
 
     # --- region protocol ------------------------------------------------------------------
 
@@ -232,14 +262,15 @@ class _SmoothRegion(PlaneRegion):
         g = (pz * dt - px * ds) * D - 2.0 * N * (s * ds + t * dt)
         return 2.0 * N / D - py, 2.0 * g / (D * D)
 
-    def _refine(self, Q, lo, hi, ga, gb):
-        """Local maximum of ``f`` in ``[lo, hi]`` where ``f'(lo) > 0 >= f'(hi)``: Newton on
-        ``g = N'D - N D'`` (the sign of ``f'``), kept inside the shrinking bracket, bisection
-        whenever a Newton step leaves it or stalls."""
+    def _refine(self, Q, lo, w, ends):
+        """Local maximum of ``f`` in ``[lo, lo + w]`` where ``f'(lo) > 0 >= f'(lo + w)``:
+        Newton on ``g = N'D - N D'`` (the sign of ``f'``) from the peak of the cubic Hermite
+        interpolant of ``ends = (fa, fb, ga, gb)``, kept inside the shrinking bracket,
+        bisection whenever a Newton step leaves it or stalls."""
         px, py, pz = Q[:, 0], Q[:, 1], Q[:, 2]
-        lo, hi = lo.copy(), hi.copy()
-        x = lo + (hi - lo) * np.clip(ga / (ga - gb), 0.0, 1.0)   # secant of f' as the start
-        step_old = hi - lo
+        lo, hi = lo.copy(), lo + w
+        x = lo + w * _hermite_peaks(*ends, w)
+        step_old = w.copy()
         act = np.arange(len(x))
         for _ in range(self.NEWTON_ITERS):
             if act.size == 0:
@@ -262,7 +293,7 @@ class _SmoothRegion(PlaneRegion):
             xn = np.where(ok, newton, 0.5 * (la + ha))
             x[act], lo[act], hi[act] = xn, la, ha
             step_old[act] = np.abs(xn - xa)
-            done = (g == 0.0) | (ok & (step <= self.TAU_TOL)) | (ha - la <= self.TAU_TOL)
+            done = (g == 0.0) | (ok & (step <= self.NEWTON_DONE)) | (ha - la <= self.TAU_TOL)
             x[act[g == 0.0]] = xa[g == 0.0]
             act = act[~done]
         return x
@@ -274,8 +305,7 @@ class _SmoothRegion(PlaneRegion):
         side of each maximum: a rising interval holds an odd number of critical points, so it
         may hide more."""
         r, lo, w, fa, fb, ga, gb, E, Ch, Jh2 = iv
-        hi = lo + w
-        tau = self._refine(Q[r], lo, hi, ga, gb)
+        tau = self._refine(Q[r], lo, w, (fa, fb, ga, gb))
         c = np.sum((Q[r] - self._sphere(tau)) ** 2, axis=1)
         f = 1.0 - 0.5 * c
         pick = _best_per_row(r, -c)
@@ -329,7 +359,7 @@ class _SmoothRegion(PlaneRegion):
         U += self._E
         r, k = np.nonzero(U > best_f[:, None])
         u = U[r, k]
-        iv = [r, self._tau[k], self._h[k], F[r, k], F[r, k + 1], G[r, k], G[r, k + 1],
+        iv = [r, self._tau[k], self._h[k], F[r, k], F[r, k + 1], G[r, k], G[r, n + k],
               self._E[k], self._Ch[k], self._Jh2[k]]
         rising = (iv[5] > 0.0) & (iv[6] < 0.0)
         # 1. brackets of a local maximum: the most promising per row, then any that may still win
@@ -372,6 +402,253 @@ class _SmoothRegion(PlaneRegion):
             cand = [np.concatenate(z) for z in zip([z[hopeful & ~rising] for z in sub], *pieces)]
         return best[2]
 
+    # --- one point in pure Python ---------------------------------------------------------
+
+    def contains1(self, s, t):
+        """Scalar ``contains_st``."""
+        level = self._level1(s, t)
+        if level <= 1.0:
+            return True
+        if not level <= self._near_level:
+            return False
+        sm, tm = self._scale1(s, t)
+        return math.hypot(s - sm, t - tm) <= self.tol
+
+    def clamp_simple1(self, s, t):
+        """Scalar ``clamp_simple`` [000 eq.15, §4.6.1]."""
+        return (s, t) if self._level1(s, t) <= 1.0 else self._scale1(s, t)
+
+    def clamp_optimal1(self, px, py, pz):
+        """Scalar ``clamp_optimal``."""
+        s, t = projection._sphere_to_plane(px, py, pz, projection.MATH)
+        if math.isfinite(s) and math.isfinite(t) and self.contains1(s, t):
+            return px, py, pz
+        return self.nearest_boundary1(px, py, pz)
+
+    def nearest_boundary1(self, px, py, pz):
+        """Scalar ``nearest_boundary``: the same global search, see ``_nearest_st1``."""
+        return _sphere1(*self.nearest_boundary_st1(px, py, pz))
+
+    def nearest_boundary_st1(self, px, py, pz):
+        """``nearest_boundary1`` as ``(s, t)`` on the plane."""
+        st = self._nearest_st1(px, py, pz)
+        if st is None:
+            tau = float(self._nearest_tau(np.array([[px, py, pz]], dtype=np.float64))[0])
+            st = self._outline1(tau)[:2]
+        return st
+
+    def _nearest_st1(self, px, py, pz):
+        """``_nearest_tau`` for one point, as the outline point ``(s, t)``, or ``None`` when the
+        branch and bound runs past ``MAX_EVALS1`` evaluations (the vectorised search decides).
+
+        Intervals carry ``f''`` at their ends too (``nan`` where unknown), so that an interval
+        that ``_may_hide1`` cannot clear may still be cleared by ``_monotone1``; step 3 bisects
+        (one evaluation per piece) down to the same smallest width as the vectorised search.
+        """
+        taus, hs, Es, Chs, Jh2s, nodes, node_st = self._tables1
+        n = len(taus)
+        FG = np.dot((px, py, pz, 1.0), self._BGx1)
+        U = np.maximum(FG[5 * n + 1:6 * n + 1], FG[6 * n + 1:])
+        k0 = int(FG[:n].argmax())
+        bx, by, bz = nodes[k0]
+        c0 = (px - bx) ** 2 + (py - by) ** 2 + (pz - bz) ** 2
+        best = [c0, 1.0 - 0.5 * c0, node_st[k0]]
+        ks = (U > best[1]).nonzero()[0].tolist()
+        if len(ks) > 1:
+            ks.sort(key=U.item, reverse=True)
+        item, w_min, P, work = FG.item, self._min_width1, (px, py, pz), []
+        for k in ks:    # node intervals, most promising first
+            u = U.item(k)
+            if u <= best[1] + self._ftol1(best[0]):
+                break
+            iv = (u, taus[k], hs[k], item(k), item(k + 1), item(n + 1 + k), item(2 * n + 1 + k),
+                  item(3 * n + 1 + k), item(4 * n + 1 + k), Es[k], Chs[k], Jh2s[k], hs[k] * w_min)
+            if iv[5] > 0.0 and iv[6] < 0.0:
+                self._bracket1(P, best, work, iv)
+            else:
+                work.append(iv)
+        evals = 0
+        while work:     # pieces of brackets and intervals that may hide a maximum
+            iv = work.pop()
+            if iv[0] <= best[1] + self._ftol1(best[0]):
+                continue
+            _, lo, w, fa, fb, ga, gb, ha, hb, E, Ch, Jh2, w_min = iv
+            if ga > 0.0 and gb < 0.0:
+                self._bracket1(P, best, work, iv)
+            elif (w > w_min and self._may_hide1(ga, gb, Ch, Jh2)
+                  and not (ga * gb >= 0.0 and _monotone1(ga, gb, ha, hb, Jh2 / (w * w), w))):
+                evals += 1
+                if evals > self.MAX_EVALS1:
+                    return None
+                self._bisect1(P, work, iv)
+        return best[2]
+
+    MAX_EVALS1 = 48
+
+    @property
+    def _min_width1(self):
+        """Smallest piece of step 3, as a fraction of its node interval."""
+        return float(self.SUB) ** -self.LEVELS
+
+    def _bisect1(self, P, work, iv):
+        """Push the two halves of interval ``iv``."""
+        _, lo, w, fa, fb, ga, gb, ha, hb, E, Ch, Jh2, w_min = iv
+        h = 0.5 * w
+        fm, gm, hm = self._fgh1(P, lo + h)
+        E, Ch, Jh2 = E * 0.5 ** self._sub_order, 0.5 * Ch, 0.25 * Jh2
+        work.append((max(fa, fm) + E, lo, h, fa, fm, ga, gm, ha, hm, E, Ch, Jh2, w_min))
+        work.append((max(fm, fb) + E, lo + h, h, fm, fb, gm, gb, hm, hb, E, Ch, Jh2, w_min))
+
+    def _bracket1(self, P, best, work, iv):
+        """Refine the rising interval ``iv``, keep its maximum if it is the best so far (by
+        chord) and push the pieces either side: a rising interval holds an odd number of
+        critical points, so it may hide more."""
+        _, lo, w, fa, fb, ga, gb, ha, hb, E, Ch, Jh2, w_min = iv
+        px, py, pz = P
+        tau, x_e, ddf, s, t = self._refine1(px, py, pz, lo, w, (fa, fb, ga, gb))
+        bx, by, bz = _sphere1(s, t)
+        c = (px - bx) ** 2 + (py - by) ** 2 + (pz - bz) ** 2
+        f = 1.0 - 0.5 * c
+        if c < best[0]:
+            best[:] = c, f, (s, t)
+        a = min(max((tau - lo) / w, 0.0), 1.0) if w > 0.0 else 0.0
+        b = 1.0 - a
+        # f'' at tau, from the one at the last Newton point (|f'''| <= J); a piece narrower
+        # than |f''| / J has f'' < 0 throughout: no other critical point
+        J = Jh2 / (w * w) if w > 0.0 else math.inf
+        ddf = min(ddf + J * abs(tau - x_e), 0.0)
+        reach = -2.0 * ddf / J if J > 0.0 else math.inf    # f' keeps its sign that far from tau
+        q = self._sub_order
+        if a > 0.0 and reach <= w * a and not _monotone1(ga, 0.0, ha, ddf, J, w * a):
+            Ep = E * a ** q
+            work.append((max(fa, f) + Ep, lo, w * a, fa, f, ga, 0.0, ha, ddf, Ep, Ch * a, Jh2 * a * a, w_min))
+        if b > 0.0 and reach <= w * b and not _monotone1(0.0, gb, ddf, hb, J, w * b):
+            Ep = E * b ** q
+            work.append((max(f, fb) + Ep, tau, w * b, f, fb, 0.0, gb, ddf, hb, Ep, Ch * b, Jh2 * b * b, w_min))
+
+    @staticmethod
+    def _same_piece1(a, b):
+        """Are outline parameters ``a`` and ``b`` on one smooth piece (no kink between)?"""
+        return True
+
+    def _fgh1(self, P, tau):
+        """``f``, ``f'`` and ``f''`` at ``tau`` (scalar ``_fg`` plus ``_slope_rows``)."""
+        px, py, pz = P
+        s, t, ds, dt, dds, ddt = self._outline1(tau)
+        D = s * s + t * t + 1.0
+        D1 = 2.0 * (s * ds + t * dt)
+        N = pz * t - px * s + py
+        g = (pz * dt - px * ds) * D - N * D1
+        g1 = (pz * ddt - px * dds) * D - 2.0 * N * (ds * ds + dt * dt + s * dds + t * ddt)
+        return 2.0 * N / D - py, 2.0 * g / (D * D), 2.0 * (g1 * D - 2.0 * g * D1) / (D * D * D)
+
+    def _ftol1(self, best_c):
+        return self.F_TOL * min(1.0, best_c / self.CHORD2_REF)
+
+    @staticmethod
+    def _may_hide1(ga, gb, Ch, Jh2):
+        """Scalar ``_may_hide``."""
+        if abs(ga + gb) > Ch:
+            return False
+        root = math.sqrt(abs(ga)) + math.sqrt(abs(gb))
+        return not (ga * gb >= 0.0 and root * root > Jh2)
+
+    def _refine1(self, px, py, pz, lo, w, ends):
+        """Scalar ``_refine``: safeguarded Newton on ``g = N'D - N D'`` in ``[lo, lo + w]``,
+        from the root of the cubic Hermite interpolant's slope (``ends = (fa, fb, ga, gb)``).
+
+        Returns the maximum, the last point evaluated, ``f''`` there (``nan`` if unknown) and
+        the outline point ``(s, t)`` of the maximum.
+        """
+        hi = lo + w
+        x = lo + w * _hermite_peak(*ends, w)
+        step_old = w
+        outline1, tol, done = self._outline1, self.TAU_TOL, self.NEWTON_DONE
+        for _ in range(self.NEWTON_ITERS):
+            s, t, ds, dt, dds, ddt = outline1(x)
+            N = pz * t - px * s + py
+            D = s * s + t * t + 1.0
+            D1 = 2.0 * (s * ds + t * dt)
+            g = (pz * dt - px * ds) * D - N * D1
+            g1 = (pz * ddt - px * dds) * D - 2.0 * N * (ds * ds + dt * dt + s * dds + t * ddt)
+            ddf = 2.0 * (g1 * D - 2.0 * g * D1) / (D * D * D)
+            if g == 0.0:
+                return x, x, ddf, s, t
+            if g > 0.0:
+                lo = x
+            else:
+                hi = x
+            xn, step = 0.5 * (lo + hi), math.inf
+            if g1 < 0.0 and math.isfinite(g1):
+                newton = x - g / g1
+                if lo <= newton <= hi and abs(newton - x) < 0.5 * step_old:
+                    xn, step = newton, abs(newton - x)
+            step_old = abs(xn - x)
+            if step <= done or hi - lo <= tol:
+                d = xn - x      # |d| <= 1e-8: the point at xn to first order is exact ...
+                if (abs(dds) + abs(ddt)) * d * d <= 1e-18 and self._same_piece1(x, xn):
+                    return xn, x, ddf, s + ds * d, t + dt * d
+                return (xn, x, ddf) + outline1(xn)[:2]      # ... unless it bends or has a kink
+            x = xn
+        return (x, x, math.nan) + outline1(x)[:2]
+
+
+def _hermite_peaks(fa, fb, ga, gb, w):
+    """Vectorised ``_hermite_peak``."""
+    c, d = ga * w, gb * w
+    a = 3.0 * (c + d - 2.0 * (fb - fa))
+    b = d - c - a
+    disc = b * b - 4.0 * a * c
+    with np.errstate(divide="ignore", invalid="ignore"):
+        q = -0.5 * (b + np.copysign(np.sqrt(np.maximum(disc, 0.0)), b))
+        x = c / q
+        x = np.where((x >= 0.0) & (x <= 1.0), x, q / a)
+        x = np.where((disc < 0.0) | (a == 0.0) | (q == 0.0) | ~np.isfinite(x), c / (c - d), x)
+    return np.clip(x, 0.0, 1.0)
+
+
+def _monotone1(ga, gb, ha, hb, J, w):
+    """Does ``f'`` keep the sign of ``ga, gb`` on an interval of width ``w``, given ``f''`` at
+    its ends and ``|f'''| <= J``? Taylor bounds from each end cover the whole interval."""
+    if ga + gb < 0.0:
+        ga, gb, ha, hb = -ga, -gb, -ha, -hb
+    return _positive_reach(ga, ha, J) + _positive_reach(gb, -hb, J) > w
+
+
+def _positive_reach(g, h, J):
+    """How far ``g + h x - J x² / 2`` stays positive for ``x >= 0`` (``g > 0``)."""
+    if not (math.isfinite(J) and math.isfinite(h)):
+        return 0.0
+    if J == 0.0:
+        return math.inf if h >= 0.0 else g / -h
+    d = math.sqrt(h * h + 2.0 * J * g)
+    return (h + d) / J if h >= 0.0 else 2.0 * g / (d - h)
+
+
+def _hermite_peak(fa, fb, ga, gb, w):
+    """Where the cubic through ``f`` and ``f'`` at both ends of an interval of width ``w`` has
+    its maximum, as a fraction of the interval (``ga > 0 > gb``): the root in ``[0, 1]`` of
+    ``p'(x) = a x² + b x + c``."""
+    c, d = ga * w, gb * w
+    a = 3.0 * (c + d - 2.0 * (fb - fa))
+    b = d - c - a
+    disc = b * b - 4.0 * a * c
+    if disc < 0.0 or a == 0.0:
+        x = c / (c - d)
+    else:
+        q = -0.5 * (b + math.copysign(math.sqrt(disc), b))
+        x = c / q if q != 0.0 else c / (c - d)
+        if not 0.0 <= x <= 1.0:
+            x = q / a
+    return min(max(x, 0.0), 1.0)
+
+
+def _sphere1(s, t):
+    """Scalar [000 eq.2] (see ``projection._plane_to_sphere``)."""
+    r2 = s * s + t * t
+    d = r2 + 1.0
+    return -2.0 * s / d, (1.0 - r2) / d, 2.0 * t / d
+
 
 class EllipseRegion(_SmoothRegion):
     """Ellipse inscribed in ``[s0, s1] x [t0, t1]`` [000 §3.2, eq.7-8].
@@ -404,6 +681,20 @@ class EllipseRegion(_SmoothRegion):
         """[000 eq.15]."""
         k_s, k_t = (s - self.sb) / self.sa, (t - self.tb) / self.ta
         k_m = 1.0 / np.hypot(k_s, k_t)
+        return k_s * k_m * self.sa + self.sb, k_t * k_m * self.ta + self.tb
+
+    def _outline1(self, tau):
+        c, s = math.cos(tau), math.sin(tau)
+        sc, ss, tc, ts = self.sa * c, self.sa * s, self.ta * c, self.ta * s
+        return self.sb + sc, self.tb + ts, -ss, tc, -sc, -ts
+
+    def _level1(self, s, t):
+        u, v = (s - self.sb) / self.sa, (t - self.tb) / self.ta
+        return u * u + v * v
+
+    def _scale1(self, s, t):
+        k_s, k_t = (s - self.sb) / self.sa, (t - self.tb) / self.ta
+        k_m = 1.0 / math.hypot(k_s, k_t)
         return k_s * k_m * self.sa + self.sb, k_t * k_m * self.ta + self.tb
 
 
@@ -443,6 +734,7 @@ class SuperellipseRegion(_SmoothRegion):
         low = min(m, n)
         self._sub_order = low if 1.0 < low < 2.0 else 2.0
         self._setup(s0, s1, t0, t1)
+        self._tables_q1()
         r_in = min(self.sa, self.ta) / np.sqrt(2.0)    # the shape contains |u| + |v| <= 1
         self._near_level = (1.0 + 2.0 * self.tol / r_in) ** max(m, n)
 
@@ -453,7 +745,7 @@ class SuperellipseRegion(_SmoothRegion):
         r = 1.0 - zp1 * z
         y = r ** (1.0 / q)
         y1 = -(p / q) * zp1 * y / r
-        with np.errstate(divide="ignore", invalid="ignore"):
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             # z^(p-2) is infinite at z = 0 when p < 2 (unbounded curvature; p = 1 is a corner):
             # only Newton's slope uses it, and a non-finite slope makes that step a bisection.
             bend = np.where(p == 1.0, 0.0, (p - 1.0) * z ** (p - 2.0)) * r
@@ -503,3 +795,70 @@ class SuperellipseRegion(_SmoothRegion):
                 break
         k = np.exp(y)
         return self.sb + self.sa * k * u, self.tb + self.ta * k * v
+
+    def _outline1(self, tau):
+        """Scalar ``_outline`` (the graph of ``_graph`` inlined, constants from ``_tables_q1``)."""
+        tau %= 4.0
+        quad = min(int(tau), 3)
+        lam = tau - quad
+        su, sv, rho = self._quad1[quad]
+        if rho < 0.0:
+            lam = 1.0 - lam
+        near_u = lam <= 0.5
+        zs, dz, p_q, pm1, pm2, inv_q, k2 = self._branch1[0 if near_u else 1]
+        z = zs * (lam if near_u else 1.0 - lam)
+        zp1 = z ** pm1
+        r = 1.0 - zp1 * z
+        y = r ** inv_q
+        g = -p_q * y / r
+        dy = g * zp1 * dz
+        if pm1 == 0.0:
+            bend = 0.0
+        elif z == 0.0 and pm2 < 0.0:
+            bend = math.inf     # unbounded curvature: Newton falls back to bisection
+        else:
+            bend = pm1 * z ** pm2 * r
+        ddy = g / r * (bend + k2 * zp1 * zp1) * dz * dz
+        if near_u:
+            return self.sb + su * y, self.tb + sv * z, su * rho * dy, sv * rho * dz, su * ddy, 0.0
+        return self.sb + su * z, self.tb + sv * y, su * rho * dz, sv * rho * dy, 0.0, sv * ddy
+
+    @staticmethod
+    def _same_piece1(a, b):
+        return int(2.0 * (a % 4.0)) == int(2.0 * (b % 4.0))
+
+    def _tables_q1(self):
+        """Per-quadrant ``(su, sv, rho)`` and per-graph constants of ``_outline1``."""
+        self._quad1 = [(self.sa * a, self.ta * b, -1.0 if rev else 1.0)
+                       for (a, b), rev in zip(self._SIGN.tolist(), self._REVERSED.tolist())]
+        self._branch1 = [(2.0 * zs, sgn * 2.0 * zs, p / q, p - 1.0, p - 2.0, 1.0 / q, (1.0 - 1.0 / q) * p)
+                         for zs, sgn, p, q in ((self._v_split, 1.0, self.n, self.m),
+                                               (self._u_split, -1.0, self.m, self.n))]
+
+    def _level1(self, s, t):
+        return _pow1(abs((s - self.sb) / self.sa), self.m) + _pow1(abs((t - self.tb) / self.ta), self.n)
+
+    def _scale1(self, s, t):
+        """Scalar ``_scale``."""
+        u, v = (s - self.sb) / self.sa, (t - self.tb) / self.ta
+        lu = math.log(abs(u)) if u else -math.inf
+        lv = math.log(abs(v)) if v else -math.inf
+        y = -max(lu, lv)
+        m, n = self.m, self.n
+        for _ in range(60):
+            a = math.exp(m * (y + lu)) if lu > -math.inf else 0.0
+            b = math.exp(n * (y + lv)) if lv > -math.inf else 0.0
+            step = (a + b - 1.0) / (m * a + n * b)
+            y -= step
+            if abs(step) <= 4e-16 * (1.0 + abs(y)):
+                break
+        k = math.exp(y)
+        return self.sb + self.sa * k * u, self.tb + self.ta * k * v
+
+
+def _pow1(a, p):
+    """``a ** p`` for ``a >= 0`` that overflows to ``inf`` instead of raising."""
+    try:
+        return a ** p
+    except OverflowError:
+        return math.inf

@@ -101,7 +101,7 @@ def test_optimal_properties(data, region):
     assert np.all(d_opt[ok] <= d_simple + 1e-12)
 
 
-@pytest.mark.parametrize("region, P", [
+HARD_CASES = [
     # a needle near the pole: two local maxima of P·B on either side of the best node
     (EllipseRegion(-0.45407823074932424, -0.3623143090548009, -4.198273135070287, 1.4902820563980244),
      [0.11876, -0.88442, -0.45133]),
@@ -113,7 +113,10 @@ def test_optimal_properties(data, region):
                         1.3, 2.0), [0.04555, -0.49444, 0.86802]),
     (SuperellipseRegion(0.1652595699205636, 5.209435289834353, -5.537147078659006, 1.617591855771867,
                         1.0, 1.0), None),
-])
+]
+
+
+@pytest.mark.parametrize("region, P", HARD_CASES)
 def test_optimal_is_global_on_hard_cases(region, P):
     """Several local maxima exist on the sphere [000 §4.5]; the search must find the global one.
     Reference: 100001 outline samples."""
@@ -271,3 +274,100 @@ def test_shapes_preserved():
     assert region.clamp_optimal(P[0, 0]).shape == (3,)
     px, py, pz = region.nearest_boundary_xyz(P[..., 0], P[..., 1], P[..., 2])
     assert px.shape == (4, 5)
+
+
+# --- the one-point path (interactive use) ----------------------------------------------------
+
+def _scalar_optimal(region, P):
+    return np.array([region.clamp_optimal1(*p) for p in P.tolist()])
+
+
+@settings(**SETTINGS)
+@given(st.data(), regions())
+def test_one_point_path_matches_the_vectorised_search(data, region):
+    """``clamp_optimal1`` (pure Python, its own branch and bound) finds the same distance as the
+    vectorised search, stays in the region and leaves inside points alone; ``contains1`` and
+    ``clamp_simple1`` equal their vector forms."""
+    P = data.draw(sphere_points(region))
+    vec = region.clamp_optimal(P)
+    one = _scalar_optimal(region, P)
+    assert np.all(np.isfinite(one))
+    assert np.all(region.contains_sphere(one))
+    assert np.abs(geodesic(P, one) - geodesic(P, vec)).max() <= 1e-12
+    inside = region.contains_sphere(P)
+    assert np.array_equal(one[inside], P[inside])
+    s, t = projection.sphere_to_plane(P)
+    ok = np.isfinite(s)
+    assert [region.contains1(a, b) for a, b in zip(s[ok], t[ok])] == region.contains_st(s[ok], t[ok]).tolist()
+    simple = np.array([region.clamp_simple1(a, b) for a, b in zip(s[ok], t[ok])])
+    assert np.allclose(simple, np.stack(region.clamp_simple(s[ok], t[ok]), axis=-1), rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("region, P", HARD_CASES)
+def test_one_point_path_on_hard_cases(region, P):
+    pts = unit(np.random.default_rng(8).normal(size=(300, 3)))
+    if P is not None:
+        pts = np.concatenate((unit(P)[None], pts))
+    out = _scalar_optimal(region, pts)
+    inside = region.contains_sphere(pts)
+    d_ref = dense_nearest(region, pts, 100001)
+    assert np.all(geodesic(pts, out)[~inside] <= d_ref[~inside] + 1e-9)
+
+
+def test_one_point_path_hands_over_to_the_vectorised_search(monkeypatch):
+    """Past ``MAX_EVALS1`` bisections the point goes to the vectorised search (same answer)."""
+    region = SuperellipseRegion(-0.7, 0.35, -0.2, 1.9, 1.0, 3.0)
+    pts = unit(np.random.default_rng(9).normal(size=(200, 3)))
+    pts = pts[~region.contains_sphere(pts)]
+    calls = []
+    search = region._nearest_tau
+    monkeypatch.setattr(region, "_nearest_tau", lambda Q: calls.append(len(Q)) or search(Q))
+    monkeypatch.setattr(region, "MAX_EVALS1", 0)
+    out = np.array([region.nearest_boundary1(*p) for p in pts.tolist()])
+    assert len(calls) > 0
+    assert np.abs(geodesic(pts, out) - geodesic(pts, region.nearest_boundary(pts))).max() <= 1e-12
+
+
+def test_hermite_peak_is_exact_for_a_cubic():
+    """The start of Newton: the maximum of the cubic through f, f' at both ends."""
+    from jointlimit_addon.core.regions_smooth import _hermite_peak, _hermite_peaks
+    lo, w = 0.3, 0.5
+    f = lambda x: -(x - 0.5) ** 3 - 0.8 * (x - 0.5) ** 2 + 0.1 * x   # noqa: E731
+    df = lambda x: -3.0 * (x - 0.5) ** 2 - 1.6 * (x - 0.5) + 0.1      # noqa: E731
+    ends = (f(lo), f(lo + w), df(lo), df(lo + w))
+    x = lo + w * _hermite_peak(*ends, w)
+    assert abs(df(x)) < 1e-12 and -6.0 * (x - 0.5) - 1.6 < 0.0
+    arrays = [np.array([v, v]) for v in ends]
+    assert np.allclose(lo + w * _hermite_peaks(*arrays, np.array([w, w])), x, atol=1e-15)
+
+
+def test_monotone_test_is_sound():
+    """``_monotone1`` clears an interval only when f' cannot vanish in it: f' = a + b x + c x²
+    with |f'''| = 2|c| <= J."""
+    from jointlimit_addon.core.regions_smooth import _monotone1
+    rng = np.random.default_rng(10)
+    cleared = 0
+    for a, b, c in rng.normal(size=(4000, 3)):
+        w = 1.0
+        ga, gb, ha, hb = a, a + b * w + c * w * w, b, b + 2.0 * c * w
+        if ga * gb <= 0.0:
+            continue
+        x = np.linspace(0.0, w, 2001)
+        keeps = np.all(np.sign(a + b * x + c * x * x) == np.sign(ga))
+        if _monotone1(ga, gb, ha, hb, 2.0 * abs(c), w):
+            cleared += 1
+            assert keeps
+    assert cleared > 1000
+
+
+def test_joint_limit_single_rotation_equals_batch():
+    """``JointLimit.clamp`` of one quaternion (the fast path) equals the batch result."""
+    from jointlimit_addon.core import quat
+    from jointlimit_addon.core.limits import JointLimit
+    q = quat.random_unit(300, np.random.default_rng(11))
+    for shape in ("ELLIPSE", "SUPERELLIPSE"):
+        for correction in ("OPTIMAL", "SIMPLE"):
+            lim = JointLimit(shape=shape, swing_x=(-0.2, 1.9), swing_z=(-0.7, 0.35), twist=(-0.5, 0.5),
+                             correction=correction, exponent=(1.5, 6.0))
+            single = np.array([lim.clamp(x) for x in q])
+            assert quat.angle_between(single, lim.clamp(q)).max() <= 1e-12
