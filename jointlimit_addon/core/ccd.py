@@ -32,6 +32,8 @@ import numpy as np
 from . import quat
 
 _EPS = 1e-12
+_EPS2 = _EPS * _EPS
+_ARC_EPS = 1e-12     # u, v closer to (anti)parallel than this: no unique shortest arc
 DEFAULT_TOLERANCE = 9e-4  # relative to the chain length, see solve()
 
 
@@ -235,18 +237,26 @@ def _forward_fast(chain, local):
     """Joint frames ``F_i = W_{i-1} C_i`` (rest orientation of joint i in the base frame),
     heads, and the effector, all in the base frame, for tuple quaternions ``local``."""
     offsets, rest, lengths = chain._fast
-    w = (1.0, 0.0, 0.0, 0.0)
+    ww, wx, wy, wz = 1.0, 0.0, 0.0, 0.0
     px = py = pz = 0.0
     frames, heads = [], []
-    for h, c, r in zip(offsets, rest, local):
-        dx, dy, dz = _qrot(w, h)
-        px, py, pz = px + dx, py + dy, pz + dz
-        f = _qmul(w, c)
-        frames.append(f)
+    # _qrot(w, h), f = _qmul(w, c) and w = _qmul(f, r), written out: this runs every sweep
+    for (hx, hy, hz), (cw, cx, cy, cz), (rw, rx, ry, rz) in zip(offsets, rest, local):
+        tx, ty, tz = wy * hz - wz * hy, wz * hx - wx * hz, wx * hy - wy * hx
+        px += hx + 2.0 * (ww * tx + wy * tz - wz * ty)
+        py += hy + 2.0 * (ww * ty + wz * tx - wx * tz)
+        pz += hz + 2.0 * (ww * tz + wx * ty - wy * tx)
+        fw = ww * cw - wx * cx - wy * cy - wz * cz
+        fx = ww * cx + wx * cw + wy * cz - wz * cy
+        fy = ww * cy - wx * cz + wy * cw + wz * cx
+        fz = ww * cz + wx * cy - wy * cx + wz * cw
+        frames.append((fw, fx, fy, fz))
         heads.append((px, py, pz))
-        w = _qmul(f, r)
+        ww = fw * rw - fx * rx - fy * ry - fz * rz
+        wx = fw * rx + fx * rw + fy * rz - fz * ry
+        wy = fw * ry - fx * rz + fy * rw + fz * rx
+        wz = fw * rz + fx * ry - fy * rx + fz * rw
     # The tip is (0, l, 0) in the last bone's frame w: its image is l times w's Y column.
-    ww, wx, wy, wz = w
     l = lengths[-1]
     tip = (px + 2.0 * l * (wx * wy - wz * ww), py + l * (1.0 - 2.0 * (wx * wx + wz * wz)),
            pz + 2.0 * l * (wy * wz + wx * ww))
@@ -312,7 +322,7 @@ def _step_rotation(u, v, frame):
     sin_part = math.sqrt(cx * cx + cy * cy + cz * cz)
     dot = ux * vx + uy * vy + uz * vz
     angle = math.atan2(sin_part, dot)
-    if sin_part <= 1e-12 * nu * nv:
+    if sin_part <= _ARC_EPS * nu * nv:
         if dot > 0.0:
             return None
         return _perpendicular((ux, uy, uz), frame), math.pi
@@ -451,40 +461,68 @@ def _sweep(chain, local, goal, tol, weights, cap, limits, hinges):
     frames, heads, (ex, ey, ez) = _forward_fast(chain, local)
     gx, gy, gz = goal
     moved = 0.0
-    error = math.sqrt((ex - gx) ** 2 + (ey - gy) ** 2 + (ez - gz) ** 2)
+    tol2 = tol * tol
     for i in range(len(local) - 1, -1, -1):
         jx, jy, jz = heads[i]
-        u, v = (ex - jx, ey - jy, ez - jz), (gx - jx, gy - jy, gz - jz)
-        if hinges[i] is None:
-            step = _step_rotation(u, v, frames[i])
+        ux, uy, uz = u = (ex - jx, ey - jy, ez - jz)
+        vx, vy, vz = v = (gx - jx, gy - jy, gz - jz)
+        # the shortest arc u -> v of _step_rotation, inline for the usual, non-degenerate case
+        cx, cy, cz = uy * vz - uz * vy, uz * vx - ux * vz, ux * vy - uy * vx
+        sin_part = math.sqrt(cx * cx + cy * cy + cz * cz)
+        nu2, nv2 = ux * ux + uy * uy + uz * uz, vx * vx + vy * vy + vz * vz
+        if (hinges[i] is None and nu2 > _EPS2 and nv2 > _EPS2
+                and sin_part > _ARC_EPS * math.sqrt(nu2 * nv2)):
+            ax, ay, az = cx / sin_part, cy / sin_part, cz / sin_part
+            angle = math.atan2(sin_part, ux * vx + uy * vy + uz * vz)
         else:
-            step = _hinge_rotation(u, v, _qrot(frames[i], hinges[i]))
-        if step is None:
-            continue
-        (ax, ay, az), angle = step
-        angle = min(angle * weights[i], cap)
+            if hinges[i] is None:
+                step = _step_rotation(u, v, frames[i])
+            else:
+                step = _hinge_rotation(u, v, _qrot(frames[i], hinges[i]))
+            if step is None:
+                continue
+            (ax, ay, az), angle = step
+        angle *= weights[i]
+        if angle > cap:
+            angle = cap
         if angle <= 0.0:
             continue
         c, s = math.cos(0.5 * angle), math.sin(0.5 * angle)
-        frame = frames[i]
+        fw, fx, fy, fz = frames[i]
         old = local[i]
         # The same rotation seen from the joint's rest frame F (axis F^-1 a), applied after `old`.
-        lx, ly, lz = _qrot(_qconj(frame), (ax, ay, az))
-        new = _qnormalize(_qmul((c, s * lx, s * ly, s * lz), old))
+        # l = F^-1 a (_qrot by the conjugate, written out)
+        tx, ty, tz = fz * ay - fy * az, fx * az - fz * ax, fy * ax - fx * ay
+        lx = ax + 2.0 * (fw * tx - fy * tz + fz * ty)
+        ly = ay + 2.0 * (fw * ty - fz * tx + fx * tz)
+        lz = az + 2.0 * (fw * tz - fx * ty + fy * tx)
+        bx, by, bz = s * lx, s * ly, s * lz
+        ow, ox, oy, oz = old
+        nw, nx = c * ow - bx * ox - by * oy - bz * oz, c * ox + bx * ow + by * oz - bz * oy
+        ny, nz = c * oy - bx * oz + by * ow + bz * ox, c * oz + bx * oy - by * ox + bz * ow
+        norm = math.sqrt(nw * nw + nx * nx + ny * ny + nz * nz)
+        new = (nw / norm, nx / norm, ny / norm, nz / norm)
         if limits[i] is None:
-            delta = (c, s * ax, s * ay, s * az)
+            local[i] = new
+            moved += s * (abs(ax) + abs(ay) + abs(az))
+            # Rodrigues: u cos + (a x u) sin + a (a.u)(1 - cos), with cos, sin of the full angle
+            cos_a, sin_a = c * c - s * s, 2.0 * c * s
+            k = (ax * ux + ay * uy + az * uz) * (1.0 - cos_a)
+            ex = jx + ux * cos_a + (ay * uz - az * uy) * sin_a + ax * k
+            ey = jy + uy * cos_a + (az * ux - ax * uz) * sin_a + ay * k
+            ez = jz + uz * cos_a + (ax * uy - ay * ux) * sin_a + az * k
         else:
             new = _clamped(limits[i], new)
+            frame = (fw, fx, fy, fz)
             # The rotation actually applied, in the base frame: F (new old^-1) F^-1.
             delta = _qmul(_qmul(frame, _qmul(new, _qconj(old))), _qconj(frame))
-        local[i] = new
-        moved += abs(delta[1]) + abs(delta[2]) + abs(delta[3])
-        dx, dy, dz = _qrot(delta, (ex - jx, ey - jy, ez - jz))
-        ex, ey, ez = jx + dx, jy + dy, jz + dz
-        error = math.sqrt((ex - gx) ** 2 + (ey - gy) ** 2 + (ez - gz) ** 2)
-        if error <= tol:
+            local[i] = new
+            moved += abs(delta[1]) + abs(delta[2]) + abs(delta[3])
+            dx, dy, dz = _qrot(delta, u)
+            ex, ey, ez = jx + dx, jy + dy, jz + dz
+        if (ex - gx) ** 2 + (ey - gy) ** 2 + (ez - gz) ** 2 <= tol2:
             break
-    return error, moved
+    return math.sqrt((ex - gx) ** 2 + (ey - gy) ** 2 + (ez - gz) ** 2), moved
 
 
 def _clamped(limit, q):
