@@ -33,7 +33,7 @@ from . import quat
 
 _EPS = 1e-12
 _EPS2 = _EPS * _EPS
-_ARC_EPS = 1e-12     # u, v closer to (anti)parallel than this: no unique shortest arc
+_ARC_EPS = 1e-12     # |u x v| <= this |u| |v|: no unique shortest arc
 DEFAULT_TOLERANCE = 9e-4  # relative to the chain length, see solve()
 
 
@@ -52,11 +52,6 @@ def _qmul(a, b):
 
 def _qconj(q):
     return (q[0], -q[1], -q[2], -q[3])
-
-
-def _qnormalize(q):
-    n = math.sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3])
-    return (q[0] / n, q[1] / n, q[2] / n, q[3] / n)
 
 
 def _qrot(q, v):
@@ -309,24 +304,16 @@ def _perpendicular(u, frame):
     raise AssertionError("unreachable: X and Z cannot both be parallel to u")
 
 
-def _step_rotation(u, v, frame):
-    """Axis (base frame, unit) and angle of the shortest arc taking ``u`` (joint -> effector)
-    to ``v`` (joint -> target); ``None`` when either vanishes or they agree (nothing to turn)."""
+def _degenerate_arc(u, v, frame):
+    """The CCD step where the shortest arc from ``u`` (joint -> effector) to ``v`` (joint ->
+    target) is not unique (``_sweep`` takes the usual case): ``None`` when either vanishes or
+    they agree (nothing to turn), a half turn about a perpendicular axis when they are opposed."""
     ux, uy, uz = u
     vx, vy, vz = v
-    nu = math.sqrt(ux * ux + uy * uy + uz * uz)
-    nv = math.sqrt(vx * vx + vy * vy + vz * vz)
-    if nu <= _EPS or nv <= _EPS:
+    if (ux * ux + uy * uy + uz * uz <= _EPS2 or vx * vx + vy * vy + vz * vz <= _EPS2
+            or ux * vx + uy * vy + uz * vz > 0.0):
         return None
-    cx, cy, cz = uy * vz - uz * vy, uz * vx - ux * vz, ux * vy - uy * vx
-    sin_part = math.sqrt(cx * cx + cy * cy + cz * cz)
-    dot = ux * vx + uy * vy + uz * vz
-    angle = math.atan2(sin_part, dot)
-    if sin_part <= _ARC_EPS * nu * nv:
-        if dot > 0.0:
-            return None
-        return _perpendicular((ux, uy, uz), frame), math.pi
-    return (cx / sin_part, cy / sin_part, cz / sin_part), angle
+    return _perpendicular(u, frame), math.pi
 
 
 def _hinge_rotation(u, v, axis):
@@ -466,7 +453,7 @@ def _sweep(chain, local, goal, tol, weights, cap, limits, hinges):
         jx, jy, jz = heads[i]
         ux, uy, uz = u = (ex - jx, ey - jy, ez - jz)
         vx, vy, vz = v = (gx - jx, gy - jy, gz - jz)
-        # the shortest arc u -> v of _step_rotation, inline for the usual, non-degenerate case
+        # the shortest arc u -> v: axis u x v, angle atan2(|u x v|, u.v), unless degenerate
         cx, cy, cz = uy * vz - uz * vy, uz * vx - ux * vz, ux * vy - uy * vx
         sin_part = math.sqrt(cx * cx + cy * cy + cz * cz)
         nu2, nv2 = ux * ux + uy * uy + uz * uz, vx * vx + vy * vy + vz * vz
@@ -476,7 +463,7 @@ def _sweep(chain, local, goal, tol, weights, cap, limits, hinges):
             angle = math.atan2(sin_part, ux * vx + uy * vy + uz * vz)
         else:
             if hinges[i] is None:
-                step = _step_rotation(u, v, frames[i])
+                step = _degenerate_arc(u, v, frames[i])
             else:
                 step = _hinge_rotation(u, v, _qrot(frames[i], hinges[i]))
             if step is None:
