@@ -162,11 +162,10 @@ class _SmoothRegion(PlaneRegion):
         (G0, H0), (G1, H1) = self._slope_rows(start), self._slope_rows(end)
         self._Bx = np.concatenate((Bn.T, Bn[:1].T), axis=1)
         self._Gx = np.concatenate((G0, G1), axis=1)
-        # one-point search: (P, 1) @ _BGx1 also gives f + E at both ends of each interval
-        ends = np.concatenate((self._Bx[:, :-1], self._Bx[:, 1:]), axis=1)
-        self._BGx1 = np.concatenate((
-            np.concatenate((self._Bx, self._Gx, H0, H1), axis=1), np.zeros((1, 5 * n + 1))), axis=0)
-        self._BGx1 = np.concatenate((self._BGx1, np.vstack((ends, np.tile(self._E, 2)))), axis=1)
+        # one-point search: columns f, f' (start, end), f'' (start, end), and f + E at both ends
+        # of each interval, the last two from the fourth component 1 of (P, 1) @ _BGx1
+        rows = np.concatenate((self._Bx, self._Gx, H0, H1, self._Bx[:, :-1], self._Bx[:, 1:]), axis=1)
+        self._BGx1 = np.vstack((rows, np.concatenate((np.zeros(5 * n + 1), self._E, self._E))))
         node_st = np.stack(self._outline(tau)[:2], axis=-1)
         self._tables1 = tuple(a.tolist() for a in (self._tau, self._h, self._E, self._Ch, self._Jh2, Bn, node_st))
 
@@ -688,9 +687,7 @@ class EllipseRegion(_SmoothRegion):
         sc, ss, tc, ts = self.sa * c, self.sa * s, self.ta * c, self.ta * s
         return self.sb + sc, self.tb + ts, -ss, tc, -sc, -ts
 
-    def _level1(self, s, t):
-        u, v = (s - self.sb) / self.sa, (t - self.tb) / self.ta
-        return u * u + v * v
+    _level1 = _level    # plain arithmetic: works on Python floats as it is
 
     def _scale1(self, s, t):
         k_s, k_t = (s - self.sb) / self.sa, (t - self.tb) / self.ta
