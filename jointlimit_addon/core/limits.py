@@ -21,7 +21,7 @@ import math
 import numpy as np
 
 from . import quat
-from .projection import MATH, NP, TWO_PI, _compose, _parts, _sphere_to_plane
+from .projection import MATH, NP, TWO_PI, _compose, _parts, _parts1, _sphere_to_plane
 from .regions import OvalRegion, PolygonRegion, RectRegion, outline_points  # noqa: F401 (re-export)
 
 SHAPES = ("RECT", "ELLIPSE", "OVAL", "SUPERELLIPSE", "POLYGON")
@@ -156,11 +156,6 @@ class JointLimit:
             s_m[pole], t_m[pole] = self._optimal(px[pole], py[pole], pz[pole])
         return s_m, t_m
 
-    def _swing_correct1(self, px, py, pz, s, t, pole):
-        if self.correction == "SIMPLE" and not pole:
-            return self.region.clamp_simple1(s, t)
-        return self.region.nearest_boundary_st1(px, py, pz)
-
     # --- protocol ---------------------------------------------------------------------------
 
     def contains(self, q):
@@ -206,12 +201,15 @@ class JointLimit:
         if norm < 1e-12:
             raise ValueError("quaternion has zero length and is not a rotation")
         w, x, y, z = w / norm, x / norm, y / norm, z / norm
-        px, py, pz, s, t, psi, pole = _parts(w, x, y, z, MATH)
+        px, py, pz, s, t, psi, pole = _parts1(w, x, y, z)
         swing_in = not pole and self.region.contains1(s, t)
         if swing_in and self._twist_inside(psi, MATH):
             return np.array((w, x, y, z))
         if not swing_in:
-            s, t = self._swing_correct1(px, py, pz, s, t, pole)
+            if self.correction == "SIMPLE" and not pole:
+                s, t = self.region.clamp_simple1(s, t)
+            else:
+                s, t = self.region.nearest_boundary_st1(px, py, pz)
         out = _compose(s, t, self._twist_clamp(psi, MATH), MATH)
         if out[0] * w + out[1] * x + out[2] * y + out[3] * z < 0.0:
             return -np.array(out)

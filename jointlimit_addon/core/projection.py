@@ -102,6 +102,20 @@ def _parts(w, x, y, z, ops):
     return px, py, pz, s, t, psi, pole
 
 
+def _parts1(w, x, y, z):
+    """Scalar ``_parts`` for Python floats (the one-rotation path)."""
+    if w < 0.0 or (w == 0.0 and y < 0.0):
+        w, x, y, z = -w, -x, -y, -z
+    bw2 = w * w + y * y
+    px, py, pz = 2.0 * (x * y - w * z), bw2 - (x * x + z * z), 2.0 * (y * z + w * x)
+    if bw2 < POLE_EPS2:
+        return px, py, pz, 0.0, 0.0, 0.0, True
+    psi = 2.0 * math.atan2(y, w)
+    if psi <= -math.pi:
+        psi += TWO_PI
+    return px, py, pz, (w * z - x * y) / bw2, (y * z + w * x) / bw2, psi, False
+
+
 def _compose(s, t, psi, ops):
     """``q_swing(s, t) · q_twist(psi)`` as components [000 eq.43, 45, 46 mapped]."""
     bw = 1.0 / ops.sqrt(1.0 + s * s + t * t)

@@ -162,12 +162,17 @@ class _SmoothRegion(PlaneRegion):
         (G0, H0), (G1, H1) = self._slope_rows(start), self._slope_rows(end)
         self._Bx = np.concatenate((Bn.T, Bn[:1].T), axis=1)
         self._Gx = np.concatenate((G0, G1), axis=1)
-        # one-point search: columns f, f' (start, end), f'' (start, end), and f + E at both ends
-        # of each interval, the last two from the fourth component 1 of (P, 1) @ _BGx1
-        rows = np.concatenate((self._Bx, self._Gx, H0, H1, self._Bx[:, :-1], self._Bx[:, 1:]), axis=1)
-        self._BGx1 = np.vstack((rows, np.concatenate((np.zeros(5 * n + 1), self._E, self._E))))
+        # one-point search, (P, 1) @ _BGx1: six columns per interval (f at both ends, f' and
+        # f'' at the start and the end), then f + E'_j at each node j, where E'_j bounds both
+        # intervals at j (the fourth component 1 adds it)
+        per_interval = np.stack((self._Bx[:, :-1], self._Bx[:, 1:], G0, G1, H0, H1), axis=2).reshape(3, 6 * n)
+        E_node = np.maximum(self._E, np.roll(self._E, 1))
+        self._BGx1 = np.vstack((np.concatenate((per_interval, self._Bx[:, :-1]), axis=1),
+                                np.concatenate((np.zeros(6 * n), E_node))))
         node_st = np.stack(self._outline(tau)[:2], axis=-1)
-        self._tables1 = tuple(a.tolist() for a in (self._tau, self._h, self._E, self._Ch, self._Jh2, Bn, node_st))
+        static = np.stack((self._E, self._Ch, self._Jh2, self._h * self._min_width1), axis=1)
+        self._tables1 = (self._tau.tolist(), self._h.tolist(), [tuple(r) for r in static.tolist()],
+                         Bn.tolist(), node_st.tolist())
 
     def _slope_rows(self, tau):
         """Rows ``G, H`` ``(3, len(tau))`` with ``f' = P @ G`` and ``f'' = P @ H`` at ``tau``:
@@ -441,41 +446,48 @@ class _SmoothRegion(PlaneRegion):
         branch and bound runs past ``MAX_EVALS1`` evaluations (the vectorised search decides).
 
         Intervals carry ``f''`` at their ends too (``nan`` where unknown), so that an interval
-        that ``_may_hide1`` cannot clear may still be cleared by ``_monotone1``; step 3 bisects
+        that the bounds of ``_may_hide`` cannot clear may still be cleared by ``_monotone1``
+        (both in ``_no_max1``); step 3 bisects
         (one evaluation per piece) down to the same smallest width as the vectorised search.
         """
-        taus, hs, Es, Chs, Jh2s, nodes, node_st = self._tables1
-        n = len(taus)
+        taus, hs, static, nodes, node_st = self._tables1
+        n6 = 6 * len(taus)
         FG = np.dot((px, py, pz, 1.0), self._BGx1)
-        U = np.maximum(FG[5 * n + 1:6 * n + 1], FG[6 * n + 1:])
-        k0 = int(FG[:n].argmax())
+        k0 = int(FG[:n6:6].argmax())
         bx, by, bz = nodes[k0]
         c0 = (px - bx) ** 2 + (py - by) ** 2 + (pz - bz) ** 2
-        best = [c0, 1.0 - 0.5 * c0, node_st[k0]]
-        ks = (U > best[1]).nonzero()[0].tolist()
-        if len(ks) > 1:
-            ks.sort(key=U.item, reverse=True)
-        item, w_min, P, work = FG.item, self._min_width1, (px, py, pz), []
-        for k in ks:    # node intervals, most promising first
-            u = U.item(k)
-            if u <= best[1] + self._ftol1(best[0]):
+        f0 = 1.0 - 0.5 * c0
+        best = [c0, f0 + self._ftol1(c0), node_st[k0]]     # chord², f to beat, (s, t)
+        near = (FG[n6:] > f0).nonzero()[0].tolist()
+        ks = {(j or len(taus)) - 1 for j in near}       # node j bounds intervals j - 1 and j
+        ks.update(near)
+        P, work, brackets = (px, py, pz), [], []
+        for k in ks:
+            fa, fb, ga, gb, ha, hb = FG[6 * k:6 * k + 6].tolist()
+            E, Ch, Jh2, w_min = static[k]
+            u = (fa if fa > fb else fb) + E
+            if u <= f0:
+                continue
+            w = hs[k]
+            if ga > 0.0 and gb < 0.0:
+                brackets.append((u, taus[k], w, fa, fb, ga, gb, ha, hb, E, Ch, Jh2, w_min))
+            elif not _no_max1(ga, gb, ha, hb, Ch, Jh2, w):
+                work.append((u, taus[k], w, fa, fb, ga, gb, ha, hb, E, Ch, Jh2, w_min))
+        if len(brackets) > 1:
+            brackets.sort(reverse=True)
+        for iv in brackets:     # most promising first
+            if iv[0] <= best[1]:
                 break
-            iv = (u, taus[k], hs[k], item(k), item(k + 1), item(n + 1 + k), item(2 * n + 1 + k),
-                  item(3 * n + 1 + k), item(4 * n + 1 + k), Es[k], Chs[k], Jh2s[k], hs[k] * w_min)
-            if iv[5] > 0.0 and iv[6] < 0.0:
-                self._bracket1(P, best, work, iv)
-            else:
-                work.append(iv)
+            self._bracket1(P, best, work, iv)
         evals = 0
         while work:     # pieces of brackets and intervals that may hide a maximum
             iv = work.pop()
-            if iv[0] <= best[1] + self._ftol1(best[0]):
+            if iv[0] <= best[1]:
                 continue
             _, lo, w, fa, fb, ga, gb, ha, hb, E, Ch, Jh2, w_min = iv
             if ga > 0.0 and gb < 0.0:
                 self._bracket1(P, best, work, iv)
-            elif (w > w_min and self._may_hide1(ga, gb, Ch, Jh2)
-                  and not (ga * gb >= 0.0 and _monotone1(ga, gb, ha, hb, Jh2 / (w * w), w))):
+            elif w > w_min and not _no_max1(ga, gb, ha, hb, Ch, Jh2, w):
                 evals += 1
                 if evals > self.MAX_EVALS1:
                     return None
@@ -504,12 +516,14 @@ class _SmoothRegion(PlaneRegion):
         critical points, so it may hide more."""
         _, lo, w, fa, fb, ga, gb, ha, hb, E, Ch, Jh2, w_min = iv
         px, py, pz = P
-        tau, x_e, ddf, s, t = self._refine1(px, py, pz, lo, w, (fa, fb, ga, gb))
-        bx, by, bz = _sphere1(s, t)
+        tau, x_e, ddf, s, t = self._refine1(px, py, pz, lo, w, fa, fb, ga, gb, ha, hb)
+        r2 = s * s + t * t
+        d = r2 + 1.0
+        bx, by, bz = -2.0 * s / d, (1.0 - r2) / d, 2.0 * t / d      # _sphere1
         c = (px - bx) ** 2 + (py - by) ** 2 + (pz - bz) ** 2
         f = 1.0 - 0.5 * c
         if c < best[0]:
-            best[:] = c, f, (s, t)
+            best[:] = c, f + self._ftol1(c), (s, t)
         a = min(max((tau - lo) / w, 0.0), 1.0) if w > 0.0 else 0.0
         b = 1.0 - a
         # f'' at tau, from the one at the last Newton point (|f'''| <= J); a piece narrower
@@ -544,23 +558,16 @@ class _SmoothRegion(PlaneRegion):
     def _ftol1(self, best_c):
         return self.F_TOL * min(1.0, best_c / self.CHORD2_REF)
 
-    @staticmethod
-    def _may_hide1(ga, gb, Ch, Jh2):
-        """Scalar ``_may_hide``."""
-        if abs(ga + gb) > Ch:
-            return False
-        root = math.sqrt(abs(ga)) + math.sqrt(abs(gb))
-        return not (ga * gb >= 0.0 and root * root > Jh2)
-
-    def _refine1(self, px, py, pz, lo, w, ends):
+    def _refine1(self, px, py, pz, lo, w, fa, fb, ga, gb, ha, hb):
         """Scalar ``_refine``: safeguarded Newton on ``g = N'D - N D'`` in ``[lo, lo + w]``,
-        from the root of the cubic Hermite interpolant's slope (``ends = (fa, fb, ga, gb)``).
+        from the peak of the Hermite interpolant of ``f``, ``f'`` (and ``f''`` where known, not
+        ``nan``) at the ends (``_hermite_peak``).
 
         Returns the maximum, the last point evaluated, ``f''`` there (``nan`` if unknown) and
         the outline point ``(s, t)`` of the maximum.
         """
         hi = lo + w
-        x = lo + w * _hermite_peak(*ends, w)
+        x = lo + w * _hermite_peak(fa, fb, ga, gb, w, ha, hb)
         step_old = w
         outline1, tol, done = self._outline1, self.TAU_TOL, self.NEWTON_DONE
         for _ in range(self.NEWTON_ITERS):
@@ -570,26 +577,29 @@ class _SmoothRegion(PlaneRegion):
             D1 = 2.0 * (s * ds + t * dt)
             g = (pz * dt - px * ds) * D - N * D1
             g1 = (pz * ddt - px * dds) * D - 2.0 * N * (ds * ds + dt * dt + s * dds + t * ddt)
-            ddf = 2.0 * (g1 * D - 2.0 * g * D1) / (D * D * D)
             if g == 0.0:
-                return x, x, ddf, s, t
+                xn = x
+                break
             if g > 0.0:
                 lo = x
             else:
                 hi = x
             xn, step = 0.5 * (lo + hi), math.inf
-            if g1 < 0.0 and math.isfinite(g1):
+            if -math.inf < g1 < 0.0:
                 newton = x - g / g1
                 if lo <= newton <= hi and abs(newton - x) < 0.5 * step_old:
                     xn, step = newton, abs(newton - x)
             step_old = abs(xn - x)
             if step <= done or hi - lo <= tol:
-                d = xn - x      # |d| <= 1e-8: the point at xn to first order is exact ...
-                if (abs(dds) + abs(ddt)) * d * d <= 1e-18 and self._same_piece1(x, xn):
-                    return xn, x, ddf, s + ds * d, t + dt * d
-                return (xn, x, ddf) + outline1(xn)[:2]      # ... unless it bends or has a kink
+                break
             x = xn
-        return (x, x, math.nan) + outline1(x)[:2]
+        else:
+            return (x, x, math.nan) + outline1(x)[:2]
+        ddf = 2.0 * (g1 * D - 2.0 * g * D1) / (D * D * D)
+        d = xn - x      # the first-order point at xn is off by |x''| d² / 2 <= 5e-16 ...
+        if (abs(dds) + abs(ddt)) * d * d <= 1e-15 and self._same_piece1(x, xn):
+            return xn, x, ddf, s + ds * d, t + dt * d
+        return (xn, x, ddf) + outline1(xn)[:2]      # ... unless it bends or has a kink
 
 
 def _hermite_peaks(fa, fb, ga, gb, w):
@@ -604,6 +614,17 @@ def _hermite_peaks(fa, fb, ga, gb, w):
         x = np.where((x >= 0.0) & (x <= 1.0), x, q / a)
         x = np.where((disc < 0.0) | (a == 0.0) | (q == 0.0) | ~np.isfinite(x), c / (c - d), x)
     return np.clip(x, 0.0, 1.0)
+
+
+def _no_max1(ga, gb, ha, hb, Ch, Jh2, w):
+    """Is an interval whose end slopes do not bracket a maximum proven free of one, either by
+    the bounds of ``_may_hide`` or, given ``f''`` at the ends, by ``_monotone1``?"""
+    if abs(ga + gb) > Ch:
+        return True
+    if ga * gb < 0.0:
+        return False
+    root = math.sqrt(abs(ga)) + math.sqrt(abs(gb))
+    return root * root > Jh2 or _monotone1(ga, gb, ha, hb, Jh2 / (w * w), w)
 
 
 def _monotone1(ga, gb, ha, hb, J, w):
@@ -624,10 +645,13 @@ def _positive_reach(g, h, J):
     return (h + d) / J if h >= 0.0 else 2.0 * g / (d - h)
 
 
-def _hermite_peak(fa, fb, ga, gb, w):
+def _hermite_peak(fa, fb, ga, gb, w, ha=math.nan, hb=math.nan):
     """Where the cubic through ``f`` and ``f'`` at both ends of an interval of width ``w`` has
     its maximum, as a fraction of the interval (``ga > 0 > gb``): the root in ``[0, 1]`` of
-    ``p'(x) = a x² + b x + c``."""
+    ``p'(x) = a x² + b x + c``.
+
+    Given ``f''`` at both ends too (finite ``ha``, ``hb``), one Newton step on the slope of the
+    quintic through all six values follows: it about squares the cubic's error."""
     c, d = ga * w, gb * w
     a = 3.0 * (c + d - 2.0 * (fb - fa))
     b = d - c - a
@@ -639,7 +663,18 @@ def _hermite_peak(fa, fb, ga, gb, w):
         x = c / q if q != 0.0 else c / (c - d)
         if not 0.0 <= x <= 1.0:
             x = q / a
-    return min(max(x, 0.0), 1.0)
+    x = min(max(x, 0.0), 1.0)
+    if -math.inf < ha < math.inf and -math.inf < hb < math.inf:
+        # p = fa + c x + a2 x² + a3 x³ + a4 x⁴ + a5 x⁵ with the end conditions F, G, H
+        a2 = 0.5 * ha * w * w
+        F, G, H = fb - fa - c - a2, d - c - 2.0 * a2, hb * w * w - 2.0 * a2
+        a3, a4, a5 = 10.0 * F - 4.0 * G + 0.5 * H, 7.0 * G - 15.0 * F - H, 6.0 * F - 3.0 * G + 0.5 * H
+        p2 = 2.0 * a2 + x * (6.0 * a3 + x * (12.0 * a4 + x * 20.0 * a5))
+        if p2 < 0.0:
+            xq = x - (c + x * (2.0 * a2 + x * (3.0 * a3 + x * (4.0 * a4 + x * 5.0 * a5)))) / p2
+            if 0.0 <= xq <= 1.0:
+                x = xq
+    return x
 
 
 def _sphere1(s, t):
@@ -794,43 +829,50 @@ class SuperellipseRegion(_SmoothRegion):
         return self.sb + self.sa * k * u, self.tb + self.ta * k * v
 
     def _outline1(self, tau):
-        """Scalar ``_outline`` (the graph of ``_graph`` inlined, constants from ``_tables_q1``)."""
+        """Scalar ``_outline`` on piece ``int(2 tau)`` (half a quadrant, one graph), where the
+        graph coordinate is linear in ``tau``: ``z = b (tau - quad - l0)`` (``_tables_q1``)."""
         tau %= 4.0
-        quad = min(int(tau), 3)
-        lam = tau - quad
-        su, sv, rho = self._quad1[quad]
-        if rho < 0.0:
-            lam = 1.0 - lam
-        near_u = lam <= 0.5
-        zs, dz, p_q, pm1, pm2, inv_q, k2 = self._branch1[0 if near_u else 1]
-        z = zs * (lam if near_u else 1.0 - lam)
+        k = int(2.0 * tau)
+        quad, l0, b, p_q, pm1, pm2, inv_q, k2, near_u, s0, su, t0, sv = self._pieces1[k if k < 8 else 7]
+        z = b * (tau - quad - l0)
         zp1 = z ** pm1
         r = 1.0 - zp1 * z
         y = r ** inv_q
         g = -p_q * y / r
-        dy = g * zp1 * dz
+        dy = g * zp1 * b
         if pm1 == 0.0:
             bend = 0.0
         elif z == 0.0 and pm2 < 0.0:
             bend = math.inf     # unbounded curvature: Newton falls back to bisection
         else:
             bend = pm1 * z ** pm2 * r
-        ddy = g / r * (bend + k2 * zp1 * zp1) * dz * dz
+        ddy = g / r * (bend + k2 * zp1 * zp1) * b * b
         if near_u:
-            return self.sb + su * y, self.tb + sv * z, su * rho * dy, sv * rho * dz, su * ddy, 0.0
-        return self.sb + su * z, self.tb + sv * y, su * rho * dz, sv * rho * dy, 0.0, sv * ddy
+            return s0 + su * y, t0 + sv * z, su * dy, sv * b, su * ddy, 0.0
+        return s0 + su * z, t0 + sv * y, su * b, sv * dy, 0.0, sv * ddy
 
     @staticmethod
     def _same_piece1(a, b):
         return int(2.0 * (a % 4.0)) == int(2.0 * (b % 4.0))
 
     def _tables_q1(self):
-        """Per-quadrant ``(su, sv, rho)`` and per-graph constants of ``_outline1``."""
-        self._quad1 = [(self.sa * a, self.ta * b, -1.0 if rev else 1.0)
-                       for (a, b), rev in zip(self._SIGN.tolist(), self._REVERSED.tolist())]
-        self._branch1 = [(2.0 * zs, sgn * 2.0 * zs, p / q, p - 1.0, p - 2.0, 1.0 / q, (1.0 - 1.0 / q) * p)
-                         for zs, sgn, p, q in ((self._v_split, 1.0, self.n, self.m),
-                                               (self._u_split, -1.0, self.m, self.n))]
+        """Constants of ``_outline1`` for each of the eight pieces: the quadrant, ``l0`` and
+        ``b`` of ``z``, the graph's exponents, which graph (``u = y(z)`` near the u axis), and
+        the quadrant's signs and scales."""
+        graphs = {True: (self.n, self.m, self._v_split), False: (self.m, self.n, self._u_split)}
+        self._pieces1 = []
+        for k in range(8):
+            quad, half = divmod(k, 2)
+            rev = bool(self._REVERSED[quad])
+            near_u = (half == 1) if rev else (half == 0)
+            p, q, split = graphs[near_u]
+            # lam = tau - quad runs against the outline in reversed quadrants; the graph
+            # coordinate grows from the axis point: z = 2 split lam' (near u) or 2 split (1 - lam')
+            l0 = float(half)
+            b = (2.0 if half == 0 else -2.0) * split
+            su, sv = (float(c) for c in self._SIGN[quad] * (self.sa, self.ta))
+            self._pieces1.append((float(quad), l0, b, p / q, p - 1.0, p - 2.0, 1.0 / q, (1.0 - 1.0 / q) * p,
+                                  near_u, self.sb, su, self.tb, sv))
 
     def _level1(self, s, t):
         return _pow1(abs((s - self.sb) / self.sa), self.m) + _pow1(abs((t - self.tb) / self.ta), self.n)
