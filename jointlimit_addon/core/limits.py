@@ -195,11 +195,13 @@ class JointLimit:
 
     def _clamp1(self, q):
         w, x, y, z = q.tolist() if isinstance(q, np.ndarray) else (float(c) for c in q)
-        if not (math.isfinite(w) and math.isfinite(x) and math.isfinite(y) and math.isfinite(z)):
-            raise ValueError("quaternion contains NaN or infinite values")
-        norm = math.sqrt(w * w + x * x + y * y + z * z)
-        if norm < 1e-12:
-            raise ValueError("quaternion has zero length and is not a rotation")
+        n2 = w * w + x * x + y * y + z * z
+        if not 1e-24 <= n2 < math.inf:      # NaN fails this too
+            if not (math.isfinite(w) and math.isfinite(x) and math.isfinite(y) and math.isfinite(z)):
+                raise ValueError("quaternion contains NaN or infinite values")
+            if n2 < 1e-24:
+                raise ValueError("quaternion has zero length and is not a rotation")
+        norm = math.sqrt(n2)
         w, x, y, z = w / norm, x / norm, y / norm, z / norm
         px, py, pz, s, t, psi, pole = _parts1(w, x, y, z)
         swing_in = not pole and self.region.contains1(s, t)
@@ -210,10 +212,10 @@ class JointLimit:
                 s, t = self.region.clamp_simple1(s, t)
             else:
                 s, t = self.region.nearest_boundary_st1(px, py, pz)
-        out = _compose(s, t, self._twist_clamp(psi, MATH), MATH)
-        if out[0] * w + out[1] * x + out[2] * y + out[3] * z < 0.0:
-            return -np.array(out)
-        return np.array(out)
+        qw, qx, qy, qz = _compose(s, t, self._twist_clamp(psi, MATH), MATH)
+        if qw * w + qx * x + qy * y + qz * z < 0.0:
+            return np.array((-qw, -qx, -qy, -qz))
+        return np.array((qw, qx, qy, qz))
 
     # --- helpers for the UI and the overlay ------------------------------------------------
 

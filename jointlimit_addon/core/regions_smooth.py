@@ -85,6 +85,7 @@ class _SmoothRegion(PlaneRegion):
     _sub_order = 2.0    # chord deviation of a sub-interval ~ width ** _sub_order
     _singular = np.zeros(0)   # kinks next to which f'' is unbounded (or f' jumps)
     _singular3 = np.zeros(0)  # kinks next to which f''' is unbounded
+    _PIECE_RATE = 0.0   # smooth pieces per unit of tau: tau in [k, k + 1) / _PIECE_RATE is piece k
 
     def _setup(self, s0, s1, t0, t1):
         self.s0, self.s1 = _check_range(s0, s1, "s")
@@ -458,12 +459,22 @@ class _SmoothRegion(PlaneRegion):
         c0 = (px - bx) ** 2 + (py - by) ** 2 + (pz - bz) ** 2
         f0 = 1.0 - 0.5 * c0
         best = [c0, f0 + self._ftol1(c0), node_st[k0]]     # chord², f to beat, (s, t)
-        near = (FG[n6:] > f0).nonzero()[0].tolist()
-        ks = {(j or len(taus)) - 1 for j in near}       # node j bounds intervals j - 1 and j
-        ks.update(near)
+        near = (FG[n6:] > f0).nonzero()[0].tolist() or [k0]     # holds k0 but for round-off
+        j0, j1 = near[0], near[-1]
+        if j0 and j1 - j0 < len(near):      # one run of nodes (the usual case): one slice
+            ks = range(j0 - 1, j1 + 1)
+            values = FG[6 * j0 - 6:6 * j1 + 6].tolist()
+        else:
+            ks = {(j or len(taus)) - 1 for j in near}       # node j bounds intervals j - 1 and j
+            ks.update(near)
+            values = None
         P, work, brackets = (px, py, pz), [], []
         for k in ks:
-            fa, fb, ga, gb, ha, hb = FG[6 * k:6 * k + 6].tolist()
+            if values is None:
+                fa, fb, ga, gb, ha, hb = FG[6 * k:6 * k + 6].tolist()
+            else:
+                i = 6 * (k - j0 + 1)
+                fa, fb, ga, gb, ha, hb = values[i:i + 6]
             E, Ch, Jh2, w_min = static[k]
             u = (fa if fa > fb else fb) + E
             if u <= f0:
@@ -539,11 +550,6 @@ class _SmoothRegion(PlaneRegion):
             Ep = E * b ** q
             work.append((max(f, fb) + Ep, tau, w * b, f, fb, 0.0, gb, ddf, hb, Ep, Ch * b, Jh2 * b * b, w_min))
 
-    @staticmethod
-    def _same_piece1(a, b):
-        """Are outline parameters ``a`` and ``b`` on one smooth piece (no kink between)?"""
-        return True
-
     def _fgh1(self, P, tau):
         """``f``, ``f'`` and ``f''`` at ``tau`` (scalar ``_fg`` plus ``_slope_rows``)."""
         px, py, pz = P
@@ -597,9 +603,9 @@ class _SmoothRegion(PlaneRegion):
             return (x, x, math.nan) + outline1(x)[:2]
         ddf = 2.0 * (g1 * D - 2.0 * g * D1) / (D * D * D)
         d = xn - x      # the first-order point at xn is off by |x''| d² / 2 <= 5e-16 ...
-        if (abs(dds) + abs(ddt)) * d * d <= 1e-15 and self._same_piece1(x, xn):
+        if (abs(dds) + abs(ddt)) * d * d <= 1e-15 and int(x * self._PIECE_RATE) == int(xn * self._PIECE_RATE):
             return xn, x, ddf, s + ds * d, t + dt * d
-        return (xn, x, ddf) + outline1(xn)[:2]      # ... unless it bends or has a kink
+        return (xn, x, ddf) + outline1(xn)[:2]      # ... unless it bends or x, xn straddle a kink
 
 
 def _hermite_peaks(fa, fb, ga, gb, w):
@@ -619,12 +625,13 @@ def _hermite_peaks(fa, fb, ga, gb, w):
 def _no_max1(ga, gb, ha, hb, Ch, Jh2, w):
     """Is an interval whose end slopes do not bracket a maximum proven free of one, either by
     the bounds of ``_may_hide`` or, given ``f''`` at the ends, by ``_monotone1``?"""
-    if abs(ga + gb) > Ch:
+    total, product = abs(ga + gb), ga * gb
+    if total > Ch:
         return True
-    if ga * gb < 0.0:
+    if product < 0.0:
         return False
-    root = math.sqrt(abs(ga)) + math.sqrt(abs(gb))
-    return root * root > Jh2 or _monotone1(ga, gb, ha, hb, Jh2 / (w * w), w)
+    # (sqrt|ga| + sqrt|gb|)² = |ga + gb| + 2 sqrt(ga gb) for slopes of one sign
+    return total + 2.0 * math.sqrt(product) > Jh2 or _monotone1(ga, gb, ha, hb, Jh2 / (w * w), w)
 
 
 def _monotone1(ga, gb, ha, hb, J, w):
@@ -749,6 +756,7 @@ class SuperellipseRegion(_SmoothRegion):
     shape = "SUPERELLIPSE"
     PERIOD = 4.0
     _kinks = np.arange(8) * 0.5   # axis points and the joins of the two graphs
+    _PIECE_RATE = 2.0   # tau in [0, 4]: piece int(2 tau) (see _outline1)
     _SIGN = np.array([[1.0, 1.0], [-1.0, 1.0], [-1.0, -1.0], [1.0, -1.0]])
     _REVERSED = np.array([False, True, False, True])
 
@@ -851,10 +859,6 @@ class SuperellipseRegion(_SmoothRegion):
             return s0 + su * y, t0 + sv * z, su * dy, sv * b, su * ddy, 0.0
         return s0 + su * z, t0 + sv * y, su * b, sv * dy, 0.0, sv * ddy
 
-    @staticmethod
-    def _same_piece1(a, b):
-        return int(2.0 * (a % 4.0)) == int(2.0 * (b % 4.0))
-
     def _tables_q1(self):
         """Constants of ``_outline1`` for each of the eight pieces: the quadrant, ``l0`` and
         ``b`` of ``z``, the graph's exponents, which graph (``u = y(z)`` near the u axis), and
@@ -875,7 +879,10 @@ class SuperellipseRegion(_SmoothRegion):
                                   near_u, self.sb, su, self.tb, sv))
 
     def _level1(self, s, t):
-        return _pow1(abs((s - self.sb) / self.sa), self.m) + _pow1(abs((t - self.tb) / self.ta), self.n)
+        try:
+            return abs((s - self.sb) / self.sa) ** self.m + abs((t - self.tb) / self.ta) ** self.n
+        except OverflowError:   # far outside with a large exponent
+            return math.inf
 
     def _scale1(self, s, t):
         """Scalar ``_scale``."""
@@ -894,10 +901,3 @@ class SuperellipseRegion(_SmoothRegion):
         k = math.exp(y)
         return self.sb + self.sa * k * u, self.tb + self.ta * k * v
 
-
-def _pow1(a, p):
-    """``a ** p`` for ``a >= 0`` that overflows to ``inf`` instead of raising."""
-    try:
-        return a ** p
-    except OverflowError:
-        return math.inf
