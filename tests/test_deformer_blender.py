@@ -81,8 +81,10 @@ def build_limb(scene, group_order=("lower", "upper", "other"), nseg=36, nring=16
     return arm, obj, truth
 
 
-def pose(arm, seed):
-    """Random rotations, a translation, uniform scale on the parent, own non-uniform scale on the child."""
+def pose(arm, seed, scaling="NONUNIFORM"):
+    """Random rotations and a translation; ``scaling``: NONUNIFORM (uniform scale on the parent,
+    own non-uniform scale on the child), UNIFORM (uniform scales on both) or NONE (the deformer's
+    three paths: full stretch, sigma I, rigid)."""
     import bpy
     from mathutils import Quaternion
 
@@ -91,8 +93,9 @@ def pose(arm, seed):
         pb.rotation_mode = "QUATERNION"
         pb.rotation_quaternion = Quaternion(rng.normal(size=4)).normalized()
     arm.pose.bones["upper"].location = rng.normal(size=3) * 0.2
-    arm.pose.bones["upper"].scale = (1.2,) * 3
-    arm.pose.bones["lower"].scale = tuple(rng.uniform(0.8, 1.25, 3))
+    if scaling != "NONE":
+        arm.pose.bones["upper"].scale = (1.2,) * 3
+        arm.pose.bones["lower"].scale = tuple(rng.uniform(0.8, 1.25, 3) if scaling == "NONUNIFORM" else (0.9,) * 3)
     bpy.context.view_layer.update()
 
 
@@ -176,15 +179,16 @@ def test_derive_puts_centres_on_the_bone_line_near_the_joint(limb):
     assert np.allclose(attribute(obj, "jl_sdef_c")[others], rest[others], atol=1e-6)
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2])
-def test_geometry_nodes_equal_numpy_core_in_every_mode(limb, mods, seed):
+@pytest.mark.parametrize("seed, scaling", [(0, "NONUNIFORM"), (1, "NONUNIFORM"), (2, "NONUNIFORM"),
+                                           (3, "UNIFORM"), (4, "NONE"), (5, "NONE")])
+def test_geometry_nodes_equal_numpy_core_in_every_mode(limb, mods, seed, scaling):
     import bpy
 
     arm, obj, truth = limb
     bpy.ops.object.jointlimit_sdef_derive()
     assert bpy.ops.object.jointlimit_deformer_add(mode="LBS") == {"FINISHED"}
     params = derived(obj, truth)
-    pose(arm, seed)
+    pose(arm, seed, scaling)
     results = {}
     for mode in MODES:
         set_mode(obj, mode)
@@ -192,6 +196,8 @@ def test_geometry_nodes_equal_numpy_core_in_every_mode(limb, mods, seed):
         want = expected(mods, mode, obj, arm, truth, params)
         assert np.abs(got - want).max() < 1e-5 * size(truth), mode
         results[mode] = got
+    if scaling != "NONUNIFORM":
+        return
     # the modes really differ on this pose (switching the input changes the result)
     for a in MODES:
         for b in MODES:
@@ -323,6 +329,18 @@ def test_remove_leaves_the_object_as_before_add(limb):
     with pytest.raises(RuntimeError, match="no JointLimit deformer"):
         bpy.ops.object.jointlimit_deformer_remove()
 
+
+
+def test_remove_also_clears_attributes_of_an_older_deformer_version(limb):
+    """A file saved with tree version 2 carries ``jl_def_joint``; removing the deformer clears it."""
+    import bpy
+
+    arm, obj, truth = limb
+    bpy.ops.object.jointlimit_sdef_derive()
+    bpy.ops.object.jointlimit_deformer_add()
+    obj.data.attributes.new("jl_def_joint", "FLOAT_VECTOR", "POINT")
+    assert bpy.ops.object.jointlimit_deformer_remove() == {"FINISHED"}
+    assert not [a.name for a in obj.data.attributes if a.name.startswith("jl_def_")]
 
 def test_two_deformers_share_one_node_group_and_remove_keeps_it_in_use(scene):
     import bpy

@@ -71,21 +71,40 @@ def _write_mesh_attributes(obj, two, c, r0, r1, heads):
     n = len(mesh.vertices)
     vec = np.zeros((n, 3), np.float32)
     full = {name: ("FLOAT_VECTOR", vec.copy(), "vector")
-            for name in (tree.ATTR_C, tree.ATTR_JOINT, tree.ATTR_UDR, tree.ATTR_TDR)}
+            for name in (tree.ATTR_C, tree.ATTR_SDEF_D, tree.ATTR_UDR, tree.ATTR_TDR, tree.ATTR_BEZ_A0,
+                         tree.ATTR_BEZ_A1, tree.ATTR_BEZ_D)}
     full[tree.ATTR_MASK] = ("BOOLEAN", np.zeros(n, bool), "value")
     for name in (tree.ATTR_I0, tree.ATTR_I1):
         full[name] = ("INT", np.zeros(n, np.int32), "value")
-    for name in (tree.ATTR_T, tree.ATTR_U):
+    for name in (tree.ATTR_T, tree.ATTR_U, tree.ATTR_BEZ_W1):
         full[name] = ("FLOAT", np.zeros(n, np.float32), "value")
     idx, t = two.index, two.weight0
+    u = 1.0 - t
     dr = r0 - r1
+    v = data.positions(mesh)[idx]
+    a0, a1, w1, bez_d = _bezier_terms(v, t, c, dr, heads[two.bone1])
     for name, values in ((tree.ATTR_MASK, True), (tree.ATTR_I0, 4 * two.bone0), (tree.ATTR_I1, 4 * two.bone1),
-                         (tree.ATTR_T, t), (tree.ATTR_U, 1.0 - t), (tree.ATTR_C, c),
-                         (tree.ATTR_JOINT, heads[two.bone1]), (tree.ATTR_UDR, (1.0 - t)[:, None] * dr),
-                         (tree.ATTR_TDR, t[:, None] * dr)):
+                         (tree.ATTR_T, t), (tree.ATTR_U, u), (tree.ATTR_C, c), (tree.ATTR_SDEF_D, v - c),
+                         (tree.ATTR_UDR, u[:, None] * dr), (tree.ATTR_TDR, t[:, None] * dr),
+                         (tree.ATTR_BEZ_A0, a0), (tree.ATTR_BEZ_A1, a1), (tree.ATTR_BEZ_W1, w1),
+                         (tree.ATTR_BEZ_D, bez_d)):
         full[name][1][idx] = values
     for name, (data_type, values, key) in full.items():
         _set_attribute(mesh, name, data_type, values, key)
+    for name in tree.LEGACY_MESH_ATTRS:
+        if name in mesh.attributes:
+            mesh.attributes.remove(mesh.attributes[name])
+
+
+def _bezier_terms(v, t, c, dr, joint):
+    """Static parts of the Bezier centre [002 eq.24-26] as a two-point blend (see ``tree``):
+    ``A0 = (t r''_0 + 2u b) / (1 + u)``, ``A1 = r''_1``, ``u²`` and ``v - rest centre``."""
+    u = 1.0 - t
+    r0c, r1c = c + u[:, None] * dr, c - t[:, None] * dr       # r''_0, r''_1
+    a0 = (t[:, None] * r0c + 2.0 * u[:, None] * joint) / (1.0 + u)[:, None]
+    w1 = u * u
+    rest = (1.0 - w1)[:, None] * a0 + w1[:, None] * r1c
+    return a0, r1c, w1, v - rest
 
 
 def prepare(obj, source):
@@ -146,7 +165,7 @@ def _cleanup(obj, mod, helper, groups_before=None):
             bpy.data.meshes.remove(mesh)
     if ng is not None and ng.users == 0 and (groups_before is None or ng not in groups_before):
         bpy.data.node_groups.remove(ng)
-    for name in tree.MESH_ATTRS:
+    for name in tree.MESH_ATTRS + tree.LEGACY_MESH_ATTRS:
         if name in obj.data.attributes:
             obj.data.attributes.remove(obj.data.attributes[name])
 

@@ -14,7 +14,12 @@ skinning matrix ``M`` exactly. On the helper (4 points per bone) the tree rebuil
   and X axes (Gram-Schmidt), ``Rot(F)^-1`` stored (``jl_rest_rot_inv``). That is the polar
   rotation of ``M`` when its stretch is diagonal in the bone's rest axes (uniform scale, or a
   bone's own non-uniform scale); an inherited shear differs from the SVD polar of the core;
-* the stretch ``S = R^T M`` (its translation is ignored by Transform Direction).
+* the stretch ``S = R^T M`` (its translation is ignored by Transform Direction), and the
+  bone's scale ``sigma = |M Y|``. When every bone's stretch is ``sigma I`` to ``UNIFORM_TOL`` (no
+  non-uniform scale anywhere: a single value from Attribute Statistic), the vertices take
+  ``(t sigma0 + u sigma1) d`` instead of ``(t S0 + u S1) d``, and just ``d`` when every
+  ``sigma`` is 1 too (no scale at all, the usual case). The Switches are single values, so the
+  samples and transforms of the branches not taken are not evaluated.
 
 Per vertex it samples those per-bone values at ``jl_def_i0`` / ``jl_def_i1`` (4 x bone index)
 and evaluates one branch per mode, picked by an Index Switch on the single-value ``Mode`` input
@@ -25,18 +30,21 @@ and evaluates one branch per mode, picked by an Index Switch on the single-value
   ``dr = R0 - R1``, ``k = 0`` for SBS and ``1 - s`` for SDEF [002 eq.14, 17-22];
 * BEZIER: ``t² M0 r''_0 + 2tu M0 b + u² M1 r''_1`` around the rest centre
   ``t² r''_0 + 2tu b + u² r''_1`` (``r''_0 = C + u dr``, ``r''_1 = C - t dr``, ``b`` the rest
-  joint) [002 eq.24-26];
+  joint) [002 eq.24-26]. As ``M0`` is affine, the first two terms are ``(1 - u²) M0 A0`` with
+  ``A0 = (t r''_0 + 2u b) / (1 + u)``: the centre is a two-point blend like SDEF's, and the
+  static ``A0``, ``u²`` and the offset ``v - rest centre`` are stored per vertex;
 
 with ``Q = slerp(R0, R1, u)`` (Mix node, rotation mode) [002 eq.6], ``u = 1 - t``. The static
-products ``u dr``, ``t dr`` are stored per vertex by the add operator; ``v`` is
-``rest_position`` (``Object.add_rest_position_attribute``: positions before shape keys).
+products ``u dr``, ``t dr`` and the offset ``d = v - C`` are stored per vertex by the add operator; ``v`` is
+``rest_position`` (``Object.add_rest_position_attribute``: positions before shape keys and
+modifiers, the mesh's own vertices, from which the stored Bezier offset is computed too).
 """
 
 import bpy
 
 TREE_NAME = "JointLimit Two-Bone Deformer"
 TREE_TAG = "jointlimit_deformer"  # ID property on the node group: its layout version
-TREE_VERSION = 2
+TREE_VERSION = 3
 
 MODE_INPUT, BLEND_INPUT, FRAMES_INPUT = "Mode", "Blend", "Bone Frames"
 MODE_VALUES = {"LBS": 0, "SBS": 1, "SDEF": 2, "BEZIER": 3}
@@ -44,9 +52,14 @@ MODE_VALUES = {"LBS": 0, "SBS": 1, "SDEF": 2, "BEZIER": 3}
 # Attributes the add operator writes on the deformed mesh (removed with the deformer).
 ATTR_MASK, ATTR_I0, ATTR_I1 = "jl_def_mask", "jl_def_i0", "jl_def_i1"  # two-bone?, 4 x bone0 / bone1
 ATTR_T, ATTR_U = "jl_def_t", "jl_def_u"  # t_v and 1 - t_v
-ATTR_C, ATTR_JOINT = "jl_def_c", "jl_def_joint"  # C and the rest joint b (child's head)
+ATTR_C, ATTR_SDEF_D = "jl_def_c", "jl_def_d"  # C and the SBS/SDEF offset v - C
 ATTR_UDR, ATTR_TDR = "jl_def_udr", "jl_def_tdr"  # u (R0 - R1) and t (R0 - R1)
-MESH_ATTRS = (ATTR_MASK, ATTR_I0, ATTR_I1, ATTR_T, ATTR_U, ATTR_C, ATTR_JOINT, ATTR_UDR, ATTR_TDR)
+# Bezier: the centre's points A0, A1 = r''_1, the weight u² and the offset v - rest centre
+ATTR_BEZ_A0, ATTR_BEZ_A1, ATTR_BEZ_W1, ATTR_BEZ_D = "jl_def_bez_a0", "jl_def_bez_a1", "jl_def_bez_w1", "jl_def_bez_d"
+MESH_ATTRS = (ATTR_MASK, ATTR_I0, ATTR_I1, ATTR_T, ATTR_U, ATTR_C, ATTR_SDEF_D, ATTR_UDR, ATTR_TDR,
+              ATTR_BEZ_A0, ATTR_BEZ_A1, ATTR_BEZ_W1, ATTR_BEZ_D)
+LEGACY_MESH_ATTRS = ("jl_def_joint",)  # written by tree version 2; removed with the deformer
+UNIFORM_TOL = 1e-5  # stretch taken as sigma I when squared lengths and dot products agree to this x sigma²
 # Attributes of the helper mesh.
 ATTR_REST_INV, ATTR_REST_ROT_INV = "jl_rest_inv", "jl_rest_rot_inv"
 
@@ -85,7 +98,7 @@ class _Builder:
     def vmath(self, op, a, b=None, c=None, scale=None):
         inputs = {0: a, 1: b, 2: c, "Scale": scale}
         node = self.node("ShaderNodeVectorMath", inputs, operation=op)
-        return self.out(node, "Vector")
+        return self.out(node, "Value" if op in ("DOT_PRODUCT", "LENGTH", "DISTANCE") else "Vector")
 
     def attr(self, name, data_type):
         return self.out(self.node("GeometryNodeInputNamedAttribute", {"Name": name}, data_type=data_type), "Attribute")
@@ -120,7 +133,9 @@ def _interface(ng):
 
 
 def _per_bone(b, helper):
-    """Fields on the helper geometry: (M, R, S) valid at each bone's first point."""
+    """Fields on the helper geometry: (M, R, S, sigma, M h - R h) valid at each bone's first
+    point, and the single values "every bone's stretch is uniform" and "... is the identity"
+    (see the module)."""
     pos = b.out(b.node("GeometryNodeInputPosition"))
     index = b.out(b.node("GeometryNodeInputIndex"))
     axes = []
@@ -143,7 +158,35 @@ def _per_bone(b, helper):
     r_inv = b.out(b.node("FunctionNodeInvertRotation", [r]))
     r_inv_m = b.out(b.node("FunctionNodeCombineTransform", {"Rotation": r_inv}))
     s = b.out(b.node("FunctionNodeMatrixMultiply", [r_inv_m, m]))
-    return m, r, s
+    # rigid bones: M p = R (p - h) + M h with h the rest head (translation of F)
+    rest = b.out(b.node("FunctionNodeInvertMatrix", [b.attr(ATTR_REST_INV, "FLOAT4X4")]))
+    head = b.out(b.node("FunctionNodeSeparateTransform", [rest]), "Translation")
+    shift = b.vmath("SUBTRACT", pos, b.out(b.node("FunctionNodeRotateVector", {"Vector": head, "Rotation": r})))
+    return (m, r, s, b.vmath("LENGTH", axes[1]), shift) + tuple(_uniform(b, helper, axes, index))
+
+
+def _uniform(b, helper, axes, index):
+    """Single values: is the deformed frame of every bone orthogonal with equal axis lengths
+    (``|ax| = |ay| = |az|``, pairwise dot products 0), and are those lengths 1 as well (no
+    scale at all), to ``UNIFORM_TOL``?"""
+    ax, ay, az = axes
+    sigma2 = b.vmath("DOT_PRODUCT", ay, ay)
+    errors = [b.math("SUBTRACT", b.vmath("DOT_PRODUCT", ax, ax), sigma2),
+              b.math("SUBTRACT", b.vmath("DOT_PRODUCT", az, az), sigma2),
+              b.vmath("DOT_PRODUCT", ax, ay), b.vmath("DOT_PRODUCT", ay, az), b.vmath("DOT_PRODUCT", az, ax)]
+    worst = b.math("ABSOLUTE", errors[0])
+    for err in errors[1:]:
+        worst = b.math("MAXIMUM", worst, b.math("ABSOLUTE", err))
+    first = b.out(b.node("FunctionNodeCompare", {"A": b.math("MODULO", index, 4.0), "B": 0}, data_type="INT",
+                         operation="EQUAL"))
+    flags = []
+    for value in (b.math("DIVIDE", worst, sigma2),     # relative to sigma²
+                  b.math("MAXIMUM", worst, b.math("ABSOLUTE", b.math("SUBTRACT", sigma2, 1.0)))):
+        stats = b.node("GeometryNodeAttributeStatistic", {"Geometry": helper, "Selection": first, "Attribute": value},
+                       data_type="FLOAT", domain="POINT")
+        flags.append(b.out(b.node("FunctionNodeCompare", {"A": b.out(stats, "Max"), "B": UNIFORM_TOL},
+                                  data_type="FLOAT", operation="LESS_EQUAL")))
+    return flags
 
 
 def build(ng):
@@ -154,7 +197,7 @@ def build(ng):
     gout = b.node("NodeGroupOutput")
     info = b.node("GeometryNodeObjectInfo", {"Object": b.out(gin, FRAMES_INPUT)}, transform_space="RELATIVE")
     helper = b.out(info, "Geometry")
-    m_f, r_f, s_f = _per_bone(b, helper)
+    m_f, r_f, s_f, sigma_f, shift_f, uniform, unscaled = _per_bone(b, helper)
 
     mode = b.math("MINIMUM", b.math("MAXIMUM", b.out(gin, MODE_INPUT), 0.0), 3.0)  # out of range: clamped
     k = b.math("SUBTRACT", 1.0, b.out(gin, BLEND_INPUT))  # SDEF's 1 - s (single value)
@@ -164,11 +207,12 @@ def build(ng):
 
     # Per-vertex data (static products stored by the add operator).
     v = b.attr("rest_position", "FLOAT_VECTOR")
-    c, joint = b.attr(ATTR_C, "FLOAT_VECTOR"), b.attr(ATTR_JOINT, "FLOAT_VECTOR")
+    c = b.attr(ATTR_C, "FLOAT_VECTOR")
     udr, tdr = b.attr(ATTR_UDR, "FLOAT_VECTOR"), b.attr(ATTR_TDR, "FLOAT_VECTOR")
     t, u = b.attr(ATTR_T, "FLOAT"), b.attr(ATTR_U, "FLOAT")
     i0, i1 = b.attr(ATTR_I0, "INT"), b.attr(ATTR_I1, "INT")
     m0, m1 = b.sample(helper, m_f, i0, "FLOAT4X4"), b.sample(helper, m_f, i1, "FLOAT4X4")
+    q0, q1 = b.sample(helper, r_f, i0, "QUATERNION"), b.sample(helper, r_f, i1, "QUATERNION")
 
     def point(mat, p):
         return b.out(b.node("FunctionNodeTransformPoint", {"Vector": p, "Transform": mat}))
@@ -176,16 +220,28 @@ def build(ng):
     def blend(a, wa, x, wx):
         return b.vmath("MULTIPLY_ADD", x, wx, b.vmath("SCALE", a, scale=wa))
 
-    def rotated(centre_moved, d):
-        """centre' + slerp(R0, R1, u) (t S0 + u S1) d [002 eq.6, 8]."""
-        q0, q1 = b.sample(helper, r_f, i0, "QUATERNION"), b.sample(helper, r_f, i1, "QUATERNION")
+    def rotate(p, q):
+        return b.out(b.node("FunctionNodeRotateVector", {"Vector": p, "Rotation": q}))
+
+    def rotated(a, wa, x, wx, d):
+        """``wa M0 a + wx M1 x + slerp(R0, R1, u) (t S0 + u S1) d`` [002 eq.6, 8]; where no bone is
+        scaled, ``M p = R p + (M h - R h)``: no matrices per vertex."""
+        q = b.out(b.node("ShaderNodeMix", {"Factor_Float": u, "A_Rotation": q0, "B_Rotation": q1},
+                         data_type="ROTATION"), "Result_Rotation")
+        a0 = b.vmath("ADD", rotate(a, q0), b.sample(helper, shift_f, i0, "FLOAT_VECTOR"))
+        x1 = b.vmath("ADD", rotate(x, q1), b.sample(helper, shift_f, i1, "FLOAT_VECTOR"))
+        rigid = b.vmath("MULTIPLY_ADD", x1, wx, b.vmath("MULTIPLY_ADD", a0, wa, rotate(d, q)))
         s0, s1 = b.sample(helper, s_f, i0, "FLOAT4X4"), b.sample(helper, s_f, i1, "FLOAT4X4")
         d0 = b.out(b.node("FunctionNodeTransformDirection", {"Direction": d, "Transform": s0}))
         d1 = b.out(b.node("FunctionNodeTransformDirection", {"Direction": d, "Transform": s1}))
-        q = b.out(b.node("ShaderNodeMix", {"Factor_Float": u, "A_Rotation": q0, "B_Rotation": q1},
-                         data_type="ROTATION"), "Result_Rotation")
-        offset = b.out(b.node("FunctionNodeRotateVector", {"Vector": blend(d0, t, d1, u), "Rotation": q}))
-        return b.vmath("ADD", centre_moved, offset)
+        sigma = b.math("MULTIPLY_ADD", b.sample(helper, sigma_f, i1, "FLOAT"), u,
+                       b.math("MULTIPLY", b.sample(helper, sigma_f, i0, "FLOAT"), t))
+        stretched = b.out(b.node("GeometryNodeSwitch", {"Switch": uniform, "False": blend(d0, t, d1, u),
+                                                        "True": b.vmath("SCALE", d, scale=sigma)},
+                                 input_type="VECTOR"))
+        general = b.vmath("MULTIPLY_ADD", point(m1, x), wx, b.vmath("MULTIPLY_ADD", point(m0, a), wa, rotate(stretched, q)))
+        return b.out(b.node("GeometryNodeSwitch", {"Switch": unscaled, "False": general, "True": rigid},
+                            input_type="VECTOR"))
 
     # LBS [002 eq.3]: t M0 v + u M1 v.
     lbs = blend(point(m0, v), t, point(m1, v), u)
@@ -193,14 +249,11 @@ def build(ng):
     # centre' = t M0 (c + k u dr) + u M1 (c - k t dr), rest centre c [002 eq.14, 17-22].
     p0 = b.vmath("MULTIPLY_ADD", udr, k, c)
     p1 = b.vmath("MULTIPLY_ADD", tdr, b.math("MULTIPLY", k, -1.0), c)
-    sdef = rotated(blend(point(m0, p0), t, point(m1, p1), u), b.vmath("SUBTRACT", v, c))
-    # Bezier [002 eq.24-26]: t² M0 r''_0 + 2tu M0 b + u² M1 r''_1 around t² r''_0 + 2tu b + u² r''_1.
-    q0p, q1p = b.vmath("ADD", c, udr), b.vmath("SUBTRACT", c, tdr)
-    tt, uu = b.math("MULTIPLY", t, t), b.math("MULTIPLY", u, u)
-    tu2 = b.math("MULTIPLY", b.math("MULTIPLY", t, u), 2.0)
-    moved = b.vmath("MULTIPLY_ADD", point(m0, joint), tu2, blend(point(m0, q0p), tt, point(m1, q1p), uu))
-    rest = b.vmath("MULTIPLY_ADD", joint, tu2, blend(q0p, tt, q1p, uu))
-    bezier = rotated(moved, b.vmath("SUBTRACT", v, rest))
+    sdef = rotated(p0, t, p1, u, b.attr(ATTR_SDEF_D, "FLOAT_VECTOR"))
+    # Bezier [002 eq.24-26]: (1 - u²) M0 A0 + u² M1 r''_1 around the stored offset.
+    w1 = b.attr(ATTR_BEZ_W1, "FLOAT")
+    bezier = rotated(b.attr(ATTR_BEZ_A0, "FLOAT_VECTOR"), b.math("SUBTRACT", 1.0, w1),
+                     b.attr(ATTR_BEZ_A1, "FLOAT_VECTOR"), w1, b.attr(ATTR_BEZ_D, "FLOAT_VECTOR"))
     # The switch is a single value, so only the chosen mode's field is evaluated.
     pick = b.node("GeometryNodeIndexSwitch", data_type="VECTOR")
     pick.index_switch_items.new()
