@@ -15,11 +15,13 @@ skinning matrix ``M`` exactly. On the helper (4 points per bone) the tree rebuil
   rotation of ``M`` when its stretch is diagonal in the bone's rest axes (uniform scale, or a
   bone's own non-uniform scale); an inherited shear differs from the SVD polar of the core;
 * the stretch ``S = R^T M`` (its translation is ignored by Transform Direction), and the
-  bone's scale ``sigma = |M Y|``. When every bone's stretch is ``sigma I`` to ``UNIFORM_TOL`` (no
-  non-uniform scale anywhere: a single value from Attribute Statistic), the vertices take
-  ``(t sigma0 + u sigma1) d`` instead of ``(t S0 + u S1) d``, and just ``d`` when every
-  ``sigma`` is 1 too (no scale at all, the usual case). The Switches are single values, so the
-  samples and transforms of the branches not taken are not evaluated.
+  bone's scale ``sigma = |M Y|``, and ``shift = M h - sigma R h`` (``h`` the rest head). When
+  every bone's stretch is ``sigma I`` to ``UNIFORM_TOL`` (no non-uniform scale anywhere: a
+  single value from Attribute Statistic), the vertices take ``M p = sigma R p + shift`` and
+  ``(t sigma0 + u sigma1) d`` instead of 4x4 matrices and ``(t S0 + u S1) d``; when every
+  ``sigma`` is 1 too (no scale at all, the usual case), ``M p = R p + shift`` and ``d``. The
+  Switches are single values, so the samples and transforms of the paths not taken are not
+  evaluated.
 
 Per vertex it samples those per-bone values at ``jl_def_i0`` / ``jl_def_i1`` (4 x bone index)
 and evaluates one branch per mode, picked by an Index Switch on the single-value ``Mode`` input
@@ -133,8 +135,8 @@ def _interface(ng):
 
 
 def _per_bone(b, helper):
-    """Fields on the helper geometry: (M, R, S, sigma, M h - R h) valid at each bone's first
-    point, and the single values "every bone's stretch is uniform" and "... is the identity"
+    """Fields on the helper geometry: (M, R, S, sigma, M h - sigma R h) valid at each bone's
+    first point, and the single values "every bone's stretch is uniform" and "... is the identity"
     (see the module)."""
     pos = b.out(b.node("GeometryNodeInputPosition"))
     index = b.out(b.node("GeometryNodeInputIndex"))
@@ -158,11 +160,13 @@ def _per_bone(b, helper):
     r_inv = b.out(b.node("FunctionNodeInvertRotation", [r]))
     r_inv_m = b.out(b.node("FunctionNodeCombineTransform", {"Rotation": r_inv}))
     s = b.out(b.node("FunctionNodeMatrixMultiply", [r_inv_m, m]))
-    # rigid bones: M p = R (p - h) + M h with h the rest head (translation of F)
+    # uniformly scaled bones: M p = sigma R (p - h) + M h with h the rest head (translation of F)
+    sigma = b.vmath("LENGTH", axes[1])
     rest = b.out(b.node("FunctionNodeInvertMatrix", [b.attr(ATTR_REST_INV, "FLOAT4X4")]))
     head = b.out(b.node("FunctionNodeSeparateTransform", [rest]), "Translation")
-    shift = b.vmath("SUBTRACT", pos, b.out(b.node("FunctionNodeRotateVector", {"Vector": head, "Rotation": r})))
-    return (m, r, s, b.vmath("LENGTH", axes[1]), shift) + tuple(_uniform(b, helper, axes, index))
+    turned = b.out(b.node("FunctionNodeRotateVector", {"Vector": head, "Rotation": r}))
+    shift = b.vmath("SUBTRACT", pos, b.vmath("SCALE", turned, scale=sigma))
+    return (m, r, s, sigma, shift) + tuple(_uniform(b, helper, axes, index))
 
 
 def _uniform(b, helper, axes, index):
@@ -224,22 +228,26 @@ def build(ng):
         return b.out(b.node("FunctionNodeRotateVector", {"Vector": p, "Rotation": q}))
 
     def rotated(a, wa, x, wx, d):
-        """``wa M0 a + wx M1 x + slerp(R0, R1, u) (t S0 + u S1) d`` [002 eq.6, 8]; where no bone is
-        scaled, ``M p = R p + (M h - R h)``: no matrices per vertex."""
+        """``wa M0 a + wx M1 x + slerp(R0, R1, u) (t S0 + u S1) d`` [002 eq.6, 8]. Three paths
+        (single-value switches): no bone scaled, ``M p = R p + shift``; uniform scales,
+        ``M p = sigma R p + shift`` and ``S = sigma I``; otherwise matrices per vertex."""
         q = b.out(b.node("ShaderNodeMix", {"Factor_Float": u, "A_Rotation": q0, "B_Rotation": q1},
                          data_type="ROTATION"), "Result_Rotation")
-        a0 = b.vmath("ADD", rotate(a, q0), b.sample(helper, shift_f, i0, "FLOAT_VECTOR"))
-        x1 = b.vmath("ADD", rotate(x, q1), b.sample(helper, shift_f, i1, "FLOAT_VECTOR"))
-        rigid = b.vmath("MULTIPLY_ADD", x1, wx, b.vmath("MULTIPLY_ADD", a0, wa, rotate(d, q)))
+        shift0, shift1 = b.sample(helper, shift_f, i0, "FLOAT_VECTOR"), b.sample(helper, shift_f, i1, "FLOAT_VECTOR")
+        rigid = b.vmath("MULTIPLY_ADD", b.vmath("ADD", rotate(x, q1), shift1), wx,
+                        b.vmath("MULTIPLY_ADD", b.vmath("ADD", rotate(a, q0), shift0), wa, rotate(d, q)))
+        sigma0, sigma1 = b.sample(helper, sigma_f, i0, "FLOAT"), b.sample(helper, sigma_f, i1, "FLOAT")
+        sigma = b.math("MULTIPLY_ADD", sigma1, u, b.math("MULTIPLY", sigma0, t))
+        offset = rotate(b.vmath("SCALE", d, scale=sigma), q)
+        scaled = b.vmath("MULTIPLY_ADD", b.vmath("MULTIPLY_ADD", rotate(x, q1), sigma1, shift1), wx,
+                         b.vmath("MULTIPLY_ADD", b.vmath("MULTIPLY_ADD", rotate(a, q0), sigma0, shift0), wa, offset))
         s0, s1 = b.sample(helper, s_f, i0, "FLOAT4X4"), b.sample(helper, s_f, i1, "FLOAT4X4")
         d0 = b.out(b.node("FunctionNodeTransformDirection", {"Direction": d, "Transform": s0}))
         d1 = b.out(b.node("FunctionNodeTransformDirection", {"Direction": d, "Transform": s1}))
-        sigma = b.math("MULTIPLY_ADD", b.sample(helper, sigma_f, i1, "FLOAT"), u,
-                       b.math("MULTIPLY", b.sample(helper, sigma_f, i0, "FLOAT"), t))
-        stretched = b.out(b.node("GeometryNodeSwitch", {"Switch": uniform, "False": blend(d0, t, d1, u),
-                                                        "True": b.vmath("SCALE", d, scale=sigma)},
-                                 input_type="VECTOR"))
-        general = b.vmath("MULTIPLY_ADD", point(m1, x), wx, b.vmath("MULTIPLY_ADD", point(m0, a), wa, rotate(stretched, q)))
+        general = b.vmath("MULTIPLY_ADD", point(m1, x), wx,
+                          b.vmath("MULTIPLY_ADD", point(m0, a), wa, rotate(blend(d0, t, d1, u), q)))
+        general = b.out(b.node("GeometryNodeSwitch", {"Switch": uniform, "False": general, "True": scaled},
+                               input_type="VECTOR"))
         return b.out(b.node("GeometryNodeSwitch", {"Switch": unscaled, "False": general, "True": rigid},
                             input_type="VECTOR"))
 

@@ -4,7 +4,9 @@ Run: .venv/bin/blender -b --factory-startup --python scripts/bench/deform.py
 
 A 100k-vertex cylinder along a two-bone chain, half of it in the blend zone (two-bone vertices).
 Printed: ms per depsgraph update while the pose changes (median of rounds), for the Armature
-modifier alone and with the deformer in each mode, and the numpy core per frame (SkinPlan built
+modifier alone and with the deformer in each mode (bones rotated and moved, not scaled: the
+usual case), with SDEF again under a uniform and a non-uniform scale of one bone (the slower
+stretch paths), and the numpy core per frame (SkinPlan built
 once; ``deform`` and the bone matrices per frame). Other processes on the machine may make the
 figures pessimistic.
 """
@@ -99,6 +101,14 @@ def main():
         deformer.set_mode(obj, mode)
         ms = update_time(arm)
         rows.append((f"Armature + deformer, {mode}", f"{ms:.2f}", f"{ms / alone:.2f}"))
+    # scaled bones take the deformer's slower paths (sigma I, then the full stretch matrices)
+    deformer.set_mode(obj, "SDEF")
+    lower = arm.pose.bones["lower"]
+    for label, scale in (("uniform", (1.2, 1.2, 1.2)), ("non-uniform", (1.2, 0.9, 1.0))):
+        lower.scale = scale
+        ms = update_time(arm)
+        rows.append((f"Armature + deformer, SDEF, {label} bone scale", f"{ms:.2f}", f"{ms / alone:.2f}"))
+    lower.scale = (1.0, 1.0, 1.0)
     bpy.ops.object.jointlimit_deformer_remove()
 
     _, two, c, r0, r1, heads = deformer.prepare(obj, "AUTO")
