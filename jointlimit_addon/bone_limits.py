@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 
+from . import settings_io
 from .core import quat
 from .core.euler_limits import EulerLimit, EulerMultiLimit, HingeLimit, QuatSwingLimit
 from .core.limits import JointLimit
@@ -79,11 +80,44 @@ def build_limit(settings):
 
 def settings_error(settings):
     """``None`` when the settings make a valid limit, else the message to show the user."""
-    try:
-        build_limit(settings)
-    except ValueError as exc:
-        return str(exc)
-    return None
+    return cached_limit(settings)[1]
+
+
+# settings signature -> (limit or None, error message or None). Limits are immutable, so bones
+# with equal settings share one; the panel, the overlay and the live-limit handlers all read it
+# (a smooth shape takes milliseconds to build: the panel redraws far more often than that).
+_limits = {}
+_LIMITS_MAX = 1024
+
+
+def signature(settings):
+    """Hashable snapshot of every setting (outline included): equal signatures, equal limits."""
+    values = []
+    for field in settings_io.SCALAR_FIELDS:
+        value = getattr(settings, field)
+        values.append(tuple(value) if hasattr(value, "__len__") and not isinstance(value, str) else value)
+    values.append(tuple((p.swing_z, p.swing_x, p.bulge) for p in settings.outline))
+    return tuple(values)
+
+
+def cached_limit(settings, key=None):
+    """``(limit, None)`` or ``(None, error message)`` for a bone's settings, built once per
+    distinct settings (``key``: their ``signature`` if the caller has it already)."""
+    key = signature(settings) if key is None else key
+    hit = _limits.get(key)
+    if hit is None:
+        try:
+            hit = (build_limit(settings), None)
+        except ValueError as exc:
+            hit = (None, str(exc))
+        if len(_limits) >= _LIMITS_MAX:
+            del _limits[next(iter(_limits))]    # the oldest entry
+        _limits[key] = hit
+    return hit
+
+
+def clear_cache():
+    _limits.clear()
 
 
 def is_inside(limit, q):

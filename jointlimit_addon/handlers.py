@@ -13,22 +13,8 @@ import bpy
 from . import bone_limits
 
 _state = {"busy": False}
-# (object name, bone name) -> (settings signature, rotation tuple, limit object)
+# (object name, bone name) -> (settings signature, rotation tuple) when last seen
 _cache = {}
-
-
-def _signature(settings):
-    values = [getattr(settings, f) for f in _SIGNATURE_FIELDS]
-    values = [tuple(v) if hasattr(v, "__len__") and not isinstance(v, str) else v for v in values]
-    values.append(tuple((p.swing_z, p.swing_x, p.bulge) for p in settings.outline))
-    return tuple(values)
-
-
-_SIGNATURE_FIELDS = (
-    "kind", "shape", "correction", "swing_x_min", "swing_x_max", "swing_z_min", "swing_z_max", "exponent",
-    "use_twist_limit", "twist_min", "twist_max", "fix_twist", "hinge_axis", "hinge_min", "hinge_max",
-    "euler_order", "euler_min", "euler_max", "quat_swing_max",
-)
 
 
 def _raw_rotation(pb):
@@ -54,19 +40,6 @@ def _unit_quaternion(pb, raw):
     return tuple(c / norm for c in raw)
 
 
-def _limit_for(obj, pb, signature):
-    key = (obj.name, pb.name)
-    entry = _cache.get(key)
-    if entry is not None and entry[0] == signature:
-        return entry[2]
-    try:
-        limit = bone_limits.build_limit(pb.jointlimit)
-    except ValueError:
-        limit = None  # invalid settings: the panel shows why; nothing is clamped
-    _cache[key] = (signature, None, limit)
-    return limit
-
-
 def clamp_object(obj, only_changed):
     """Clamp the limited bones of one armature; returns how many were written."""
     written = 0
@@ -75,12 +48,12 @@ def clamp_object(obj, only_changed):
         if not settings.enabled:
             continue
         raw = _raw_rotation(pb)
-        signature = _signature(settings)
+        signature = bone_limits.signature(settings)
         key = (obj.name, pb.name)
         entry = _cache.get(key)
         if only_changed and entry is not None and entry[0] == signature and entry[1] == raw:
             continue
-        limit = _limit_for(obj, pb, signature)
+        limit = bone_limits.cached_limit(settings, signature)[0]  # None: invalid, the panel says why
         q = _unit_quaternion(pb, raw) if limit is not None else None
         if q is not None:
             clamped = limit.clamp(q)
@@ -88,7 +61,7 @@ def clamp_object(obj, only_changed):
                 bone_limits.write_rotation(pb, clamped)
                 written += 1
                 raw = _raw_rotation(pb)
-        _cache[key] = (signature, raw, limit)
+        _cache[key] = (signature, raw)
     return written
 
 
@@ -135,3 +108,4 @@ def unregister():
         while func in handler_list:
             handler_list.remove(func)
     _cache.clear()
+    bone_limits.clear_cache()

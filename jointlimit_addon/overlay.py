@@ -14,7 +14,7 @@ settings change. The draw handler is only added when Blender has a UI (not in ba
 import bpy
 import numpy as np
 
-from . import bone_limits, settings_io
+from . import bone_limits
 from .core import overlay_geometry as og
 from .core import quat
 
@@ -30,26 +30,19 @@ _state = {"handle": None}
 _cache = {}
 
 
-def _signature(settings):
-    values = []
-    for field in settings_io.SCALAR_FIELDS:
-        value = getattr(settings, field)
-        values.append(tuple(value) if hasattr(value, "__len__") and not isinstance(value, str) else value)
-    values.append(tuple((p.swing_z, p.swing_x, p.bulge) for p in settings.outline))
-    return tuple(values)
-
-
 def limit_geometry(obj, pb):
     """``(limit, SwingOutline, twist range)`` of a bone, cached; ``None`` for invalid settings."""
     key = (obj.name, pb.name)
-    signature = _signature(pb.jointlimit)
+    signature = bone_limits.signature(pb.jointlimit)
     entry = _cache.get(key)
     if entry is not None and entry[0] == signature:
         return entry[1:] if entry[1] is not None else None
+    limit = bone_limits.cached_limit(pb.jointlimit, signature)[0]
     try:
-        limit = bone_limits.build_limit(pb.jointlimit)
-        outline = og.swing_outline(limit, OUTLINE_POINTS)
+        outline = None if limit is None else og.swing_outline(limit, OUTLINE_POINTS)
     except ValueError:
+        outline = None
+    if outline is None:
         _cache[key] = (signature, None, None, None)
         return None
     _cache[key] = (signature, limit, outline, og.twist_range(limit))

@@ -22,10 +22,10 @@ def draw_readout(layout, pb):
     s, t, psi = (float(v) for v in swing_twist(q))
     col = layout.column(align=True)
     col.label(text=f"s {s:+.3f}   t {t:+.3f}   twist {_deg(psi)}")
-    error = bone_limits.settings_error(pb.jointlimit)
+    limit, error = bone_limits.cached_limit(pb.jointlimit)
     if error:
         return
-    inside = bone_limits.is_inside(bone_limits.build_limit(pb.jointlimit), q)
+    inside = bone_limits.is_inside(limit, q)
     col.label(text="Inside the limit" if inside else "Outside the limit", icon="CHECKMARK" if inside else "ERROR")
 
 

@@ -128,6 +128,29 @@ def test_invalid_settings_draw_nothing_and_the_cache_follows_edits(rig, mods):
     assert mods["overlay"].bone_draw_data(rig, pb, settings) is None
 
 
+
+def test_one_limit_per_distinct_settings_shared_by_panel_overlay_and_handlers(rig, mods):
+    """A smooth shape takes milliseconds to build: the panel (redrawn constantly), the overlay
+    and the live-limit handlers read one cached limit per distinct settings; edits rebuild it."""
+    bone_limits = mods["bone_limits"]
+    left, right = rig.pose.bones["upper_arm.L"], rig.pose.bones["upper_arm.R"]
+    for pb in (left, right):
+        configure_rect(pb.jointlimit)
+        pb.jointlimit.shape = "SUPERELLIPSE"
+    limit, error = bone_limits.cached_limit(left.jointlimit)
+    assert error is None and limit.shape == "SUPERELLIPSE"
+    assert bone_limits.cached_limit(left.jointlimit)[0] is limit
+    assert bone_limits.cached_limit(right.jointlimit)[0] is limit   # equal settings
+    assert mods["overlay"].limit_geometry(rig, left)[0] is limit
+    left.jointlimit.exponent = (3.0, 5.0)
+    rebuilt = bone_limits.cached_limit(left.jointlimit)[0]
+    assert rebuilt is not limit and rebuilt.exponent == (3.0, 5.0)
+    left.jointlimit.swing_x_min = math.radians(170)  # min above max
+    assert bone_limits.cached_limit(left.jointlimit)[0] is None
+    assert "must be below" in bone_limits.settings_error(left.jointlimit)
+    bone_limits.clear_cache()
+    assert bone_limits.cached_limit(right.jointlimit)[0] is not limit
+
 def test_overlay_bones_selected_or_all(rig, mods):
     import bpy
 
