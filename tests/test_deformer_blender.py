@@ -489,3 +489,54 @@ def test_deformer_survives_save_and_reload(limb, tmp_path):
     bpy.ops.wm.read_homefile(use_empty=True)
     bpy.ops.wm.open_mainfile(filepath=str(path))
     assert np.abs(evaluated(bpy.data.objects["Limb"]) - before).max() < 1e-6 * size(truth)
+
+
+def _render(scene, path):
+    import bpy
+
+    scene.render.filepath = str(path)
+    bpy.ops.render.render(write_still=True)
+    image = bpy.data.images.load(str(path))
+    pixels = np.empty(len(image.pixels), np.float32)
+    image.pixels.foreach_get(pixels)
+    bpy.data.images.remove(image)
+    return pixels.reshape(-1, 4)[:, :3]
+
+
+def test_final_render_uses_the_deformer(limb, tmp_path):
+    """A Workbench render (render depsgraph, hidden helper) of the deformed limb matches a
+    render of a static copy of the viewport result, and differs from LBS."""
+    import bpy
+    from mathutils import Quaternion, Vector
+
+    arm, obj, truth = limb
+    scene = bpy.context.scene
+    bpy.ops.object.jointlimit_sdef_derive()
+    bpy.ops.object.jointlimit_deformer_add(mode="SDEF")
+    arm.pose.bones["lower"].rotation_mode = "QUATERNION"
+    arm.pose.bones["lower"].rotation_quaternion = Quaternion((1.0, 0.0, 0.0), 1.6)
+    bpy.context.view_layer.update()
+    copy = bpy.data.objects.new("Copy", obj.data.copy())
+    copy.data.vertices.foreach_set("co", evaluated(obj).astype(np.float32).ravel())
+    copy.matrix_world = obj.matrix_world
+    scene.collection.objects.link(copy)
+    scene.render.engine = "BLENDER_WORKBENCH"
+    scene.render.resolution_x, scene.render.resolution_y = 240, 240
+    scene.display.shading.light = "FLAT"
+    cam = bpy.data.objects.new("Camera", bpy.data.cameras.new("Camera"))
+    scene.collection.objects.link(cam)
+    centre = obj.matrix_world @ Vector(truth["rest"][truth["two"]].mean(0))
+    cam.location = centre + Vector((0.0, -4.0, 0.5))
+    cam.rotation_euler = (centre - cam.location).to_track_quat("-Z", "Y").to_euler()
+    scene.camera = cam
+    renders = {}
+    for name, shown, mode in (("deformer", obj, "SDEF"), ("copy", copy, "SDEF"), ("lbs", obj, "LBS")):
+        for o in (obj, copy):
+            o.hide_render = o is not shown
+        set_mode(obj, mode)
+        renders[name] = _render(scene, tmp_path / f"{name}.png")
+    silhouette = np.abs(renders["copy"] - renders["copy"][0]).max(1) > 0.05
+    assert 100 < silhouette.sum() < 0.9 * len(silhouette)   # the limb is in the picture
+    differ = lambda a, b: int((np.abs(renders[a] - renders[b]).max(1) > 0.05).sum())  # noqa: E731
+    assert differ("deformer", "copy") <= 2
+    assert differ("lbs", "copy") > 10
