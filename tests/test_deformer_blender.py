@@ -523,6 +523,8 @@ def test_final_render_uses_the_deformer(limb, tmp_path):
     scene.render.engine = "BLENDER_WORKBENCH"
     scene.render.resolution_x, scene.render.resolution_y = 240, 240
     scene.display.shading.light = "FLAT"
+    scene.display.shading.color_type = "SINGLE"
+    scene.display.shading.single_color = (1.0, 0.1, 0.05)    # far from the grey background
     cam = bpy.data.objects.new("Camera", bpy.data.cameras.new("Camera"))
     scene.collection.objects.link(cam)
     centre = obj.matrix_world @ Vector(truth["rest"][truth["two"]].mean(0))
