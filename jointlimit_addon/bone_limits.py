@@ -92,10 +92,7 @@ _LIMITS_MAX = 1024
 
 def signature(settings):
     """Hashable snapshot of every setting (outline included): equal signatures, equal limits."""
-    values = []
-    for field in settings_io.SCALAR_FIELDS:
-        value = getattr(settings, field)
-        values.append(tuple(value) if hasattr(value, "__len__") and not isinstance(value, str) else value)
+    values = [settings_io.field_value(settings, field) for field in settings_io.SCALAR_FIELDS]
     values.append(tuple((p.swing_z, p.swing_x, p.bulge) for p in settings.outline))
     return tuple(values)
 

@@ -16,11 +16,16 @@ SCALAR_FIELDS = (
 )
 
 
+def field_value(settings, field):
+    """A setting as a plain value (vector properties as tuples)."""
+    value = getattr(settings, field)
+    return tuple(value) if hasattr(value, "__len__") and not isinstance(value, str) else value
+
+
 def copy_settings(src, dst):
     """Copy every setting (outline included) from one bone's settings to another's."""
     for field in SCALAR_FIELDS:
-        value = getattr(src, field)
-        setattr(dst, field, tuple(value) if hasattr(value, "__len__") and not isinstance(value, str) else value)
+        setattr(dst, field, field_value(src, field))
     dst.outline.clear()
     for point in src.outline:
         new = dst.outline.add()

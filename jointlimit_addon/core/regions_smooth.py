@@ -528,9 +528,7 @@ class _SmoothRegion(PlaneRegion):
         _, lo, w, fa, fb, ga, gb, ha, hb, E, Ch, Jh2, w_min = iv
         px, py, pz = P
         tau, x_e, ddf, s, t = self._refine1(px, py, pz, lo, w, fa, fb, ga, gb, ha, hb)
-        r2 = s * s + t * t
-        d = r2 + 1.0
-        bx, by, bz = -2.0 * s / d, (1.0 - r2) / d, 2.0 * t / d      # _sphere1
+        bx, by, bz = _sphere1(s, t)
         c = (px - bx) ** 2 + (py - by) ** 2 + (pz - bz) ** 2
         f = 1.0 - 0.5 * c
         if c < best[0]:

@@ -233,19 +233,21 @@ def build(ng):
         ``M p = sigma R p + shift`` and ``S = sigma I``; otherwise matrices per vertex."""
         q = b.out(b.node("ShaderNodeMix", {"Factor_Float": u, "A_Rotation": q0, "B_Rotation": q1},
                          data_type="ROTATION"), "Result_Rotation")
+        def centre_plus(c0, c1, offset):
+            return b.vmath("MULTIPLY_ADD", c1, wx, b.vmath("MULTIPLY_ADD", c0, wa, offset))
+
         shift0, shift1 = b.sample(helper, shift_f, i0, "FLOAT_VECTOR"), b.sample(helper, shift_f, i1, "FLOAT_VECTOR")
-        rigid = b.vmath("MULTIPLY_ADD", b.vmath("ADD", rotate(x, q1), shift1), wx,
-                        b.vmath("MULTIPLY_ADD", b.vmath("ADD", rotate(a, q0), shift0), wa, rotate(d, q)))
+        turned_a, turned_x = rotate(a, q0), rotate(x, q1)   # shared by the rigid and uniform paths
+        rigid = centre_plus(b.vmath("ADD", turned_a, shift0), b.vmath("ADD", turned_x, shift1), rotate(d, q))
         sigma0, sigma1 = b.sample(helper, sigma_f, i0, "FLOAT"), b.sample(helper, sigma_f, i1, "FLOAT")
         sigma = b.math("MULTIPLY_ADD", sigma1, u, b.math("MULTIPLY", sigma0, t))
-        offset = rotate(b.vmath("SCALE", d, scale=sigma), q)
-        scaled = b.vmath("MULTIPLY_ADD", b.vmath("MULTIPLY_ADD", rotate(x, q1), sigma1, shift1), wx,
-                         b.vmath("MULTIPLY_ADD", b.vmath("MULTIPLY_ADD", rotate(a, q0), sigma0, shift0), wa, offset))
+        scaled = centre_plus(b.vmath("MULTIPLY_ADD", turned_a, sigma0, shift0),
+                             b.vmath("MULTIPLY_ADD", turned_x, sigma1, shift1),
+                             rotate(b.vmath("SCALE", d, scale=sigma), q))
         s0, s1 = b.sample(helper, s_f, i0, "FLOAT4X4"), b.sample(helper, s_f, i1, "FLOAT4X4")
         d0 = b.out(b.node("FunctionNodeTransformDirection", {"Direction": d, "Transform": s0}))
         d1 = b.out(b.node("FunctionNodeTransformDirection", {"Direction": d, "Transform": s1}))
-        general = b.vmath("MULTIPLY_ADD", point(m1, x), wx,
-                          b.vmath("MULTIPLY_ADD", point(m0, a), wa, rotate(blend(d0, t, d1, u), q)))
+        general = centre_plus(point(m0, a), point(m1, x), rotate(blend(d0, t, d1, u), q))
         general = b.out(b.node("GeometryNodeSwitch", {"Switch": uniform, "False": general, "True": scaled},
                                input_type="VECTOR"))
         return b.out(b.node("GeometryNodeSwitch", {"Switch": unscaled, "False": general, "True": rigid},
