@@ -1,25 +1,14 @@
 """Reading keyframes of pose-bone channels, for layered (slotted) actions and legacy ones."""
 
+from . import compat
+
 
 def object_fcurves(obj):
     """All F-curves animating ``obj`` through its active action (and slot)."""
     data = obj.animation_data
-    action = data.action if data else None
-    if action is None:
+    if data is None:
         return []
-    layers = getattr(action, "layers", None)
-    if layers:
-        slot = getattr(data, "action_slot", None)
-        if slot is None:
-            return []
-        curves = []
-        for layer in layers:
-            for strip in layer.strips:
-                bag = strip.channelbag(slot)
-                if bag is not None:
-                    curves.extend(bag.fcurves)
-        return curves
-    return list(getattr(action, "fcurves", []))
+    return compat.action_fcurves(data.action, data.action_slot)
 
 
 def keyed_frames(obj, pose_bone, data_path, frame_start, frame_end):

@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-from . import settings_io
+from . import compat, settings_io
 from .core import quat
 from .core.euler_limits import EulerLimit, EulerMultiLimit, HingeLimit, QuatSwingLimit
 from .core.limits import JointLimit
@@ -190,14 +190,8 @@ def limited_bones(obj, selected_only):
     """Pose bones of ``obj`` with an enabled limit (only the selected ones if asked)."""
     bones = [pb for pb in obj.pose.bones if pb.jointlimit.enabled]
     if selected_only:
-        bones = [pb for pb in bones if _is_selected(pb)]
+        bones = [pb for pb in bones if compat.pose_bone_selected(pb)]
     return bones
-
-
-def _is_selected(pose_bone):
-    # Blender 5.0 moved selection to the pose bone; 4.5 keeps it on the bone.
-    selected = getattr(pose_bone, "select", None)
-    return pose_bone.bone.select if selected is None else selected
 
 
 def clamp_bones(pose_bones):

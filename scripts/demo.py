@@ -61,11 +61,9 @@ def pose_mode(obj, active, selected=()):
     if obj.mode != "POSE":
         bpy.ops.object.mode_set(mode="POSE")
     chosen = {active, *selected}
+    compat = importlib.import_module(f"{MODULE}.compat")
     for pb in obj.pose.bones:
-        if hasattr(pb, "select"):  # Blender 5.0 keeps selection on the pose bone
-            pb.select = pb.name in chosen
-        else:
-            pb.bone.select = pb.name in chosen
+        compat.select_pose_bone(pb, pb.name in chosen)
     obj.data.bones.active = obj.data.bones[active]
 
 

@@ -479,18 +479,6 @@ def pose_bone(obj, name):
     return pb
 
 
-def is_selected(pb):
-    selected = getattr(pb, "select", None)  # Blender 5.0: on the pose bone; 4.5: on the bone
-    return pb.bone.select if selected is None else selected
-
-
-def set_selected(pb, value):
-    if hasattr(pb, "select"):
-        pb.select = value
-    else:
-        pb.bone.select = value
-
-
 @contextlib.contextmanager
 def active_in_mode(obj, mode):
     """``obj`` active (and visible) in ``mode``; the previous active object, mode and visibility return."""
@@ -524,18 +512,19 @@ def active_in_mode(obj, mode):
 def bone_selection(obj, names, active=None):
     """Select exactly the bones ``names`` (all if ``None``); restore the selection afterwards."""
     bones = obj.pose.bones
-    before = {pb.name: is_selected(pb) for pb in bones}
+    compat = addon_part("compat")
+    before = {pb.name: compat.pose_bone_selected(pb) for pb in bones}
     active_before = obj.data.bones.active
     wanted = set(before) if names is None else set(names)
     try:
         for pb in bones:
-            set_selected(pb, pb.name in wanted)
+            compat.select_pose_bone(pb, pb.name in wanted)
         if active is not None:
             obj.data.bones.active = obj.data.bones[active]
         yield
     finally:
         for pb in bones:
-            set_selected(pb, before[pb.name])
+            compat.select_pose_bone(pb, before[pb.name])
         obj.data.bones.active = active_before
 
 

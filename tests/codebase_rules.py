@@ -161,6 +161,32 @@ def check_one_operator_per_file(path, source):
     return [f"{path}: more than one operator in one file: {', '.join(ops)}"] if len(ops) > 1 else []
 
 
+# Attributes that appear or disappear between the supported Blender versions: probing them with
+# hasattr/getattr, or reading bpy.app.version, belongs in jointlimit_addon/compat.py only.
+VERSION_VARYING_ATTRS = {"select", "properties", "layers", "fcurves", "channelbag", "action_slot"}
+COMPAT_MODULE = "jointlimit_addon/compat.py"
+
+
+def check_version_branches(path, source):
+    """No Blender version checks outside the compatibility module."""
+    if path.replace("\\", "/").endswith(COMPAT_MODULE):
+        return []
+    out = []
+    for node in ast.walk(ast.parse(source)):
+        if (isinstance(node, ast.Attribute) and node.attr in ("version", "version_string", "version_file")
+                and isinstance(node.value, ast.Attribute) and node.value.attr == "app"):
+            out.append(f"{path}:{node.lineno}: Blender version check outside {COMPAT_MODULE}")
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("hasattr", "getattr")
+                and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant)
+                and node.args[1].value in VERSION_VARYING_ATTRS):
+            out.append(f"{path}:{node.lineno}: {node.func.id}(..., {node.args[1].value!r}) probes an API that differs "
+                       f"between Blender versions: use {COMPAT_MODULE}")
+        if (isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store) and isinstance(node.value, ast.Name)
+                and node.value.id in ("mod", "modifier")):
+            out.append(f"{path}:{node.lineno}: set modifier inputs with compat.set_modifier_input (5.2 refuses mod[key] = value)")
+    return out
+
+
 PACKAGE_CHECKS = (
     check_class_names,
     check_operators,
@@ -169,4 +195,5 @@ PACKAGE_CHECKS = (
     check_bpy_types_assignment,
     check_extension_rules,
     check_one_operator_per_file,
+    check_version_branches,
 )

@@ -1,6 +1,15 @@
 """Small rigs for Blender-level tests, built with the real API."""
 
+import importlib
+
 import bpy
+
+COMPAT = "bl_ext.user_default.jointlimit_addon.compat"
+
+
+def compat():
+    """The installed extension's compatibility module (API differences between Blender versions)."""
+    return importlib.import_module(COMPAT)
 
 
 def make_armature(bones, name="Rig"):
@@ -40,10 +49,6 @@ def symmetric_arms(name="Rig"):
 
 def select_only(obj, names, active=None):
     for pb in obj.pose.bones:
-        sel = pb.name in names
-        if hasattr(pb, "select"):
-            pb.select = sel
-        else:
-            pb.bone.select = sel
+        compat().select_pose_bone(pb, pb.name in names)
     if active:
         obj.data.bones.active = obj.data.bones[active]

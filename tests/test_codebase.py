@@ -48,6 +48,12 @@ def test_core_imports_without_bpy():
     assert result.returncode == 0 and "ok" in result.stdout, result.stderr
 
 
+def test_no_version_checks_outside_compat_in_scripts_and_tests():
+    """Scripts, benchmarks and tests go through the same compatibility module as the add-on."""
+    others = sorted((ROOT / "scripts").rglob("*.py")) + sorted(p for p in (ROOT / "tests").rglob("*.py") if p.name != "codebase_rules.py")
+    assert [v for p in others for v in rules.check_version_branches(_rel(p), p.read_text())] == []
+
+
 def test_operator_modules_one_each():
     ops_dir = PACKAGE / "operators"
     for path in ops_dir.glob("*.py"):
@@ -71,6 +77,12 @@ PLANTED = {
     rules.check_bare_except: "try:\n    pass\nexcept:\n    pass\n",
     rules.check_bpy_types_assignment: "import bpy\nbpy.types.PoseBone.foo = 1\ndef setup():\n    bpy.types.Object.bar = 2\n",
     rules.check_extension_rules: "import sys\nsys.path.append('x')\nbl_info = {}\nfrom jointlimit_addon.core import quat\n",
+    rules.check_version_branches: (
+        "import bpy\n"
+        "if bpy.app.version >= (5, 0): pass\n"
+        "sel = getattr(pb, 'select', None)\n"
+        "mod['Socket_2'] = 1\n"
+    ),
     rules.check_one_operator_per_file: (
         "import bpy\n"
         "class POSE_OT_jointlimit_a(bpy.types.Operator):\n    '''A'''\n    bl_idname = 'pose.jointlimit_a'\n"
@@ -106,3 +118,5 @@ def test_planted_counts():
     assert len(rules.check_operators("p.py", PLANTED[rules.check_operators])) == 3  # idname, doc, poll
     assert len(rules.check_bpy_types_assignment("p.py", PLANTED[rules.check_bpy_types_assignment])) == 2
     assert len(rules.check_extension_rules("p.py", PLANTED[rules.check_extension_rules])) == 3
+    assert len(rules.check_version_branches("p.py", PLANTED[rules.check_version_branches])) == 3
+    assert rules.check_version_branches("jointlimit_addon/compat.py", PLANTED[rules.check_version_branches]) == []

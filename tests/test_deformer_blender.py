@@ -6,7 +6,7 @@ import importlib
 import numpy as np
 import pytest
 
-from rigs import make_armature
+from rigs import compat, make_armature
 
 pytestmark = [pytest.mark.blender]
 
@@ -144,9 +144,10 @@ def size(truth):
 
 
 def set_mode(obj, mode):
+    """Set the Mode input on the modifier directly, as a user does in the modifier panel."""
     mod = obj.modifiers["JointLimit Deformer"]
     key = mod.node_group.interface.items_tree["Mode"].identifier
-    mod[key] = MODE_INPUT[mode]
+    compat().set_modifier_input(mod, key, MODE_INPUT[mode])
     obj.update_tag()
 
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from modal_harness import Event, OperatorStandIn, ViewContext, front_ortho_view
-from rigs import make_armature, select_only
+from rigs import compat, make_armature, select_only
 
 pytestmark = [pytest.mark.blender]
 
@@ -211,11 +211,8 @@ def test_modal_confirm_keys_with_autokey(arm, mods):
 
 
 def _fcurve_paths(obj):
-    action = obj.animation_data.action
-    if hasattr(action, "layers") and action.layers:
-        slot = obj.animation_data.action_slot
-        return {fc.data_path for layer in action.layers for strip in layer.strips for fc in strip.channelbag(slot).fcurves}
-    return {fc.data_path for fc in action.fcurves}
+    data = obj.animation_data
+    return {fc.data_path for fc in compat().action_fcurves(data.action, data.action_slot)}
 
 
 def test_invoke_without_view_reports(arm):

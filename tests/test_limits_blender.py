@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from rigs import select_only, symmetric_arms
+from rigs import compat, select_only, symmetric_arms
 
 pytestmark = [pytest.mark.blender]
 
@@ -203,18 +203,9 @@ def _key_any(pb, q, frame, core):
 
 
 def _keyed_frames(obj, prefix):
-    from bpy_extras import anim_utils  # noqa: F401  (ensures the module exists in both versions)
-
     action = obj.animation_data.action
-    fcurves = _action_fcurves(action, obj)
+    fcurves = compat().action_fcurves(action, obj.animation_data.action_slot)
     return {round(k.co[0]) for fc in fcurves if fc.data_path.startswith(prefix) for k in fc.keyframe_points}
-
-
-def _action_fcurves(action, obj):
-    if hasattr(action, "layers") and action.layers:
-        slot = obj.animation_data.action_slot
-        return [fc for layer in action.layers for strip in layer.strips for fc in strip.channelbag(slot).fcurves]
-    return list(action.fcurves)
 
 
 def test_bake_bad_range_reports_error(rig):

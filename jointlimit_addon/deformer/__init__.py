@@ -11,6 +11,7 @@ tree. ``remove(obj)`` undoes all of it. The numpy fallback (``bake``) lives in t
 import bpy
 import numpy as np
 
+from .. import compat
 from ..core import quat
 from . import data, tree
 
@@ -23,7 +24,7 @@ def find(obj):
     """``(modifier, helper object or None)`` of the deformer on ``obj``, or ``(None, None)``."""
     for mod in obj.modifiers:
         if mod.type == "NODES" and tree.is_deformer_tree(mod.node_group):
-            return mod, mod.get(tree.input_id(mod.node_group, tree.FRAMES_INPUT))
+            return mod, compat.modifier_input(mod, tree.input_id(mod.node_group, tree.FRAMES_INPUT))
     return None, None
 
 
@@ -135,9 +136,9 @@ def add(context, obj, source="AUTO", mode="SDEF", blend=0.5):
         ng = tree.get_tree()
         mod = obj.modifiers.new(MODIFIER_NAME, "NODES")
         mod.node_group = ng
-        mod[tree.input_id(ng, tree.MODE_INPUT)] = tree.MODE_VALUES[mode]
-        mod[tree.input_id(ng, tree.BLEND_INPUT)] = float(blend)
-        mod[tree.input_id(ng, tree.FRAMES_INPUT)] = helper
+        compat.set_modifier_input(mod, tree.input_id(ng, tree.MODE_INPUT), tree.MODE_VALUES[mode])
+        compat.set_modifier_input(mod, tree.input_id(ng, tree.BLEND_INPUT), float(blend))
+        compat.set_modifier_input(mod, tree.input_id(ng, tree.FRAMES_INPUT), helper)
         target = list(obj.modifiers).index(arm_mod) + 1
         if list(obj.modifiers).index(mod) != target:
             with context.temp_override(object=obj, active_object=obj):
@@ -184,10 +185,10 @@ def set_mode(obj, mode):
     mod, _ = find(obj)
     if mod is None:
         raise data.DataError(f"'{obj.name}' has no JointLimit deformer")
-    mod[tree.input_id(mod.node_group, tree.MODE_INPUT)] = tree.MODE_VALUES[mode]
+    compat.set_modifier_input(mod, tree.input_id(mod.node_group, tree.MODE_INPUT), tree.MODE_VALUES[mode])
     obj.update_tag()
 
 
 def get_mode(mod):
-    value = mod[tree.input_id(mod.node_group, tree.MODE_INPUT)]
+    value = compat.modifier_input(mod, tree.input_id(mod.node_group, tree.MODE_INPUT))
     return {v: k for k, v in tree.MODE_VALUES.items()}.get(value, "SDEF")

@@ -295,5 +295,5 @@ def is_deformer_tree(ng):
 
 
 def input_id(ng, name):
-    """Identifier of a group input (the modifier's key, e.g. ``mod[input_id(ng, 'Mode')]``)."""
+    """Identifier of a group input (the modifier's key: ``compat.modifier_input(mod, input_id(ng, 'Mode'))``)."""
     return ng.interface.items_tree[name].identifier

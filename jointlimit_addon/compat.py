@@ -1,0 +1,64 @@
+"""Everything that differs between the Blender versions JointLimit supports (4.5 LTS, 5.0, 5.2 LTS).
+
+Code elsewhere never checks ``bpy.app.version`` or probes for attributes that come and go between
+releases; it calls these functions. Each one names the release that changed the API.
+"""
+
+
+def pose_bone_selected(pose_bone):
+    """Whether a pose bone is selected (5.0 moved selection from ``Bone`` to ``PoseBone``)."""
+    selected = getattr(pose_bone, "select", None)
+    return pose_bone.bone.select if selected is None else bool(selected)
+
+
+def select_pose_bone(pose_bone, value):
+    """Select or deselect a pose bone (see :func:`pose_bone_selected`)."""
+    if hasattr(pose_bone, "select"):
+        pose_bone.select = bool(value)
+    else:
+        pose_bone.bone.select = bool(value)
+
+
+def _modifier_inputs(mod):
+    # 5.2 exposes node-group inputs as ``mod.properties.inputs.<identifier>.value``; writing the
+    # modifier's ID properties (``mod[identifier] = value``) raises TypeError there.
+    properties = getattr(mod, "properties", None)
+    return getattr(properties, "inputs", None)
+
+
+def modifier_input(mod, identifier, default=None):
+    """Value of the geometry-nodes modifier input ``identifier`` (e.g. ``'Socket_2'``), or
+    ``default`` when the modifier has no such input."""
+    inputs = _modifier_inputs(mod)
+    if inputs is None:
+        return mod.get(identifier, default)
+    socket = getattr(inputs, identifier, None)
+    return default if socket is None else socket.value
+
+
+def set_modifier_input(mod, identifier, value):
+    """Set the geometry-nodes modifier input ``identifier`` to ``value`` (number, object, ...)."""
+    inputs = _modifier_inputs(mod)
+    if inputs is None:
+        mod[identifier] = value
+    else:
+        getattr(inputs, identifier).value = value
+
+
+def action_fcurves(action, slot):
+    """F-curves of ``action`` for ``slot``: layered (slotted) actions, or a legacy action's list
+    (``Action.fcurves`` exists up to 4.5 and is gone in 5.0)."""
+    if action is None:
+        return []
+    layers = getattr(action, "layers", None)
+    if layers:
+        if slot is None:
+            return []
+        curves = []
+        for layer in layers:
+            for strip in layer.strips:
+                bag = strip.channelbag(slot)
+                if bag is not None:
+                    curves.extend(bag.fcurves)
+        return curves
+    return list(getattr(action, "fcurves", []))
