@@ -164,12 +164,16 @@ def test_superellipse_simple_is_not_optimal_even_when_centred():
 
 @settings(**SETTINGS)
 @given(angle_pairs, angle_pairs, st.integers(0, 2**32 - 1))
+@example(sp=[-175.0, 175.0], tp=[0.0, 15.0], seed=0)  # a tie at the pole (found on numpy 1.26)
 def test_superellipse_2_2_is_the_ellipse(sp, tp, seed):
     """``m = n = 2`` is the ellipse [000 §3.4.1]."""
     args = (half_tan(sp[0]), half_tan(sp[1]), half_tan(tp[0]), half_tan(tp[1]))
     ell, sup = EllipseRegion(*args), SuperellipseRegion(*args, 2.0, 2.0)
     P = np.concatenate((unit(np.random.default_rng(seed).normal(size=(64, 3))), POLE[None]))
-    assert np.abs(ell.clamp_optimal(P) - sup.clamp_optimal(P)).max() <= 1e-9
+    e, u = ell.clamp_optimal(P), sup.clamp_optimal(P)
+    assert np.abs(e[:-1] - u[:-1]).max() <= 1e-9
+    # The pole may have several nearest boundary points (a symmetric region): equally far is enough.
+    assert abs(geodesic(POLE[None], e[-1:])[0] - geodesic(POLE[None], u[-1:])[0]) <= 1e-9
     s, t = projection.sphere_to_plane(P[:-1])
     for a, b in zip(ell.clamp_simple(s, t), sup.clamp_simple(s, t)):
         assert np.allclose(a, b, rtol=1e-12, atol=1e-12)
