@@ -37,16 +37,19 @@ and evaluates one branch per mode, picked by an Index Switch on the single-value
   static ``A0``, ``u²`` and the offset ``v - rest centre`` are stored per vertex;
 
 with ``Q = slerp(R0, R1, u)`` (Mix node, rotation mode) [002 eq.6], ``u = 1 - t``. The static
-products ``u dr``, ``t dr`` and the offset ``d = v - C`` are stored per vertex by the add operator; ``v`` is
-``rest_position`` (``Object.add_rest_position_attribute``: positions before shape keys and
-modifiers, the mesh's own vertices, from which the stored Bezier offset is computed too).
+products ``u dr``, ``t dr``, ``C`` and the Bezier rest centre are stored per vertex by the add
+operator. ``v`` is ``jl_def_pre``: the position the vertex had when it reached the Armature
+modifier (shape keys and earlier deforming modifiers applied), stored by the small *input* tree
+(``build_input``) in a modifier right before the Armature modifier; attributes travel through
+it. So a morph moves the vertex before skinning and its offset ``v - C`` turns with the blend,
+as in MMD; LBS is the Armature modifier's own result.
 """
 
 import bpy
 
 TREE_NAME = "JointLimit Two-Bone Deformer"
 TREE_TAG = "jointlimit_deformer"  # ID property on the node group: its layout version
-TREE_VERSION = 3
+TREE_VERSION = 4
 
 MODE_INPUT, BLEND_INPUT, FRAMES_INPUT = "Mode", "Blend", "Bone Frames"
 MODE_VALUES = {"LBS": 0, "SBS": 1, "SDEF": 2, "BEZIER": 3}
@@ -54,13 +57,21 @@ MODE_VALUES = {"LBS": 0, "SBS": 1, "SDEF": 2, "BEZIER": 3}
 # Attributes the add operator writes on the deformed mesh (removed with the deformer).
 ATTR_MASK, ATTR_I0, ATTR_I1 = "jl_def_mask", "jl_def_i0", "jl_def_i1"  # two-bone?, 4 x bone0 / bone1
 ATTR_T, ATTR_U = "jl_def_t", "jl_def_u"  # t_v and 1 - t_v
-ATTR_C, ATTR_SDEF_D = "jl_def_c", "jl_def_d"  # C and the SBS/SDEF offset v - C
+ATTR_C = "jl_def_c"  # the rest centre C
 ATTR_UDR, ATTR_TDR = "jl_def_udr", "jl_def_tdr"  # u (R0 - R1) and t (R0 - R1)
-# Bezier: the centre's points A0, A1 = r''_1, the weight u² and the offset v - rest centre
-ATTR_BEZ_A0, ATTR_BEZ_A1, ATTR_BEZ_W1, ATTR_BEZ_D = "jl_def_bez_a0", "jl_def_bez_a1", "jl_def_bez_w1", "jl_def_bez_d"
-MESH_ATTRS = (ATTR_MASK, ATTR_I0, ATTR_I1, ATTR_T, ATTR_U, ATTR_C, ATTR_SDEF_D, ATTR_UDR, ATTR_TDR,
-              ATTR_BEZ_A0, ATTR_BEZ_A1, ATTR_BEZ_W1, ATTR_BEZ_D)
-LEGACY_MESH_ATTRS = ("jl_def_joint",)  # written by tree version 2; removed with the deformer
+# Bezier: the centre's points A0, A1 = r''_1, the weight u² and the rest centre
+ATTR_BEZ_A0, ATTR_BEZ_A1, ATTR_BEZ_W1, ATTR_BEZ_C = "jl_def_bez_a0", "jl_def_bez_a1", "jl_def_bez_w1", "jl_def_bez_c"
+MESH_ATTRS = (ATTR_MASK, ATTR_I0, ATTR_I1, ATTR_T, ATTR_U, ATTR_C, ATTR_UDR, ATTR_TDR,
+              ATTR_BEZ_A0, ATTR_BEZ_A1, ATTR_BEZ_W1, ATTR_BEZ_C)
+# Written by older tree versions (2: jl_def_joint; 3: the rest offsets); removed with the deformer.
+LEGACY_MESH_ATTRS = ("jl_def_joint", "jl_def_d", "jl_def_bez_d")
+# The position each vertex had when it reached the Armature modifier (after shape keys and the
+# modifiers before it), stored by the *input* node group right before the Armature modifier; the
+# attribute travels through the Armature modifier to the deformer.
+ATTR_PRE = "jl_def_pre"
+INPUT_TREE_NAME = "JointLimit Deformer Input"
+INPUT_TREE_TAG = "jointlimit_deformer_input"
+INPUT_TREE_VERSION = 1
 UNIFORM_TOL = 1e-5  # stretch taken as sigma I when squared lengths and dot products agree to this x sigma²
 # Attributes of the helper mesh.
 ATTR_REST_INV, ATTR_REST_ROT_INV = "jl_rest_inv", "jl_rest_rot_inv"
@@ -210,7 +221,7 @@ def build(ng):
     k = b.out(b.node("GeometryNodeSwitch", {"Switch": is_sbs, "False": k, "True": 0.0}, input_type="FLOAT"))
 
     # Per-vertex data (static products stored by the add operator).
-    v = b.attr("rest_position", "FLOAT_VECTOR")
+    v = b.attr(ATTR_PRE, "FLOAT_VECTOR")  # morphed rest vertex: the Armature modifier's input
     c = b.attr(ATTR_C, "FLOAT_VECTOR")
     udr, tdr = b.attr(ATTR_UDR, "FLOAT_VECTOR"), b.attr(ATTR_TDR, "FLOAT_VECTOR")
     t, u = b.attr(ATTR_T, "FLOAT"), b.attr(ATTR_U, "FLOAT")
@@ -259,11 +270,12 @@ def build(ng):
     # centre' = t M0 (c + k u dr) + u M1 (c - k t dr), rest centre c [002 eq.14, 17-22].
     p0 = b.vmath("MULTIPLY_ADD", udr, k, c)
     p1 = b.vmath("MULTIPLY_ADD", tdr, b.math("MULTIPLY", k, -1.0), c)
-    sdef = rotated(p0, t, p1, u, b.attr(ATTR_SDEF_D, "FLOAT_VECTOR"))
-    # Bezier [002 eq.24-26]: (1 - u²) M0 A0 + u² M1 r''_1 around the stored offset.
+    sdef = rotated(p0, t, p1, u, b.vmath("SUBTRACT", v, c))
+    # Bezier [002 eq.24-26]: (1 - u²) M0 A0 + u² M1 r''_1 around the stored rest centre.
     w1 = b.attr(ATTR_BEZ_W1, "FLOAT")
     bezier = rotated(b.attr(ATTR_BEZ_A0, "FLOAT_VECTOR"), b.math("SUBTRACT", 1.0, w1),
-                     b.attr(ATTR_BEZ_A1, "FLOAT_VECTOR"), w1, b.attr(ATTR_BEZ_D, "FLOAT_VECTOR"))
+                     b.attr(ATTR_BEZ_A1, "FLOAT_VECTOR"), w1,
+                     b.vmath("SUBTRACT", v, b.attr(ATTR_BEZ_C, "FLOAT_VECTOR")))
     # The switch is a single value, so only the chosen mode's field is evaluated.
     pick = b.node("GeometryNodeIndexSwitch", data_type="VECTOR")
     pick.index_switch_items.new()
@@ -288,6 +300,38 @@ def get_tree():
     build(ng)
     ng[TREE_TAG] = TREE_VERSION
     return ng
+
+
+def build_input(ng):
+    """Fill the empty node group ``ng`` with the deformer's input stage: store the position as
+    ``jl_def_pre`` (placed right before the Armature modifier)."""
+    b = _Builder(ng)
+    iface = ng.interface
+    iface.new_socket("Geometry", in_out="INPUT", socket_type="NodeSocketGeometry")
+    iface.new_socket("Geometry", in_out="OUTPUT", socket_type="NodeSocketGeometry")
+    gin = b.node("NodeGroupInput")
+    gout = b.node("NodeGroupOutput")
+    store = b.node("GeometryNodeStoreNamedAttribute",
+                   {"Geometry": b.out(gin, "Geometry"), "Name": ATTR_PRE,
+                    "Value": b.out(b.node("GeometryNodeInputPosition"))},
+                   data_type="FLOAT_VECTOR", domain="POINT")
+    ng.links.new(b.out(store, "Geometry"), _socket(gout.inputs, "Geometry"))
+
+
+def get_input_tree():
+    """The shared input-stage node group (see ``ATTR_PRE``), built on first use."""
+    ng = bpy.data.node_groups.get(INPUT_TREE_NAME)
+    if ng is not None and ng.bl_idname == "GeometryNodeTree" and ng.get(INPUT_TREE_TAG) == INPUT_TREE_VERSION:
+        return ng
+    ng = bpy.data.node_groups.new(INPUT_TREE_NAME, "GeometryNodeTree")
+    ng.is_modifier = True
+    build_input(ng)
+    ng[INPUT_TREE_TAG] = INPUT_TREE_VERSION
+    return ng
+
+
+def is_input_tree(ng):
+    return ng is not None and ng.get(INPUT_TREE_TAG) is not None
 
 
 def is_deformer_tree(ng):

@@ -23,11 +23,12 @@ import numpy as np  # noqa: E402
 
 from _common import best_of, new_armature_in_edit_mode, register_addon_from_source, table  # noqa: E402
 
-RINGS, RING = 400, 250  # 100k vertices
+RING = 250  # vertices per ring
+SIZES = tuple(int(a) for a in os.environ.get("JL_BENCH_SIZES", "20000,100000").split(","))
 UPDATES = 20
 
 
-def build():
+def build(rings):
     from mathutils import Euler, Matrix
 
     arm, data = new_armature_in_edit_mode("Rig")
@@ -36,13 +37,13 @@ def build():
     b = data.edit_bones.new("lower")
     b.head, b.tail, b.parent, b.use_connect = (0, 0, 1), (0, 0, 2), a, True
     bpy.ops.object.mode_set(mode="OBJECT")
-    z = np.linspace(0, 2, RINGS)
+    z = np.linspace(0, 2, rings)
     ang = np.linspace(0, 2 * np.pi, RING, endpoint=False)
     zz, aa = np.meshgrid(z, ang, indexing="ij")
     co = np.stack([0.2 * np.cos(aa), 0.2 * np.sin(aa), zz], -1).reshape(-1, 3)
     ring = np.arange(RING)
     quads = np.stack([ring, np.roll(ring, -1), np.roll(ring, -1) + RING, ring + RING], -1)
-    faces = (np.arange(RINGS - 1)[:, None, None] * RING + quads[None]).reshape(-1, 4)
+    faces = (np.arange(rings - 1)[:, None, None] * RING + quads[None]).reshape(-1, 4)
     me = bpy.data.meshes.new("Limb")
     me.vertices.add(len(co))
     me.vertices.foreach_set("co", co.astype(np.float32).ravel())
@@ -85,32 +86,45 @@ def update_time(arm):
     return 1e3 * float(np.median(times))
 
 
+def deformer_rows(arm, obj, size):
+    """Update-time rows of one mesh size: Armature alone, each mode, scaled bones, shape keys."""
+    from jointlimit_addon import deformer
+    from jointlimit_addon.core import skinning
+
+    alone = update_time(arm)
+    label = f"{size // 1000}k"
+    rows = [(f"{label}: Armature modifier alone", f"{alone:.2f}", "1.00")]
+    bpy.ops.object.jointlimit_sdef_derive()
+    bpy.ops.object.jointlimit_deformer_add()
+    for mode in skinning.MODES:
+        deformer.set_mode(obj, mode)
+        ms = update_time(arm)
+        rows.append((f"{label}: Armature + deformer, {mode}", f"{ms:.2f}", f"{ms / alone:.2f}"))
+    # scaled bones take the deformer's slower paths (sigma I, then the full stretch matrices)
+    deformer.set_mode(obj, "SDEF")
+    lower = arm.pose.bones["lower"]
+    for what, scale in (("uniform", (1.2, 1.2, 1.2)), ("non-uniform", (1.2, 0.9, 1.0))):
+        lower.scale = scale
+        ms = update_time(arm)
+        rows.append((f"{label}: Armature + deformer, SDEF, {what} bone scale", f"{ms:.2f}", f"{ms / alone:.2f}"))
+    lower.scale = (1.0, 1.0, 1.0)
+    bpy.ops.object.jointlimit_deformer_remove()
+    return rows
+
+
 def main():
     addon = register_addon_from_source()
     from jointlimit_addon import deformer
     from jointlimit_addon.core import skinning
     from jointlimit_addon.deformer import data
 
-    arm, obj, share = build()
-    n = len(obj.data.vertices)
-    alone = update_time(arm)
-    rows = [("Armature modifier alone", f"{alone:.2f}", "1.00")]
+    rows = []
+    for size in SIZES:
+        arm, obj, share = build(max(2, size // RING))
+        n = len(obj.data.vertices)
+        print(f"{n} vertices, {share:.0%} on two bones ({int(share * n)}), {UPDATES} pose updates x 3 rounds")
+        rows += deformer_rows(arm, obj, size)
     bpy.ops.object.jointlimit_sdef_derive()
-    bpy.ops.object.jointlimit_deformer_add()
-    for mode in skinning.MODES:
-        deformer.set_mode(obj, mode)
-        ms = update_time(arm)
-        rows.append((f"Armature + deformer, {mode}", f"{ms:.2f}", f"{ms / alone:.2f}"))
-    # scaled bones take the deformer's slower paths (sigma I, then the full stretch matrices)
-    deformer.set_mode(obj, "SDEF")
-    lower = arm.pose.bones["lower"]
-    for label, scale in (("uniform", (1.2, 1.2, 1.2)), ("non-uniform", (1.2, 0.9, 1.0))):
-        lower.scale = scale
-        ms = update_time(arm)
-        rows.append((f"Armature + deformer, SDEF, {label} bone scale", f"{ms:.2f}", f"{ms / alone:.2f}"))
-    lower.scale = (1.0, 1.0, 1.0)
-    bpy.ops.object.jointlimit_deformer_remove()
-
     _, two, c, r0, r1, heads = deformer.prepare(obj, "AUTO")
     rest = data.positions(obj.data)[two.index]
     dg = bpy.context.evaluated_depsgraph_get()
@@ -119,7 +133,6 @@ def main():
         core = best_of(lambda: plan.deform(data.bone_matrices(obj, arm, two.bones, dg)), repeat=7, number=3)
         per100k = core * 1e3 * 1e5 / len(two.index)
         rows.append((f"numpy core per frame, {mode}", f"{core * 1e3:.2f}", f"{per100k:.2f} ms / 100k two-bone"))
-    print(f"{n} vertices, {share:.0%} on two bones ({int(share * n)}), {UPDATES} pose updates x 3 rounds")
     print(table(("deformer", "ms", "ratio to Armature alone"), rows))
     addon.unregister()
 
