@@ -56,6 +56,8 @@ def _build_helper(obj, arm, names):
     rot_inv = quat.from_matrix(frames[:, :3, :3].transpose(0, 2, 1))
     _set_attribute(mesh, tree.ATTR_REST_ROT_INV, "QUATERNION", np.repeat(rot_inv, 4, axis=0).astype(np.float32),
                    "value")
+    _set_attribute(mesh, tree.ATTR_REST_HEAD, "FLOAT_VECTOR", np.repeat(frames[:, :3, 3], 4, axis=0).astype(np.float32),
+                   "vector")
     mesh.update()
     helper = bpy.data.objects.new(obj.name + HELPER_SUFFIX, mesh)
     for i, name in enumerate(names):

@@ -15,13 +15,17 @@ skinning matrix ``M`` exactly. On the helper (4 points per bone) the tree rebuil
   rotation of ``M`` when its stretch is diagonal in the bone's rest axes (uniform scale, or a
   bone's own non-uniform scale); an inherited shear differs from the SVD polar of the core;
 * the stretch ``S = R^T M`` (its translation is ignored by Transform Direction), and the
-  bone's scale ``sigma = |M Y|``, and ``shift = M h - sigma R h`` (``h`` the rest head). When
+  bone's scale ``sigma = |M Y|``, and ``shift = M h - sigma R h`` (``h`` the rest head, stored as
+  ``jl_rest_head``). When
   every bone's stretch is ``sigma I`` to ``UNIFORM_TOL`` (no non-uniform scale anywhere: a
   single value from Attribute Statistic), the vertices take ``M p = sigma R p + shift`` and
   ``(t sigma0 + u sigma1) d`` instead of 4x4 matrices and ``(t S0 + u S1) d``; when every
   ``sigma`` is 1 too (no scale at all, the usual case), ``M p = R p + shift`` and ``d``. The
   Switches are single values, so the samples and transforms of the paths not taken are not
-  evaluated.
+  evaluated. Each group of per-bone values (``M``; ``R``, ``sigma``, ``shift`` and the stretch
+  checks; ``S``) is computed once per update by its own Capture Attribute, which the vertices
+  then sample; a path evaluates only the groups it uses (LBS just ``M``, the rigid path just
+  the second group).
 
 Per vertex it samples those per-bone values at ``jl_def_i0`` / ``jl_def_i1`` (4 x bone index)
 and evaluates one branch per mode, picked by an Index Switch on the single-value ``Mode`` input
@@ -74,7 +78,7 @@ INPUT_TREE_TAG = "jointlimit_deformer_input"
 INPUT_TREE_VERSION = 1
 UNIFORM_TOL = 1e-5  # stretch taken as sigma I when squared lengths and dot products agree to this x sigma²
 # Attributes of the helper mesh.
-ATTR_REST_INV, ATTR_REST_ROT_INV = "jl_rest_inv", "jl_rest_rot_inv"
+ATTR_REST_INV, ATTR_REST_ROT_INV, ATTR_REST_HEAD = "jl_rest_inv", "jl_rest_rot_inv", "jl_rest_head"
 
 
 class _Builder:
@@ -146,9 +150,11 @@ def _interface(ng):
 
 
 def _per_bone(b, helper):
-    """Fields on the helper geometry: (M, R, S, sigma, M h - sigma R h) valid at each bone's
-    first point, and the single values "every bone's stretch is uniform" and "... is the identity"
-    (see the module)."""
+    """The per-bone values on the helper geometry, each group evaluated once per update by its
+    own Capture Attribute (only the groups a mode's path uses are evaluated): returns
+    ``(geometry with M, M)``, ``(geometry with R, sigma and shift, R, sigma, shift)``,
+    ``(geometry with S, S)`` (fields valid at each bone's first point) and the single values
+    "every bone's stretch is uniform" and "... is the identity" (see the module)."""
     pos = b.out(b.node("GeometryNodeInputPosition"))
     index = b.out(b.node("GeometryNodeInputIndex"))
     axes = []
@@ -168,22 +174,48 @@ def _per_bone(b, helper):
     r = b.out(b.node("FunctionNodeRotateRotation",
                      {"Rotation": b.attr(ATTR_REST_ROT_INV, "QUATERNION"), "Rotate By": rot_pose},
                      rotation_space="GLOBAL"))
-    r_inv = b.out(b.node("FunctionNodeInvertRotation", [r]))
-    r_inv_m = b.out(b.node("FunctionNodeCombineTransform", {"Rotation": r_inv}))
-    s = b.out(b.node("FunctionNodeMatrixMultiply", [r_inv_m, m]))
-    # uniformly scaled bones: M p = sigma R (p - h) + M h with h the rest head (translation of F)
+    # uniformly scaled bones: M p = sigma R (p - h) + M h with h the rest head (stored)
     sigma = b.vmath("LENGTH", axes[1])
-    rest = b.out(b.node("FunctionNodeInvertMatrix", [b.attr(ATTR_REST_INV, "FLOAT4X4")]))
-    head = b.out(b.node("FunctionNodeSeparateTransform", [rest]), "Translation")
-    turned = b.out(b.node("FunctionNodeRotateVector", {"Vector": head, "Rotation": r}))
+    turned = b.out(b.node("FunctionNodeRotateVector", {"Vector": b.attr(ATTR_REST_HEAD, "FLOAT_VECTOR"),
+                                                        "Rotation": r}))
     shift = b.vmath("SUBTRACT", pos, b.vmath("SCALE", turned, scale=sigma))
-    return (m, r, s, sigma, shift) + tuple(_uniform(b, helper, axes, index))
+    # S = R^T M (its translation is ignored by Transform Direction); only the general path uses it
+    r_inv_m = b.out(b.node("FunctionNodeCombineTransform",
+                           {"Rotation": b.out(b.node("FunctionNodeInvertRotation", [r]))}))
+    s = b.out(b.node("FunctionNodeMatrixMultiply", [r_inv_m, m]))
+    got_m, (m,) = _capture(b, helper, (("M", "MATRIX", m),))
+    got_s, (s,) = _capture(b, helper, (("S", "MATRIX", s),))
+    got_r, (r, sigma, shift, checks) = _capture(b, helper, (("R", "ROTATION", r), ("sigma", "FLOAT", sigma),
+                                                           ("shift", "VECTOR", shift),
+                                                           ("checks", "VECTOR", _stretch_checks(b, axes))))
+    first = b.out(b.node("FunctionNodeCompare", {"A": b.math("MODULO", index, 4.0), "B": 0}, data_type="INT",
+                         operation="EQUAL"))
+    stats = b.node("GeometryNodeAttributeStatistic", {"Geometry": got_r, "Selection": first, "Attribute": checks},
+                   data_type="FLOAT_VECTOR", domain="POINT")
+    worst = b.node("ShaderNodeSeparateXYZ", [b.out(stats, "Max")])
+    uniform, unscaled = (b.out(b.node("FunctionNodeCompare", {"A": b.out(worst, axis), "B": UNIFORM_TOL},
+                                      data_type="FLOAT", operation="LESS_EQUAL")) for axis in (0, 1))
+    return (got_m, m), (got_r, r, sigma, shift), (got_s, s), uniform, unscaled
 
 
-def _uniform(b, helper, axes, index):
-    """Single values: is the deformed frame of every bone orthogonal with equal axis lengths
-    (``|ax| = |ay| = |az|``, pairwise dot products 0), and are those lengths 1 as well (no
-    scale at all), to ``UNIFORM_TOL``?"""
+def _capture(b, geometry, items):
+    """One Capture Attribute of ``items`` ``(name, socket type, field)`` on ``geometry``:
+    ``(geometry, [captured fields])``."""
+    cap = b.node("GeometryNodeCaptureAttribute", domain="POINT")
+    b.ng.links.new(geometry, _socket(cap.inputs, "Geometry"))
+    out = []
+    for name, kind, field in items:
+        cap.capture_items.new(kind, name)
+        b.ng.links.new(field, _socket(cap.inputs, name))
+        out.append(_socket(cap.outputs, name))
+    return b.out(cap, "Geometry"), out
+
+
+def _stretch_checks(b, axes):
+    """``(worst / sigma², max(worst, |sigma² - 1|), 0)`` per bone, ``worst`` the largest of
+    ``|ax·ax - sigma²|``, ``|az·az - sigma²|`` and the pairwise dot products (``sigma² = ay·ay``):
+    the deformed frame is ``sigma`` times orthonormal (uniform scale) when the first is within
+    ``UNIFORM_TOL``, and orthonormal (no scale) when the second is too."""
     ax, ay, az = axes
     sigma2 = b.vmath("DOT_PRODUCT", ay, ay)
     errors = [b.math("SUBTRACT", b.vmath("DOT_PRODUCT", ax, ax), sigma2),
@@ -192,16 +224,9 @@ def _uniform(b, helper, axes, index):
     worst = b.math("ABSOLUTE", errors[0])
     for err in errors[1:]:
         worst = b.math("MAXIMUM", worst, b.math("ABSOLUTE", err))
-    first = b.out(b.node("FunctionNodeCompare", {"A": b.math("MODULO", index, 4.0), "B": 0}, data_type="INT",
-                         operation="EQUAL"))
-    flags = []
-    for value in (b.math("DIVIDE", worst, sigma2),     # relative to sigma²
-                  b.math("MAXIMUM", worst, b.math("ABSOLUTE", b.math("SUBTRACT", sigma2, 1.0)))):
-        stats = b.node("GeometryNodeAttributeStatistic", {"Geometry": helper, "Selection": first, "Attribute": value},
-                       data_type="FLOAT", domain="POINT")
-        flags.append(b.out(b.node("FunctionNodeCompare", {"A": b.out(stats, "Max"), "B": UNIFORM_TOL},
-                                  data_type="FLOAT", operation="LESS_EQUAL")))
-    return flags
+    return b.out(b.node("ShaderNodeCombineXYZ", [b.math("DIVIDE", worst, sigma2),
+                                                 b.math("MAXIMUM", worst,
+                                                        b.math("ABSOLUTE", b.math("SUBTRACT", sigma2, 1.0)))]))
 
 
 def build(ng):
@@ -212,7 +237,7 @@ def build(ng):
     gout = b.node("NodeGroupOutput")
     info = b.node("GeometryNodeObjectInfo", {"Object": b.out(gin, FRAMES_INPUT)}, transform_space="RELATIVE")
     helper = b.out(info, "Geometry")
-    m_f, r_f, s_f, sigma_f, shift_f, uniform, unscaled = _per_bone(b, helper)
+    (geo_m, m_f), (geo_r, r_f, sigma_f, shift_f), (geo_s, s_f), uniform, unscaled = _per_bone(b, helper)
 
     mode = b.math("MINIMUM", b.math("MAXIMUM", b.out(gin, MODE_INPUT), 0.0), 3.0)  # out of range: clamped
     k = b.math("SUBTRACT", 1.0, b.out(gin, BLEND_INPUT))  # SDEF's 1 - s (single value)
@@ -226,8 +251,8 @@ def build(ng):
     udr, tdr = b.attr(ATTR_UDR, "FLOAT_VECTOR"), b.attr(ATTR_TDR, "FLOAT_VECTOR")
     t, u = b.attr(ATTR_T, "FLOAT"), b.attr(ATTR_U, "FLOAT")
     i0, i1 = b.attr(ATTR_I0, "INT"), b.attr(ATTR_I1, "INT")
-    m0, m1 = b.sample(helper, m_f, i0, "FLOAT4X4"), b.sample(helper, m_f, i1, "FLOAT4X4")
-    q0, q1 = b.sample(helper, r_f, i0, "QUATERNION"), b.sample(helper, r_f, i1, "QUATERNION")
+    m0, m1 = b.sample(geo_m, m_f, i0, "FLOAT4X4"), b.sample(geo_m, m_f, i1, "FLOAT4X4")
+    q0, q1 = b.sample(geo_r, r_f, i0, "QUATERNION"), b.sample(geo_r, r_f, i1, "QUATERNION")
 
     def point(mat, p):
         return b.out(b.node("FunctionNodeTransformPoint", {"Vector": p, "Transform": mat}))
@@ -247,15 +272,15 @@ def build(ng):
         def centre_plus(c0, c1, offset):
             return b.vmath("MULTIPLY_ADD", c1, wx, b.vmath("MULTIPLY_ADD", c0, wa, offset))
 
-        shift0, shift1 = b.sample(helper, shift_f, i0, "FLOAT_VECTOR"), b.sample(helper, shift_f, i1, "FLOAT_VECTOR")
+        shift0, shift1 = b.sample(geo_r, shift_f, i0, "FLOAT_VECTOR"), b.sample(geo_r, shift_f, i1, "FLOAT_VECTOR")
         turned_a, turned_x = rotate(a, q0), rotate(x, q1)   # shared by the rigid and uniform paths
         rigid = centre_plus(b.vmath("ADD", turned_a, shift0), b.vmath("ADD", turned_x, shift1), rotate(d, q))
-        sigma0, sigma1 = b.sample(helper, sigma_f, i0, "FLOAT"), b.sample(helper, sigma_f, i1, "FLOAT")
+        sigma0, sigma1 = b.sample(geo_r, sigma_f, i0, "FLOAT"), b.sample(geo_r, sigma_f, i1, "FLOAT")
         sigma = b.math("MULTIPLY_ADD", sigma1, u, b.math("MULTIPLY", sigma0, t))
         scaled = centre_plus(b.vmath("MULTIPLY_ADD", turned_a, sigma0, shift0),
                              b.vmath("MULTIPLY_ADD", turned_x, sigma1, shift1),
                              rotate(b.vmath("SCALE", d, scale=sigma), q))
-        s0, s1 = b.sample(helper, s_f, i0, "FLOAT4X4"), b.sample(helper, s_f, i1, "FLOAT4X4")
+        s0, s1 = b.sample(geo_s, s_f, i0, "FLOAT4X4"), b.sample(geo_s, s_f, i1, "FLOAT4X4")
         d0 = b.out(b.node("FunctionNodeTransformDirection", {"Direction": d, "Transform": s0}))
         d1 = b.out(b.node("FunctionNodeTransformDirection", {"Direction": d, "Transform": s1}))
         general = centre_plus(point(m0, a), point(m1, x), rotate(blend(d0, t, d1, u), q))
