@@ -839,4 +839,10 @@ def test_modifier_stack_deforming_modifiers_work_others_are_refused(limb):
                                                "JointLimit Deformer", "Subdivision after"]
     lbs = evaluated(obj)
     obj.modifiers["JointLimit Deformer"].show_viewport = False
-    assert np.abs(lbs - evaluated(obj)).max() < 1e-5 * size(truth)
+    alone = evaluated(obj)
+    assert np.abs(lbs - alone).max() < 1e-5 * size(truth)
+    # the input stage switched off: the deformer leaves the Armature modifier's result alone
+    obj.modifiers["JointLimit Deformer"].show_viewport = True
+    obj.modifiers["JointLimit Deformer Input"].show_viewport = False
+    set_mode(obj, "SDEF")
+    assert np.array_equal(evaluated(obj), alone)

@@ -186,7 +186,7 @@ def add(context, obj, source="AUTO", mode="SDEF", blend=0.5, strongest_two=False
         _write_mesh_attributes(obj, two, prep.c, prep.r0, prep.r1, prep.heads)
         pre = obj.modifiers.new(INPUT_MODIFIER_NAME, "NODES")
         pre.node_group = tree.get_input_tree()
-        pre.show_in_editmode = pre.show_on_cage = arm_mod.show_in_editmode
+        pre.show_in_editmode = True  # the deformer needs its attribute wherever it runs
         _move_modifier(context, obj, pre, list(obj.modifiers).index(arm_mod))
         ng = tree.get_tree()
         mod = obj.modifiers.new(MODIFIER_NAME, "NODES")

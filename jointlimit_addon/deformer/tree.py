@@ -246,7 +246,8 @@ def build(ng):
     k = b.out(b.node("GeometryNodeSwitch", {"Switch": is_sbs, "False": k, "True": 0.0}, input_type="FLOAT"))
 
     # Per-vertex data (static products stored by the add operator).
-    v = b.attr(ATTR_PRE, "FLOAT_VECTOR")  # morphed rest vertex: the Armature modifier's input
+    pre = b.node("GeometryNodeInputNamedAttribute", {"Name": ATTR_PRE}, data_type="FLOAT_VECTOR")
+    v = b.out(pre, "Attribute")  # morphed rest vertex: the Armature modifier's input
     c = b.attr(ATTR_C, "FLOAT_VECTOR")
     udr, tdr = b.attr(ATTR_UDR, "FLOAT_VECTOR"), b.attr(ATTR_TDR, "FLOAT_VECTOR")
     t, u = b.attr(ATTR_T, "FLOAT"), b.attr(ATTR_U, "FLOAT")
@@ -309,7 +310,9 @@ def build(ng):
     for item, field in enumerate((lbs, sdef, sdef, bezier)):
         ng.links.new(field, _socket(pick.inputs, f"Item_{item}"))
     final = b.out(pick)
-    mask = b.attr(ATTR_MASK, "BOOLEAN")
+    # without the input stage (its modifier switched off) leave the Armature modifier's result
+    mask = b.out(b.node("FunctionNodeBooleanMath", [b.attr(ATTR_MASK, "BOOLEAN"), b.out(pre, "Exists")],
+                        operation="AND"))
     setpos = b.node("GeometryNodeSetPosition",
                     {"Geometry": b.out(gin, "Geometry"), "Selection": mask, "Position": final})
     ng.links.new(b.out(setpos, "Geometry"), _socket(gout.inputs, "Geometry"))
