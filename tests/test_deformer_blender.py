@@ -796,7 +796,8 @@ def test_three_group_vertices_follow_the_armature_or_use_their_two_strongest(lim
     three = np.flatnonzero(np.array([len(v.groups) for v in obj.data.vertices]) == 3)
     pose(arm, 47)
     alone = evaluated(obj)
-    bpy.ops.object.jointlimit_deformer_add(mode="SDEF")
+    _, prep = mods["deformer"].add(bpy.context, obj, mode="SDEF")  # what the operator reports
+    assert prep.two.many == len(three) > 0 and not set(prep.two.index) & set(three)
     assert np.array_equal(evaluated(obj)[three], alone[three])
     bpy.ops.object.jointlimit_deformer_remove()
     assert bpy.ops.object.jointlimit_deformer_add(mode="LBS", strongest_two=True) == {"FINISHED"}
