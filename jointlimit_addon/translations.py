@@ -313,8 +313,8 @@ MESSAGES = {
     "SDEF Data": "SDEF データ",
     "Where the C, R0, R1 parameters come from": "C、R0、R1 パラメーターの取得元",
     "Automatic": "自動",
-    "mmd_tools SDEF shape keys if present, else the derived jl_sdef_* attributes":
-        "mmd_tools の SDEF シェイプキーがあればそれを、なければ導出した jl_sdef_* 属性を使います",
+    "mmd_tools SDEF shape keys if present, else the derived jl_sdef_* attributes, else derive them now":
+        "mmd_tools の SDEF シェイプキーがあればそれを、なければ導出した jl_sdef_* 属性を、それもなければここで導出します",
     "mmd_tools Shape Keys": "mmd_tools シェイプキー",
     "C, R0, R1 from the shape keys mmd_sdef_c, mmd_sdef_r0, mmd_sdef_r1": "シェイプキー mmd_sdef_c、mmd_sdef_r0、mmd_sdef_r1 から C、R0、R1 を取得します",
     "Derived Attributes": "導出した属性",
@@ -333,8 +333,8 @@ MESSAGES = {
     "Blend": "ブレンド",
     "SDEF blend s [002 eq.22]: 1 = LBS centre, 0 = boundary line": "SDEF のブレンド s [002 eq.22]：1 = LBS の中心、0 = 境界線",
     "Remove SDEF Deformer": "SDEF デフォーマーを削除",
-    "Remove the SDEF deformer: its modifier, helper object, attributes and the node group if unused (SDEF data such as mmd_tools shape keys or derived attributes stay)":
-        "SDEF デフォーマーを削除します：モディファイアー、補助オブジェクト、属性、未使用ならノードグループも（mmd_tools のシェイプキーや導出した属性などの SDEF データは残ります）",
+    "Remove the SDEF deformer: its modifiers, helper object, attributes and the node groups if unused, and give a taken-over mmd_tools SDEF binding back (SDEF data such as mmd_tools shape keys or derived attributes stay)":
+        "SDEF デフォーマーを削除します：モディファイアー、補助オブジェクト、属性、未使用ならノードグループも。引き継いだ mmd_tools の SDEF バインドは元に戻します（mmd_tools のシェイプキーや導出した属性などの SDEF データは残ります）",
     "Bake SDEF Deformation": "SDEF 変形をベイク",
     "Bake SDEF / SBS / Bezier skinning with the numpy core for a frame range, as shape keys or meshes (a fallback where geometry nodes are not available, e.g. for export)":
         "フレーム範囲の SDEF・SBS・ベジエスキニングを numpy コアでシェイプキーまたはメッシュとしてベイクします（エクスポートなどジオメトリノードが使えない場合の代替）",
@@ -351,6 +351,17 @@ MESSAGES = {
     "Meshes": "メッシュ",
     "One new mesh data-block per frame (<mesh>_jl_frame_0001, ...), e.g. for export": "フレームごとに新しいメッシュデータブロック（<メッシュ>_jl_frame_0001 など）。エクスポート用など",
     "Disable Modifiers": "モディファイアーを無効化",
+    "All Selected Meshes": "選択中のすべてのメッシュ",
+    "Act on every selected mesh, not only the active one": "アクティブなメッシュだけでなく、選択中のすべてのメッシュに対して実行します",
+    "Two Strongest Groups": "強い 2 グループ",
+    "Vertices with three or more deforming groups use their two strongest groups, renormalised (otherwise they follow the Armature modifier)":
+        "3 つ以上の変形グループを持つ頂点は、最も強い 2 グループを正規化し直して使います（オフならアーマチュアモディファイアーに従います）",
+    "Take Over mmd_tools SDEF": "mmd_tools の SDEF を引き継ぐ",
+    "Unbind mmd_tools' own SDEF (its mmd_sdef_skinning shape key and mask) while the deformer is on; Remove restores it":
+        "デフォーマーを使う間、mmd_tools 自身の SDEF（mmd_sdef_skinning シェイプキーとマスク）を解除します。削除すると元に戻ります",
+    "Write as mmd_tools SDEF Data": "mmd_tools の SDEF データとして書き込む",
+    "Also write the parameters as mmd_tools' shape keys mmd_sdef_c, mmd_sdef_r0, mmd_sdef_r1 (overwriting them), so its PMX export carries them":
+        "パラメーターを mmd_tools のシェイプキー mmd_sdef_c、mmd_sdef_r0、mmd_sdef_r1 にも書き込みます（既存のものは上書き）。mmd_tools の PMX エクスポートに含まれます",
     "Turn off the Armature modifier and every modifier after it, so the baked shape keys alone play the animation":
         "アーマチュアモディファイアーとその後のすべてのモディファイアーをオフにし、ベイクしたシェイプキーだけでアニメーションを再生します",
     # --- presets -------------------------------------------------------------------------------------

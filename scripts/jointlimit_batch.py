@@ -197,6 +197,9 @@ def add_sdef_derive(p):
     p.add_argument("--centre", choices=("project", "joint"), default="project", help="rotation centre C")
     p.add_argument("--boundary", choices=("fit", "extent"), default="fit", help="how R0, R1 are found")
     p.add_argument("--pad", type=float, default=0.0, help="widen the blend zone by this fraction")
+    # issue 20: derived parameters also in mmd_tools' layout (shape keys mmd_sdef_c/r0/r1)
+    p.add_argument("--write-mmd", action="store_true",
+                   help="also write them as mmd_tools SDEF shape keys (mmd_sdef_c, mmd_sdef_r0, mmd_sdef_r1)")
 
 
 def add_info(p):
@@ -769,7 +772,7 @@ def cmd_deformer_add(args):
     for obj in meshes:
         with active_in_mode(obj, "OBJECT"):
             run_op(bpy.ops.object.jointlimit_deformer_add, f"deformer-add {obj.name!r}", mode=args.mode.upper(),
-                   source=args.source.upper(), blend=args.blend)
+                   source=args.source.upper(), blend=args.blend, use_selected=False)
     return f"added the {args.mode.upper()} deformer to {', '.join(o.name for o in meshes)}", True
 
 
@@ -783,7 +786,8 @@ def cmd_deformer_bake(args):
         with active_in_mode(obj, "OBJECT"), frame_progress(f"deformer-bake {obj.name}", end - start + 1):
             run_op(bpy.ops.object.jointlimit_deformer_bake, f"deformer-bake {obj.name!r}", use_scene_range=False,
                    frame_start=start, frame_end=end, mode=mode, source=args.source.upper(), blend=args.blend,
-                   output=args.bake_as.upper().replace("-", "_"), mute_modifiers=args.mute_modifiers)
+                   output=args.bake_as.upper().replace("-", "_"), mute_modifiers=args.mute_modifiers,
+                   use_selected=False)
         done.append(f"{obj.name} ({mode})")
     return f"baked frames {start}..{end} of {', '.join(done)} as {args.bake_as}", True
 
@@ -801,7 +805,7 @@ def cmd_sdef_derive(args):
     for obj in meshes:
         with active_in_mode(obj, "OBJECT"):
             run_op(bpy.ops.object.jointlimit_sdef_derive, f"sdef-derive {obj.name!r}", centre=args.centre,
-                   boundary=args.boundary, pad=args.pad)
+                   boundary=args.boundary, pad=args.pad, write_mmd=args.write_mmd, use_selected=False)
     return f"derived SDEF parameters of {', '.join(o.name for o in meshes)}", True
 
 

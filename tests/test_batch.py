@@ -335,6 +335,25 @@ def test_deformer_pipeline(run, scene, tmp_path):
     assert "of Skin (BEZIER) as shape-keys" in out  # the deformer's own mode when --mode is not given
 
 
+def test_sdef_derive_writes_mmd_tools_layout(run, scene, tmp_path):
+    """``sdef-derive --write-mmd``: the derived parameters also as mmd_tools' shape keys (issue 20)."""
+    arm = build_rig()
+    build_limb_mesh(arm)
+    path = save(tmp_path / "mmd.blend")
+    ok(run("sdef-derive", "--mesh", "Skin", "--write-mmd", blend=path))
+    import bpy
+
+    load(path)
+    mesh = bpy.data.objects["Skin"].data
+    keys = mesh.shape_keys.key_blocks
+    assert {"mmd_sdef_c", "mmd_sdef_r0", "mmd_sdef_r1"} <= set(keys.keys())
+    n = len(mesh.vertices)
+    c, attr = np.empty(n * 3, np.float32), np.empty(n * 3, np.float32)
+    keys["mmd_sdef_c"].data.foreach_get("co", c)
+    mesh.attributes["jl_sdef_c"].data.foreach_get("vector", attr)
+    assert np.array_equal(c, attr) and keys["mmd_sdef_c"].value == 0.0
+
+
 # --- bad input: exit 2, one line, input untouched ---------------------------------------------------------
 
 

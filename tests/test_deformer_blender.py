@@ -256,6 +256,7 @@ def mmd_keys(obj, truth, params, swap_rows):
         full = rest.copy()
         full[truth["two"]] = values
         kb = obj.shape_key_add(name=name, from_mix=False)
+        kb.value = 0.0  # as mmd_tools adds them (Blender 5 starts new keys at 1)
         kb.data.foreach_set("co", full.astype(np.float32).ravel())
 
 
@@ -351,11 +352,11 @@ def test_two_deformers_share_one_node_group_and_remove_keeps_it_in_use(scene):
     other = obj.copy()
     other.data = obj.data.copy()
     scene.collection.objects.link(other)
-    bpy.ops.object.jointlimit_deformer_add()
+    bpy.ops.object.jointlimit_deformer_add(use_selected=False)
     bpy.context.view_layer.objects.active = other
-    bpy.ops.object.jointlimit_deformer_add()
+    bpy.ops.object.jointlimit_deformer_add(use_selected=False)
     groups = len(bpy.data.node_groups)
-    bpy.ops.object.jointlimit_deformer_remove()
+    bpy.ops.object.jointlimit_deformer_remove(use_selected=False)
     assert len(bpy.data.node_groups) == groups  # still used by obj
     assert obj.modifiers["JointLimit Deformer"].node_group is not None
 
@@ -365,8 +366,8 @@ def test_add_errors_leave_the_object_unchanged(limb):
 
     arm, obj, truth = limb
     before = snapshot(obj)
-    with pytest.raises(RuntimeError, match="no SDEF data"):
-        bpy.ops.object.jointlimit_deformer_add()
+    with pytest.raises(RuntimeError, match="no derived SDEF attributes"):
+        bpy.ops.object.jointlimit_deformer_add(source="DERIVED")
     with pytest.raises(RuntimeError, match="no mmd_tools SDEF shape keys"):
         bpy.ops.object.jointlimit_deformer_add(source="MMD")
     assert snapshot(obj) == before
@@ -543,3 +544,306 @@ def test_final_render_uses_the_deformer(limb, tmp_path):
     differ = lambda a, b: int((np.abs(renders[a] - renders[b]).max(1) > 0.05).sum())  # noqa: E731
     assert differ("deformer", "copy") <= 2
     assert differ("lbs", "copy") > 10
+
+
+# ----------------------------------------------------------------------------------------------
+# Issue 20: shape keys, mmd_tools both ways, several meshes, three-group vertices, modifier stacks
+
+
+def add_morphs(obj, truth):
+    """Two shape keys: ``bulge`` (+0.05 in x everywhere) and ``wave`` (random offsets)."""
+    rest = truth["rest"]
+    obj.shape_key_add(name="Basis", from_mix=False)
+    rng = np.random.default_rng(31)
+    offsets = {"bulge": np.tile((0.05, 0.0, 0.0), (len(rest), 1)), "wave": rng.normal(scale=0.03, size=rest.shape)}
+    for name, offset in offsets.items():
+        kb = obj.shape_key_add(name=name, from_mix=False)
+        kb.value = 0.0
+        kb.data.foreach_set("co", (rest + offset).astype(np.float32).ravel())
+    return offsets
+
+
+def morphed(obj, truth, offsets):
+    """Rest positions with the current (evaluated) shape-key values."""
+    import bpy
+
+    keys = obj.data.shape_keys.evaluated_get(bpy.context.evaluated_depsgraph_get()).key_blocks
+    out = truth["rest"].copy()
+    for name, offset in offsets.items():
+        kb = keys[name]
+        full = np.empty(len(kb.data) * 3, np.float32)
+        obj.data.shape_keys.key_blocks[name].data.foreach_get("co", full)
+        out += keys[name].value * (full.reshape(-1, 3).astype(np.float64) - truth["rest"])
+    return out
+
+
+def test_shape_keys_survive_with_animated_values(limb, mods):
+    """Per frame with animated key values: LBS equals the Armature modifier alone on every vertex,
+    SBS / SDEF / Bezier equal the numpy core on the morphed positions."""
+    import bpy
+
+    arm, obj, truth = limb
+    scene = bpy.context.scene
+    offsets = add_morphs(obj, truth)
+    bpy.ops.object.jointlimit_sdef_derive()
+    params = derived(obj, truth)
+    animate(arm, ((1, 41), (4, 42)))
+    blocks = obj.data.shape_keys.key_blocks
+    for frame, bulge, wave in ((1, 1.0, 0.0), (3, 0.2, 0.7), (4, 0.6, -0.5)):
+        blocks["bulge"].value, blocks["wave"].value = bulge, wave
+        blocks["bulge"].keyframe_insert("value", frame=frame)
+        blocks["wave"].keyframe_insert("value", frame=frame)
+    assert bpy.ops.object.jointlimit_deformer_add(mode="LBS") == {"FINISHED"}
+    mod = obj.modifiers["JointLimit Deformer"]
+    idx, tol = truth["two"], 1e-5 * size(truth)
+    seen = []
+    for frame in (1, 2, 4, 3):
+        scene.frame_set(frame)
+        v = morphed(obj, truth, offsets)
+        seen.append(v[idx].copy())
+        for mode in MODES:
+            set_mode(obj, mode)
+            got = evaluated(obj)
+            if mode == "LBS":
+                mod.show_viewport = False
+                alone = evaluated(obj)
+                mod.show_viewport = True
+                assert np.abs(got - alone).max() < tol, frame
+            want = mods["core.skinning"].deform(mode, v[idx], np.zeros(len(idx), int), np.ones(len(idx), int),
+                                                truth["t"], *params, matrices=skin_matrices(obj, arm),
+                                                rest_heads=rest_heads(obj, arm))
+            assert np.abs(got[idx] - want).max() < tol, (frame, mode)
+    assert np.abs(seen[0] - seen[1]).max() > 1e-2 and np.abs(seen[0] - truth["rest"][idx]).max() > 4e-2
+
+
+def test_shape_keys_bake(limb):
+    import bpy
+
+    arm, obj, truth = limb
+    add_morphs(obj, truth)
+    obj.data.shape_keys.key_blocks["wave"].value = 0.8
+    bpy.ops.object.jointlimit_deformer_add(mode="SDEF")
+    pose(arm, 43)
+    live = evaluated(obj)
+    bpy.ops.object.jointlimit_deformer_bake(use_scene_range=False, frame_start=1, frame_end=1, output="MESHES")
+    mesh = bpy.data.meshes[f"{obj.data.name}_jl_frame_0001"]
+    co = np.empty(len(mesh.vertices) * 3, np.float32)
+    mesh.vertices.foreach_get("co", co)
+    assert np.abs(co.reshape(-1, 3) - live).max() < 1e-5 * size(truth)
+
+
+def mmd_layout(obj):
+    keys = obj.data.shape_keys.key_blocks
+    out = {}
+    for name in ("mmd_sdef_c", "mmd_sdef_r0", "mmd_sdef_r1"):
+        co = np.empty(len(keys[name].data) * 3, np.float32)
+        keys[name].data.foreach_get("co", co)
+        out[name] = co.reshape(-1, 3).astype(np.float64)
+        assert keys[name].relative_key == obj.data.shape_keys.reference_key and keys[name].value == 0.0
+    return out
+
+
+@pytest.mark.parametrize("group_order", [("lower", "upper", "other"), ("upper", "lower", "other")])
+def test_derive_writes_mmd_layout_and_it_reads_back_the_same(scene, mods, group_order):
+    """derive -> write mmd_tools layout -> read (source MMD) -> the same deformation as the derived
+    attributes; R0 belongs to the lower group index, other vertices hold their basis position."""
+    import bpy
+
+    arm, obj, truth = build_limb(scene, group_order)
+    assert bpy.ops.object.jointlimit_sdef_derive(write_mmd=True) == {"FINISHED"}
+    layout = mmd_layout(obj)
+    c, r0, r1 = derived(obj, truth)
+    idx, rest = truth["two"], truth["rest"]
+    others = np.setdiff1d(np.arange(len(rest)), idx)
+    lower_first = group_order.index("upper") < group_order.index("lower")  # parent on the lower index
+    assert np.allclose(layout["mmd_sdef_c"][idx], c, atol=1e-6)
+    assert np.allclose(layout["mmd_sdef_r0"][idx], r0 if lower_first else r1, atol=1e-6)
+    assert np.allclose(layout["mmd_sdef_r1"][idx], r1 if lower_first else r0, atol=1e-6)
+    for values in layout.values():
+        assert np.array_equal(values[others], rest[others].astype(np.float32))
+    assert np.abs(layout["mmd_sdef_c"][idx] - rest[idx]).max(1).min() > 0.0  # every vertex reads as SDEF
+    pose(arm, 44)
+    results = {}
+    for source in ("DERIVED", "MMD"):
+        assert bpy.ops.object.jointlimit_deformer_add(source=source, mode="SDEF") == {"FINISHED"}
+        results[source] = {}
+        for mode in MODES:
+            set_mode(obj, mode)
+            results[source][mode] = evaluated(obj)
+        bpy.ops.object.jointlimit_deformer_remove()
+    for mode in MODES:
+        assert np.abs(results["MMD"][mode] - results["DERIVED"][mode]).max() < 1e-6 * size(truth), mode
+        want = expected(mods, mode, obj, arm, truth, (c, r0, r1))
+        assert np.abs(results["MMD"][mode][idx] - want).max() < 1e-5 * size(truth), mode
+
+
+def bind_like_mmd_tools(obj, arm):
+    """mmd_tools' SDEF bind as its FnSDEF.bind builds it: a 'mmd_sdef_skinning' key (value 0,
+    driven), the SDEF vertices (C differs from the basis) in 'mmd_sdef_mask', which masks the
+    Armature modifier 'mmd_armature' (inverted) and the key. The driver's Python function is
+    mmd_tools' own and absent here; the key holds the skinned positions of the current pose."""
+    obj.modifiers["Armature"].name = "mmd_armature"
+    keys = obj.data.shape_keys.key_blocks
+    n = len(obj.data.vertices)
+    c = np.empty(n * 3, np.float32)
+    keys["mmd_sdef_c"].data.foreach_get("co", c)
+    basis = np.empty(n * 3, np.float32)
+    keys[0].data.foreach_get("co", basis)
+    sdef = np.flatnonzero((c != basis).reshape(-1, 3).any(1))
+    kb = obj.shape_key_add(name="mmd_sdef_skinning", from_mix=False)
+    kb.value = 0.0
+    obj.vertex_groups.new(name="mmd_sdef_mask").add(sdef.tolist(), 1.0, "REPLACE")
+    mod = obj.modifiers["mmd_armature"]
+    mod.vertex_group = "mmd_sdef_mask"
+    mod.invert_vertex_group = True
+    kb.vertex_group = "mmd_sdef_mask"
+    fc = obj.data.shape_keys.driver_add('key_blocks["mmd_sdef_skinning"].value')
+    fc.driver.type = "SCRIPTED"
+    var = fc.driver.variables.new()
+    var.name, var.type = "obj", "SINGLE_PROP"
+    var.targets[0].id = obj
+    var.targets[0].data_path = "name"
+    fc.driver.use_self = True
+    fc.driver.expression = "mmd_sdef_driver(self, obj, bulk_update=True, use_skip=True, use_scale=False)"
+    return kb, fc, sdef
+
+
+def test_take_over_an_mmd_tools_binding_and_restore_it(scene, mods):
+    import bpy
+
+    arm, obj, truth = build_limb(scene)
+    bpy.ops.object.jointlimit_sdef_derive(write_mmd=True)
+    params = derived(obj, truth)
+    kb, fc, sdef = bind_like_mmd_tools(obj, arm)
+    assert set(sdef) == set(truth["two"])
+    pose(arm, 45)
+    # what mmd_tools' driver would write: the SDEF positions, relative to the basis, value 1
+    skinned = truth["rest"].copy()
+    skinned[truth["two"]] = expected(mods, "SDEF", obj, arm, truth, params)
+    kb.data.foreach_set("co", skinned.astype(np.float32).ravel())
+    fc.mute = True  # the driver function is mmd_tools' (absent); hold the value it returns
+    kb.value = 1.0
+    fc.mute = False
+    bound = evaluated(obj)
+    before = snapshot(obj)
+    with pytest.raises(RuntimeError, match="Take Over"):
+        bpy.ops.object.jointlimit_deformer_add()
+    assert snapshot(obj) == before and obj.modifiers["mmd_armature"].vertex_group == "mmd_sdef_mask"
+    assert bpy.ops.object.jointlimit_deformer_add(take_over=True, mode="SDEF") == {"FINISHED"}
+    mod = obj.modifiers["mmd_armature"]
+    assert mod.vertex_group == "" and kb.mute and fc.mute
+    got = evaluated(obj)
+    tol = 1e-5 * size(truth)
+    assert np.abs(got[truth["two"]] - skinned[truth["two"]]).max() < tol  # deformed once, not twice
+    set_mode(obj, "LBS")
+    mod_def = obj.modifiers["JointLimit Deformer"]
+    lbs = evaluated(obj)
+    mod_def.show_viewport = False
+    assert np.abs(lbs - evaluated(obj)).max() < tol  # the Armature modifier now moves every vertex
+    assert bpy.ops.object.jointlimit_deformer_remove() == {"FINISHED"}
+    assert snapshot(obj) == before
+    assert mod.vertex_group == "mmd_sdef_mask" and mod.invert_vertex_group and not kb.mute and not fc.mute
+    assert np.array_equal(evaluated(obj), bound)
+
+
+def test_add_remove_and_bake_on_several_meshes(scene):
+    """Add on every selected mesh (deriving parameters where there are none), Remove and Bake too;
+    a failing mesh is reported while the others proceed."""
+    import bpy
+
+    arm, obj, truth = build_limb(scene)
+    others = []
+    for i in range(2):
+        other = obj.copy()
+        other.data = obj.data.copy()
+        other.name = f"Limb{i}"
+        scene.collection.objects.link(other)
+        others.append(other)
+    plain = bpy.data.objects.new("Plain", bpy.data.meshes.new("Plain"))  # no Armature modifier
+    scene.collection.objects.link(plain)
+    meshes = [obj] + others
+    before = {o.name: snapshot(o) for o in meshes}
+    for o in meshes + [plain]:
+        o.select_set(True)
+    pose(arm, 46)
+    assert bpy.ops.object.jointlimit_deformer_add(mode="SDEF") == {"FINISHED"}
+    for o in meshes:
+        assert "JointLimit Deformer" in o.modifiers and "jl_sdef_c" in o.data.attributes
+    assert not plain.modifiers
+    results = [evaluated(o) for o in meshes]
+    assert all(np.abs(r - results[0]).max() < 1e-6 for r in results[1:])
+    assert bpy.ops.object.jointlimit_deformer_bake(use_scene_range=False, frame_start=1, frame_end=1,
+                                                   output="MESHES") == {"FINISHED"}
+    for o in meshes:
+        assert f"{o.data.name}_jl_frame_0001" in bpy.data.meshes
+    assert bpy.ops.object.jointlimit_deformer_remove() == {"FINISHED"}
+    baked = {f"{o.data.name}_jl_frame_0001" for o in meshes}
+    for o in meshes:
+        now = snapshot(o)
+        assert set(now.pop("meshes")) == set(before[o.name]["meshes"]) | baked
+        assert now == {k: v for k, v in before[o.name].items() if k != "meshes"}  # derived-on-add attrs go too
+    obj.select_set(False)
+    bpy.context.view_layer.objects.active = obj
+    assert bpy.ops.object.jointlimit_deformer_add(use_selected=False) == {"FINISHED"}
+    assert "JointLimit Deformer" not in others[0].modifiers
+
+
+def test_three_group_vertices_follow_the_armature_or_use_their_two_strongest(limb, mods):
+    import bpy
+
+    arm, obj, truth = limb
+    rest = truth["rest"]
+    three = np.flatnonzero(np.array([len(v.groups) for v in obj.data.vertices]) == 3)
+    pose(arm, 47)
+    alone = evaluated(obj)
+    _, prep = mods["deformer"].add(bpy.context, obj, mode="SDEF")  # what the operator reports
+    assert prep.two.many == len(three) > 0 and not set(prep.two.index) & set(three)
+    assert np.array_equal(evaluated(obj)[three], alone[three])
+    bpy.ops.object.jointlimit_deformer_remove()
+    assert bpy.ops.object.jointlimit_deformer_add(mode="LBS", strongest_two=True) == {"FINISHED"}
+    got = evaluated(obj)[three]
+    # the two strongest of upper 0.2, lower 0.3, other 0.5: lower (3/8) and other (5/8)
+    mw, aw = obj.matrix_world, arm.matrix_world
+    m = [_np(mw.inverted() @ aw @ arm.pose.bones[n].matrix @ arm.data.bones[n].matrix_local.inverted()
+             @ aw.inverted() @ mw) for n in ("lower", "other")]
+    h = np.c_[rest[three], np.ones(len(three))]
+    want = 0.375 * (h @ m[0].T)[:, :3] + 0.625 * (h @ m[1].T)[:, :3]
+    assert np.abs(got - want).max() < 1e-5 * size(truth)
+    assert np.abs(got - alone[three]).max() > 1e-3
+
+
+def test_modifier_stack_deforming_modifiers_work_others_are_refused(limb):
+    import bpy
+
+    arm, obj, truth = limb
+    bpy.ops.object.jointlimit_sdef_derive()
+    pose(arm, 48)
+    sub = obj.modifiers.new("Subdivision", "SUBSURF")
+    bpy.ops.object.modifier_move_to_index(modifier=sub.name, index=0)
+    before = snapshot(obj)
+    with pytest.raises(RuntimeError, match="'Subdivision'.*before the Armature modifier"):
+        bpy.ops.object.jointlimit_deformer_add()
+    assert snapshot(obj) == before
+    obj.modifiers.remove(sub)
+    arm_mod = obj.modifiers["Armature"]
+    arm_mod.use_multi_modifier = True
+    with pytest.raises(RuntimeError, match="Multi Modifier"):
+        bpy.ops.object.jointlimit_deformer_add()
+    arm_mod.use_multi_modifier = False
+    # a deforming modifier first (not the Armature modifier), a topology change after it
+    disp = obj.modifiers.new("Displace", "DISPLACE")
+    disp.strength = 0.04
+    bpy.ops.object.modifier_move_to_index(modifier=disp.name, index=0)
+    obj.modifiers.new("Subdivision after", "SUBSURF").levels = 1
+    assert bpy.ops.object.jointlimit_deformer_add(mode="LBS") == {"FINISHED"}
+    assert [m.name for m in obj.modifiers] == ["Displace", "JointLimit Deformer Input", "Armature",
+                                               "JointLimit Deformer", "Subdivision after"]
+    lbs = evaluated(obj)
+    obj.modifiers["JointLimit Deformer"].show_viewport = False
+    alone = evaluated(obj)
+    assert np.abs(lbs - alone).max() < 1e-5 * size(truth)
+    # the input stage switched off: the deformer leaves the Armature modifier's result alone
+    obj.modifiers["JointLimit Deformer"].show_viewport = True
+    obj.modifiers["JointLimit Deformer Input"].show_viewport = False
+    set_mode(obj, "SDEF")
+    assert np.array_equal(evaluated(obj), alone)

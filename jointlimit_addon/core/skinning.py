@@ -321,18 +321,30 @@ class SkinPlan:
         # LBS needs the two affine parts only; gather no more rows per vertex than used.
         return (table[:_A1.stop] if self.offset is None else table), stretch
 
-    def deform(self, matrices):
-        """Deformed positions (N, 3) for skinning ``matrices`` (B, 4, 4), see :func:`deform`."""
+    def _morphed(self, positions):
+        """``(x0, x1, offset)`` for other rest positions ``v`` (N, 3) of the same vertices, e.g.
+        with shape keys: the centres do not depend on ``v``; LBS weights it, the others offset it."""
+        v = _check_points(positions, self.n, "positions")
+        vs = _soa(v)
+        if self.offset is None:
+            return self.t * vs, self.u * vs, None
+        return self.x0, self.x1, vs - self.rest_centre
+
+    def deform(self, matrices, positions=None):
+        """Deformed positions (N, 3) for skinning ``matrices`` (B, 4, 4), see :func:`deform`;
+        ``positions`` (N, 3) replaces the rest positions for this call (morphed vertices: the
+        result equals a plan built on them, as C, R0, R1 stay)."""
         table, stretch = self._frame(matrices)
+        x0, x1, offset = (self.x0, self.x1, self.offset) if positions is None else self._morphed(positions)
         out = np.empty((self.n, 3))
         for start in range(0, self.n, _BLOCK):
             sl = slice(start, start + _BLOCK)
             g = np.take(table, self.pair[sl], axis=1)
-            res = _apply(g[_A0], self.x0[:, sl], self.h0[sl])
-            res += _apply(g[_A1], self.x1[:, sl], self.h1[sl])
-            if self.offset is not None:
+            res = _apply(g[_A0], x0[:, sl], self.h0[sl])
+            res += _apply(g[_A1], x1[:, sl], self.h1[sl])
+            if offset is not None:
                 t, u = self.t[sl], self.u[sl]
-                d = _stretched(self.offset[:, sl], g, t, u, self.bone0[sl], self.bone1[sl], stretch)
+                d = _stretched(offset[:, sl], g, t, u, self.bone0[sl], self.bone1[sl], stretch)
                 _add_rotated(res, g, u, d)
             out[sl] = res.T
         return out

@@ -1,23 +1,30 @@
 """Two-bone skinning deformer (LBS / SBS / SDEF = SBS+ / Bezier, [002]) for Blender meshes.
 
 ``add(obj, ...)`` puts a geometry-nodes modifier (``tree.py``) right after the mesh's Armature
-modifier, plus a *bone-frames* helper mesh (four points per bone, parented to the mesh with an
-identity transform so its space is the mesh's space, deformed by an Armature modifier with the
-same armature). Nothing runs in Python per frame: playback, scrubbing and renders evaluate the
-tree. ``remove(obj)`` undoes all of it. The numpy fallback (``bake``) lives in the bake operator;
-``data.py`` reads weights, SDEF parameters and bone matrices for both.
+modifier, a small *input* modifier right before it (it stores the positions the Armature
+modifier receives, so shape keys survive), plus a *bone-frames* helper mesh (four points per
+bone, parented to the mesh with an identity transform so its space is the mesh's space, deformed
+by an Armature modifier with the same armature). Nothing runs in Python per frame: playback,
+scrubbing and renders evaluate the tree. ``remove(obj)`` undoes all of it. The numpy fallback
+(``bake``) lives in the bake operator; ``data.py`` reads weights, SDEF parameters and bone
+matrices for both; ``derive.py`` derives SDEF parameters; ``mmd.py`` writes mmd_tools' layout and
+takes over its SDEF binding.
 """
+
+from dataclasses import dataclass
 
 import bpy
 import numpy as np
 
 from .. import compat
 from ..core import quat
-from . import data, tree
+from . import data, derive, mmd, tree
 
 MODIFIER_NAME = "JointLimit Deformer"
+INPUT_MODIFIER_NAME = "JointLimit Deformer Input"
+AUTO_DERIVED_FLAG = "jl_auto_derived"  # on the helper: add() derived the jl_sdef_* attributes
 HELPER_SUFFIX = " JL Bone Frames"
-PREV_REST_FLAG = "jl_prev_rest_position"  # on the helper: the mesh's flag before add()
+PREV_REST_FLAG = "jl_prev_rest_position"  # on helpers of tree version <= 3: the mesh's flag before add()
 
 
 def find(obj):
@@ -49,6 +56,8 @@ def _build_helper(obj, arm, names):
     rot_inv = quat.from_matrix(frames[:, :3, :3].transpose(0, 2, 1))
     _set_attribute(mesh, tree.ATTR_REST_ROT_INV, "QUATERNION", np.repeat(rot_inv, 4, axis=0).astype(np.float32),
                    "value")
+    _set_attribute(mesh, tree.ATTR_REST_HEAD, "FLOAT_VECTOR", np.repeat(frames[:, :3, 3], 4, axis=0).astype(np.float32),
+                   "vector")
     mesh.update()
     helper = bpy.data.objects.new(obj.name + HELPER_SUFFIX, mesh)
     for i, name in enumerate(names):
@@ -72,8 +81,8 @@ def _write_mesh_attributes(obj, two, c, r0, r1, heads):
     n = len(mesh.vertices)
     vec = np.zeros((n, 3), np.float32)
     full = {name: ("FLOAT_VECTOR", vec.copy(), "vector")
-            for name in (tree.ATTR_C, tree.ATTR_SDEF_D, tree.ATTR_UDR, tree.ATTR_TDR, tree.ATTR_BEZ_A0,
-                         tree.ATTR_BEZ_A1, tree.ATTR_BEZ_D)}
+            for name in (tree.ATTR_C, tree.ATTR_UDR, tree.ATTR_TDR, tree.ATTR_BEZ_A0, tree.ATTR_BEZ_A1,
+                         tree.ATTR_BEZ_C)}
     full[tree.ATTR_MASK] = ("BOOLEAN", np.zeros(n, bool), "value")
     for name in (tree.ATTR_I0, tree.ATTR_I1):
         full[name] = ("INT", np.zeros(n, np.int32), "value")
@@ -82,13 +91,12 @@ def _write_mesh_attributes(obj, two, c, r0, r1, heads):
     idx, t = two.index, two.weight0
     u = 1.0 - t
     dr = r0 - r1
-    v = data.positions(mesh)[idx]
-    a0, a1, w1, bez_d = _bezier_terms(v, t, c, dr, heads[two.bone1])
+    a0, a1, w1, bez_c = _bezier_terms(t, c, dr, heads[two.bone1])
     for name, values in ((tree.ATTR_MASK, True), (tree.ATTR_I0, 4 * two.bone0), (tree.ATTR_I1, 4 * two.bone1),
-                         (tree.ATTR_T, t), (tree.ATTR_U, u), (tree.ATTR_C, c), (tree.ATTR_SDEF_D, v - c),
+                         (tree.ATTR_T, t), (tree.ATTR_U, u), (tree.ATTR_C, c),
                          (tree.ATTR_UDR, u[:, None] * dr), (tree.ATTR_TDR, t[:, None] * dr),
                          (tree.ATTR_BEZ_A0, a0), (tree.ATTR_BEZ_A1, a1), (tree.ATTR_BEZ_W1, w1),
-                         (tree.ATTR_BEZ_D, bez_d)):
+                         (tree.ATTR_BEZ_C, bez_c)):
         full[name][1][idx] = values
     for name, (data_type, values, key) in full.items():
         _set_attribute(mesh, name, data_type, values, key)
@@ -97,86 +105,159 @@ def _write_mesh_attributes(obj, two, c, r0, r1, heads):
             mesh.attributes.remove(mesh.attributes[name])
 
 
-def _bezier_terms(v, t, c, dr, joint):
+def _bezier_terms(t, c, dr, joint):
     """Static parts of the Bezier centre [002 eq.24-26] as a two-point blend (see ``tree``):
-    ``A0 = (t r''_0 + 2u b) / (1 + u)``, ``A1 = r''_1``, ``u²`` and ``v - rest centre``."""
+    ``A0 = (t r''_0 + 2u b) / (1 + u)``, ``A1 = r''_1``, ``u²`` and the rest centre."""
     u = 1.0 - t
     r0c, r1c = c + u[:, None] * dr, c - t[:, None] * dr       # r''_0, r''_1
     a0 = (t[:, None] * r0c + 2.0 * u[:, None] * joint) / (1.0 + u)[:, None]
     w1 = u * u
     rest = (1.0 - w1)[:, None] * a0 + w1[:, None] * r1c
-    return a0, r1c, w1, v - rest
+    return a0, r1c, w1, rest
 
 
-def prepare(obj, source):
-    """Validated inputs of :func:`add`: ``(armature modifier, TwoBone, C, R0, R1, heads)``.
+@dataclass
+class Prepared:
+    """Validated inputs of :func:`add` and the bake (see :func:`prepare`)."""
 
-    Raises :class:`data.DataError` for anything the user must fix; changes nothing.
+    arm_mod: object
+    two: data.TwoBone
+    c: np.ndarray
+    r0: np.ndarray
+    r1: np.ndarray
+    heads: np.ndarray
+    derived: bool = False  # SDEF parameters were derived because the mesh had none
+
+
+def prepare(obj, source, strongest_two=False, derive_missing=False):
+    """Validated inputs of :func:`add` (see :class:`Prepared`).
+
+    With ``derive_missing`` and ``source='AUTO'``, a mesh without SDEF data gets derived
+    parameters (``derive.derive``, written as ``jl_sdef_*`` attributes). Otherwise raises
+    :class:`data.DataError` for anything the user must fix and changes nothing.
     """
     arm_mod = data.require_armature(obj)
-    two = data.two_bone_vertices(obj, arm_mod.object)
+    data.check_modifiers(obj, arm_mod)
+    derived = False
+    if derive_missing and source == "AUTO" and not (data.has_mmd(obj) or data.has_derived(obj)):
+        derive.derive(obj, strongest_two=strongest_two)
+        derived = True
+    two = data.two_bone_vertices(obj, arm_mod.object, strongest_two)
     two, c, r0, r1 = data.sdef_params(obj, two, source)
     heads, _ = data.heads_tails(obj, arm_mod.object, two.bones)
-    return arm_mod, two, c, r0, r1, heads
+    return Prepared(arm_mod, two, c, r0, r1, heads, derived)
 
 
-def add(context, obj, source="AUTO", mode="SDEF", blend=0.5):
-    """Add the deformer to ``obj``; returns the modifier. All-or-nothing."""
+def _move_modifier(context, obj, mod, index):
+    if list(obj.modifiers).index(mod) != index:
+        with context.temp_override(object=obj, active_object=obj):
+            bpy.ops.object.modifier_move_to_index(modifier=mod.name, index=index)
+
+
+def add(context, obj, source="AUTO", mode="SDEF", blend=0.5, strongest_two=False, take_over=False):
+    """Add the deformer to ``obj``; returns ``(modifier, Prepared)``. All-or-nothing.
+
+    An input modifier right before the Armature modifier stores the positions it receives
+    (``tree.ATTR_PRE``: shape keys and earlier deforming modifiers included); the deformer right
+    after it recomputes the two-bone vertices from them. A mesh without SDEF data gets derived
+    parameters; an mmd_tools SDEF binding is unbound when ``take_over`` (and restored by
+    :func:`remove`), refused otherwise.
+    """
     if find(obj)[0] is not None:
         raise data.DataError(f"'{obj.name}' already has a JointLimit deformer (remove it first)")
     if mode not in tree.MODE_VALUES:
         raise data.DataError(f"unknown mode {mode!r}")
-    arm_mod, two, c, r0, r1, heads = prepare(obj, source)
+    bound = mmd.binding(obj)
+    if bound is not None and not take_over:
+        raise data.DataError(f"'{obj.name}' is bound by mmd_tools' SDEF ('{mmd.SKINNING_KEY}' shape key); enable "
+                             "Take Over mmd_tools SDEF to unbind it while the deformer is on")
+    attrs_before = set(obj.data.attributes.keys())
+    state = mmd.take_over(obj, bound) if bound is not None else None
     groups_before = set(bpy.data.node_groups)
-    helper = mod = None
+    helper = mod = pre = prep = None
     try:
+        prep = prepare(obj, source, strongest_two, derive_missing=True)
+        arm_mod, two = prep.arm_mod, prep.two
         helper = _build_helper(obj, arm_mod.object, two.bones)
-        helper[PREV_REST_FLAG] = obj.add_rest_position_attribute
-        _write_mesh_attributes(obj, two, c, r0, r1, heads)
+        if state is not None:
+            helper[mmd.STATE_PROP] = state
+        if prep.derived:
+            helper[AUTO_DERIVED_FLAG] = True
+        _write_mesh_attributes(obj, two, prep.c, prep.r0, prep.r1, prep.heads)
+        pre = obj.modifiers.new(INPUT_MODIFIER_NAME, "NODES")
+        pre.node_group = tree.get_input_tree()
+        pre.show_in_editmode = True  # the deformer needs its attribute wherever it runs
+        _move_modifier(context, obj, pre, list(obj.modifiers).index(arm_mod))
         ng = tree.get_tree()
         mod = obj.modifiers.new(MODIFIER_NAME, "NODES")
         mod.node_group = ng
         compat.set_modifier_input(mod, tree.input_id(ng, tree.MODE_INPUT), tree.MODE_VALUES[mode])
         compat.set_modifier_input(mod, tree.input_id(ng, tree.BLEND_INPUT), float(blend))
         compat.set_modifier_input(mod, tree.input_id(ng, tree.FRAMES_INPUT), helper)
-        target = list(obj.modifiers).index(arm_mod) + 1
-        if list(obj.modifiers).index(mod) != target:
-            with context.temp_override(object=obj, active_object=obj):
-                bpy.ops.object.modifier_move_to_index(modifier=mod.name, index=target)
-        obj.add_rest_position_attribute = True
+        _move_modifier(context, obj, mod, list(obj.modifiers).index(arm_mod) + 1)
         if helper.name in context.view_layer.objects:
             helper.hide_set(True)
     except Exception:
-        _cleanup(obj, mod, helper, groups_before)
+        _cleanup(obj, mod, helper, pre, groups_before)
+        if state is not None:
+            mmd.restore(obj, state)
+        for name in set(obj.data.attributes.keys()) - attrs_before:  # derived just now
+            obj.data.attributes.remove(obj.data.attributes[name])
         raise
     obj.update_tag()
-    return mod
+    return mod, prep
 
 
-def _cleanup(obj, mod, helper, groups_before=None):
-    ng = mod.node_group if mod is not None else None
-    if mod is not None:
-        obj.modifiers.remove(mod)
+def _remove_group(ng, groups_before):
+    if ng is not None and ng.users == 0 and (groups_before is None or ng not in groups_before):
+        bpy.data.node_groups.remove(ng)
+
+
+def _cleanup(obj, mod, helper, pre=None, groups_before=None):
+    """Undo :func:`add` (also for deformers of older versions, which had no input modifier and
+    switched on ``add_rest_position_attribute``)."""
+    groups = [m.node_group for m in (mod, pre) if m is not None]
+    for m in (mod, pre):
+        if m is not None:
+            obj.modifiers.remove(m)
     if helper is not None:
         if PREV_REST_FLAG in helper:
             obj.add_rest_position_attribute = bool(helper[PREV_REST_FLAG])
+        if helper.get(AUTO_DERIVED_FLAG):
+            for name in data.DERIVED_ATTRS:
+                if name in obj.data.attributes:
+                    obj.data.attributes.remove(obj.data.attributes[name])
         mesh = helper.data
         bpy.data.objects.remove(helper)
         if mesh.users == 0:
             bpy.data.meshes.remove(mesh)
-    if ng is not None and ng.users == 0 and (groups_before is None or ng not in groups_before):
-        bpy.data.node_groups.remove(ng)
-    for name in tree.MESH_ATTRS + tree.LEGACY_MESH_ATTRS:
+    for ng in groups:
+        _remove_group(ng, groups_before)
+    for name in tree.MESH_ATTRS + tree.LEGACY_MESH_ATTRS + (tree.ATTR_PRE,):
         if name in obj.data.attributes:
             obj.data.attributes.remove(obj.data.attributes[name])
 
 
+def find_input(obj):
+    """The deformer's input modifier on ``obj`` (before the Armature modifier), or ``None``."""
+    for mod in obj.modifiers:
+        if mod.type == "NODES" and tree.is_input_tree(mod.node_group):
+            return mod
+    return None
+
+
 def remove(obj):
-    """Remove the deformer of ``obj`` (modifier, unused node group, helper, its attributes)."""
+    """Remove the deformer of ``obj`` (both modifiers, unused node groups, helper, its attributes,
+    auto-derived SDEF attributes) and give a taken-over mmd_tools SDEF binding back."""
     mod, helper = find(obj)
     if mod is None:
         raise data.DataError(f"'{obj.name}' has no JointLimit deformer")
-    _cleanup(obj, mod, helper if isinstance(helper, bpy.types.Object) else None)
+    helper = helper if isinstance(helper, bpy.types.Object) else None
+    state = helper.get(mmd.STATE_PROP) if helper is not None else None
+    state = state.to_dict() if hasattr(state, "to_dict") else state
+    _cleanup(obj, mod, helper, find_input(obj))
+    if state:
+        mmd.restore(obj, state)
     obj.update_tag()
 
 

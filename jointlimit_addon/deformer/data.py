@@ -2,10 +2,11 @@
 
 Sources of ``C``, ``R0``, ``R1`` (absolute rest positions in the mesh's space):
 
-* ``MMD``: mmd_tools' shape keys ``mmd_sdef_c``, ``mmd_sdef_r0``, ``mmd_sdef_r1``. A vertex is
-  SDEF when it has exactly two deforming bone groups with non-zero weight and one of its three
-  keys differs from the basis (mmd_tools writes the basis position for other vertices). As in
-  mmd_tools, ``R0`` belongs to the bone whose vertex group has the lower index.
+* ``MMD``: mmd_tools' shape keys ``mmd_sdef_c``, ``mmd_sdef_r0``, ``mmd_sdef_r1`` (absolute rest
+  positions). A vertex is SDEF when it has exactly two deforming bone groups with non-zero
+  weight and its ``mmd_sdef_c`` differs from its basis position (mmd_tools writes the basis
+  position for other vertices and tests C alone). As in mmd_tools, ``R0`` belongs to the bone
+  whose vertex group has the lower index.
 * ``DERIVED``: the point attributes ``jl_sdef_c``, ``jl_sdef_r0``, ``jl_sdef_r1`` written by
   ``object.jointlimit_sdef_derive`` (every two-bone vertex; ``R0`` on the parent side).
 
@@ -18,6 +19,8 @@ reordering an mmd vertex swaps its ``R0``/``R1`` with it.
 from dataclasses import dataclass
 
 import numpy as np
+
+from . import tree
 
 MMD_KEYS = ("mmd_sdef_c", "mmd_sdef_r0", "mmd_sdef_r1")
 DERIVED_ATTRS = ("jl_sdef_c", "jl_sdef_r0", "jl_sdef_r1")
@@ -38,6 +41,7 @@ class TwoBone:
     bone1: np.ndarray  # (n,) child-side bone
     weight0: np.ndarray  # (n,) t_v
     swapped: np.ndarray  # (n,) True where bone0 is the higher vertex-group index
+    many: int = 0  # vertices with three or more deforming groups (in ``index`` with strongest_two)
 
 
 def armature_modifier(obj):
@@ -57,19 +61,55 @@ def require_armature(obj):
     return mod
 
 
+# Modifiers that only move vertices (they may come before the Armature modifier: the deformer
+# starts from the positions the Armature modifier receives).
+DEFORM_ONLY = {"ARMATURE", "CAST", "CURVE", "DISPLACE", "HOOK", "LAPLACIANDEFORM", "LATTICE", "MESH_DEFORM",
+               "SHRINKWRAP", "SIMPLE_DEFORM", "SMOOTH", "CORRECTIVE_SMOOTH", "LAPLACIANSMOOTH", "SURFACE_DEFORM",
+               "WARP", "WAVE", "MESH_CACHE"}
+
+
+def check_modifiers(obj, arm_mod):
+    """Refuse modifier stacks the deformer cannot follow (raises :class:`DataError`): a modifier
+    before the Armature modifier that may change the vertices or their weights, an Armature
+    modifier that blends with the previous one or masks vertices by a group. Deforming modifiers
+    before it are fine (their result is the deformer's input), any modifier after it too."""
+    mods = list(obj.modifiers)
+    for mod in mods[:mods.index(arm_mod)]:
+        if not (mod.show_viewport or mod.show_render) or mod.type in DEFORM_ONLY:
+            continue
+        if mod.type == "NODES" and tree.is_input_tree(mod.node_group):
+            continue
+        raise DataError(f"modifier '{mod.name}' ({mod.type}) comes before the Armature modifier '{arm_mod.name}' "
+                        "and may change the vertices or their weights: apply it or move it after the Armature "
+                        "modifier")
+    if arm_mod.use_multi_modifier:
+        raise DataError(f"Armature modifier '{arm_mod.name}' uses Multi Modifier (blends with the previous "
+                        "modifier); turn it off")
+    if arm_mod.vertex_group:
+        raise DataError(f"Armature modifier '{arm_mod.name}' is masked by the vertex group '{arm_mod.vertex_group}'; "
+                        "clear the mask")
+
+
 def positions(mesh):
     co = np.empty(len(mesh.vertices) * 3, np.float32)
     mesh.vertices.foreach_get("co", co)
     return co.reshape(-1, 3).astype(np.float64)
 
 
-def two_bone_vertices(obj, arm):
-    """Vertices with exactly two deforming bone groups of non-zero weight (see module doc)."""
+def two_bone_vertices(obj, arm, strongest_two=False):
+    """Vertices with exactly two deforming bone groups of non-zero weight (see module doc); with
+    ``strongest_two`` also those with more, on their two strongest groups (renormalised)."""
     bones = arm.data.bones
     deform = {g.index: g.name for g in obj.vertex_groups if g.name in bones and bones[g.name].use_deform}
     index, ga, gb, wa, wb = [], [], [], [], []
+    many = 0
     for v in obj.data.vertices:
         groups = [(g.group, g.weight) for g in v.groups if g.weight > 0.0 and g.group in deform]
+        if len(groups) > 2:
+            many += 1
+            if not strongest_two:
+                continue
+            groups = sorted(groups, key=lambda gw: -gw[1])[:2]
         if len(groups) == 2:
             (a, x), (b, y) = sorted(groups)
             index.append(v.index)
@@ -96,7 +136,14 @@ def two_bone_vertices(obj, arm):
         bone1=np.where(swapped, sa, sb),
         weight0=np.where(swapped, 1.0 - t, t),
         swapped=swapped,
+        many=many,
     )
+
+
+def subset(two, keep):
+    """``two`` restricted to the vertices where ``keep`` (n,) is True."""
+    return TwoBone(two.index[keep], two.bones, two.bone0[keep], two.bone1[keep], two.weight0[keep],
+                   two.swapped[keep], two.many)
 
 
 def _key_positions(key_block):
@@ -144,13 +191,11 @@ def sdef_params(obj, two, source):
     if source == "MMD":
         blocks = mesh.shape_keys.key_blocks
         c, r0, r1 = (_key_positions(blocks[k]) for k in MMD_KEYS)
-        basis = positions(mesh)
-        differs = (np.abs(c - basis) + np.abs(r0 - basis) + np.abs(r1 - basis)).max(axis=1) > 0.0
+        differs = np.abs(c - positions(mesh)).max(axis=1) > 0.0  # mmd_tools' rule: C alone
         keep = differs[two.index]
         if not keep.any():
             raise DataError(f"'{obj.name}': no two-bone vertex has SDEF data in the mmd_sdef_* shape keys")
-        two = TwoBone(two.index[keep], two.bones, two.bone0[keep], two.bone1[keep], two.weight0[keep],
-                      two.swapped[keep])
+        two = subset(two, keep)
     else:
         c, r0, r1 = (read_attribute(mesh, a) for a in DERIVED_ATTRS)
     c, r0, r1 = c[two.index], r0[two.index], r1[two.index]

@@ -15,13 +15,17 @@ skinning matrix ``M`` exactly. On the helper (4 points per bone) the tree rebuil
   rotation of ``M`` when its stretch is diagonal in the bone's rest axes (uniform scale, or a
   bone's own non-uniform scale); an inherited shear differs from the SVD polar of the core;
 * the stretch ``S = R^T M`` (its translation is ignored by Transform Direction), and the
-  bone's scale ``sigma = |M Y|``, and ``shift = M h - sigma R h`` (``h`` the rest head). When
+  bone's scale ``sigma = |M Y|``, and ``shift = M h - sigma R h`` (``h`` the rest head, stored as
+  ``jl_rest_head``). When
   every bone's stretch is ``sigma I`` to ``UNIFORM_TOL`` (no non-uniform scale anywhere: a
   single value from Attribute Statistic), the vertices take ``M p = sigma R p + shift`` and
   ``(t sigma0 + u sigma1) d`` instead of 4x4 matrices and ``(t S0 + u S1) d``; when every
   ``sigma`` is 1 too (no scale at all, the usual case), ``M p = R p + shift`` and ``d``. The
   Switches are single values, so the samples and transforms of the paths not taken are not
-  evaluated.
+  evaluated. Each group of per-bone values (``M``; ``R``, ``sigma``, ``shift`` and the stretch
+  checks; ``S``) is computed once per update by its own Capture Attribute, which the vertices
+  then sample; a path evaluates only the groups it uses (LBS just ``M``, the rigid path just
+  the second group).
 
 Per vertex it samples those per-bone values at ``jl_def_i0`` / ``jl_def_i1`` (4 x bone index)
 and evaluates one branch per mode, picked by an Index Switch on the single-value ``Mode`` input
@@ -37,16 +41,19 @@ and evaluates one branch per mode, picked by an Index Switch on the single-value
   static ``A0``, ``u²`` and the offset ``v - rest centre`` are stored per vertex;
 
 with ``Q = slerp(R0, R1, u)`` (Mix node, rotation mode) [002 eq.6], ``u = 1 - t``. The static
-products ``u dr``, ``t dr`` and the offset ``d = v - C`` are stored per vertex by the add operator; ``v`` is
-``rest_position`` (``Object.add_rest_position_attribute``: positions before shape keys and
-modifiers, the mesh's own vertices, from which the stored Bezier offset is computed too).
+products ``u dr``, ``t dr``, ``C`` and the Bezier rest centre are stored per vertex by the add
+operator. ``v`` is ``jl_def_pre``: the position the vertex had when it reached the Armature
+modifier (shape keys and earlier deforming modifiers applied), stored by the small *input* tree
+(``build_input``) in a modifier right before the Armature modifier; attributes travel through
+it. So a morph moves the vertex before skinning and its offset ``v - C`` turns with the blend,
+as in MMD; LBS is the Armature modifier's own result.
 """
 
 import bpy
 
 TREE_NAME = "JointLimit Two-Bone Deformer"
 TREE_TAG = "jointlimit_deformer"  # ID property on the node group: its layout version
-TREE_VERSION = 3
+TREE_VERSION = 4
 
 MODE_INPUT, BLEND_INPUT, FRAMES_INPUT = "Mode", "Blend", "Bone Frames"
 MODE_VALUES = {"LBS": 0, "SBS": 1, "SDEF": 2, "BEZIER": 3}
@@ -54,16 +61,24 @@ MODE_VALUES = {"LBS": 0, "SBS": 1, "SDEF": 2, "BEZIER": 3}
 # Attributes the add operator writes on the deformed mesh (removed with the deformer).
 ATTR_MASK, ATTR_I0, ATTR_I1 = "jl_def_mask", "jl_def_i0", "jl_def_i1"  # two-bone?, 4 x bone0 / bone1
 ATTR_T, ATTR_U = "jl_def_t", "jl_def_u"  # t_v and 1 - t_v
-ATTR_C, ATTR_SDEF_D = "jl_def_c", "jl_def_d"  # C and the SBS/SDEF offset v - C
+ATTR_C = "jl_def_c"  # the rest centre C
 ATTR_UDR, ATTR_TDR = "jl_def_udr", "jl_def_tdr"  # u (R0 - R1) and t (R0 - R1)
-# Bezier: the centre's points A0, A1 = r''_1, the weight u² and the offset v - rest centre
-ATTR_BEZ_A0, ATTR_BEZ_A1, ATTR_BEZ_W1, ATTR_BEZ_D = "jl_def_bez_a0", "jl_def_bez_a1", "jl_def_bez_w1", "jl_def_bez_d"
-MESH_ATTRS = (ATTR_MASK, ATTR_I0, ATTR_I1, ATTR_T, ATTR_U, ATTR_C, ATTR_SDEF_D, ATTR_UDR, ATTR_TDR,
-              ATTR_BEZ_A0, ATTR_BEZ_A1, ATTR_BEZ_W1, ATTR_BEZ_D)
-LEGACY_MESH_ATTRS = ("jl_def_joint",)  # written by tree version 2; removed with the deformer
+# Bezier: the centre's points A0, A1 = r''_1, the weight u² and the rest centre
+ATTR_BEZ_A0, ATTR_BEZ_A1, ATTR_BEZ_W1, ATTR_BEZ_C = "jl_def_bez_a0", "jl_def_bez_a1", "jl_def_bez_w1", "jl_def_bez_c"
+MESH_ATTRS = (ATTR_MASK, ATTR_I0, ATTR_I1, ATTR_T, ATTR_U, ATTR_C, ATTR_UDR, ATTR_TDR,
+              ATTR_BEZ_A0, ATTR_BEZ_A1, ATTR_BEZ_W1, ATTR_BEZ_C)
+# Written by older tree versions (2: jl_def_joint; 3: the rest offsets); removed with the deformer.
+LEGACY_MESH_ATTRS = ("jl_def_joint", "jl_def_d", "jl_def_bez_d")
+# The position each vertex had when it reached the Armature modifier (after shape keys and the
+# modifiers before it), stored by the *input* node group right before the Armature modifier; the
+# attribute travels through the Armature modifier to the deformer.
+ATTR_PRE = "jl_def_pre"
+INPUT_TREE_NAME = "JointLimit Deformer Input"
+INPUT_TREE_TAG = "jointlimit_deformer_input"
+INPUT_TREE_VERSION = 1
 UNIFORM_TOL = 1e-5  # stretch taken as sigma I when squared lengths and dot products agree to this x sigma²
 # Attributes of the helper mesh.
-ATTR_REST_INV, ATTR_REST_ROT_INV = "jl_rest_inv", "jl_rest_rot_inv"
+ATTR_REST_INV, ATTR_REST_ROT_INV, ATTR_REST_HEAD = "jl_rest_inv", "jl_rest_rot_inv", "jl_rest_head"
 
 
 class _Builder:
@@ -135,9 +150,11 @@ def _interface(ng):
 
 
 def _per_bone(b, helper):
-    """Fields on the helper geometry: (M, R, S, sigma, M h - sigma R h) valid at each bone's
-    first point, and the single values "every bone's stretch is uniform" and "... is the identity"
-    (see the module)."""
+    """The per-bone values on the helper geometry, each group evaluated once per update by its
+    own Capture Attribute (only the groups a mode's path uses are evaluated): returns
+    ``(geometry with M, M)``, ``(geometry with R, sigma and shift, R, sigma, shift)``,
+    ``(geometry with S, S)`` (fields valid at each bone's first point) and the single values
+    "every bone's stretch is uniform" and "... is the identity" (see the module)."""
     pos = b.out(b.node("GeometryNodeInputPosition"))
     index = b.out(b.node("GeometryNodeInputIndex"))
     axes = []
@@ -157,22 +174,48 @@ def _per_bone(b, helper):
     r = b.out(b.node("FunctionNodeRotateRotation",
                      {"Rotation": b.attr(ATTR_REST_ROT_INV, "QUATERNION"), "Rotate By": rot_pose},
                      rotation_space="GLOBAL"))
-    r_inv = b.out(b.node("FunctionNodeInvertRotation", [r]))
-    r_inv_m = b.out(b.node("FunctionNodeCombineTransform", {"Rotation": r_inv}))
-    s = b.out(b.node("FunctionNodeMatrixMultiply", [r_inv_m, m]))
-    # uniformly scaled bones: M p = sigma R (p - h) + M h with h the rest head (translation of F)
+    # uniformly scaled bones: M p = sigma R (p - h) + M h with h the rest head (stored)
     sigma = b.vmath("LENGTH", axes[1])
-    rest = b.out(b.node("FunctionNodeInvertMatrix", [b.attr(ATTR_REST_INV, "FLOAT4X4")]))
-    head = b.out(b.node("FunctionNodeSeparateTransform", [rest]), "Translation")
-    turned = b.out(b.node("FunctionNodeRotateVector", {"Vector": head, "Rotation": r}))
+    turned = b.out(b.node("FunctionNodeRotateVector", {"Vector": b.attr(ATTR_REST_HEAD, "FLOAT_VECTOR"),
+                                                        "Rotation": r}))
     shift = b.vmath("SUBTRACT", pos, b.vmath("SCALE", turned, scale=sigma))
-    return (m, r, s, sigma, shift) + tuple(_uniform(b, helper, axes, index))
+    # S = R^T M (its translation is ignored by Transform Direction); only the general path uses it
+    r_inv_m = b.out(b.node("FunctionNodeCombineTransform",
+                           {"Rotation": b.out(b.node("FunctionNodeInvertRotation", [r]))}))
+    s = b.out(b.node("FunctionNodeMatrixMultiply", [r_inv_m, m]))
+    got_m, (m,) = _capture(b, helper, (("M", "MATRIX", m),))
+    got_s, (s,) = _capture(b, helper, (("S", "MATRIX", s),))
+    got_r, (r, sigma, shift, checks) = _capture(b, helper, (("R", "ROTATION", r), ("sigma", "FLOAT", sigma),
+                                                           ("shift", "VECTOR", shift),
+                                                           ("checks", "VECTOR", _stretch_checks(b, axes))))
+    first = b.out(b.node("FunctionNodeCompare", {"A": b.math("MODULO", index, 4.0), "B": 0}, data_type="INT",
+                         operation="EQUAL"))
+    stats = b.node("GeometryNodeAttributeStatistic", {"Geometry": got_r, "Selection": first, "Attribute": checks},
+                   data_type="FLOAT_VECTOR", domain="POINT")
+    worst = b.node("ShaderNodeSeparateXYZ", [b.out(stats, "Max")])
+    uniform, unscaled = (b.out(b.node("FunctionNodeCompare", {"A": b.out(worst, axis), "B": UNIFORM_TOL},
+                                      data_type="FLOAT", operation="LESS_EQUAL")) for axis in (0, 1))
+    return (got_m, m), (got_r, r, sigma, shift), (got_s, s), uniform, unscaled
 
 
-def _uniform(b, helper, axes, index):
-    """Single values: is the deformed frame of every bone orthogonal with equal axis lengths
-    (``|ax| = |ay| = |az|``, pairwise dot products 0), and are those lengths 1 as well (no
-    scale at all), to ``UNIFORM_TOL``?"""
+def _capture(b, geometry, items):
+    """One Capture Attribute of ``items`` ``(name, socket type, field)`` on ``geometry``:
+    ``(geometry, [captured fields])``."""
+    cap = b.node("GeometryNodeCaptureAttribute", domain="POINT")
+    b.ng.links.new(geometry, _socket(cap.inputs, "Geometry"))
+    out = []
+    for name, kind, field in items:
+        cap.capture_items.new(kind, name)
+        b.ng.links.new(field, _socket(cap.inputs, name))
+        out.append(_socket(cap.outputs, name))
+    return b.out(cap, "Geometry"), out
+
+
+def _stretch_checks(b, axes):
+    """``(worst / sigma², max(worst, |sigma² - 1|), 0)`` per bone, ``worst`` the largest of
+    ``|ax·ax - sigma²|``, ``|az·az - sigma²|`` and the pairwise dot products (``sigma² = ay·ay``):
+    the deformed frame is ``sigma`` times orthonormal (uniform scale) when the first is within
+    ``UNIFORM_TOL``, and orthonormal (no scale) when the second is too."""
     ax, ay, az = axes
     sigma2 = b.vmath("DOT_PRODUCT", ay, ay)
     errors = [b.math("SUBTRACT", b.vmath("DOT_PRODUCT", ax, ax), sigma2),
@@ -181,16 +224,9 @@ def _uniform(b, helper, axes, index):
     worst = b.math("ABSOLUTE", errors[0])
     for err in errors[1:]:
         worst = b.math("MAXIMUM", worst, b.math("ABSOLUTE", err))
-    first = b.out(b.node("FunctionNodeCompare", {"A": b.math("MODULO", index, 4.0), "B": 0}, data_type="INT",
-                         operation="EQUAL"))
-    flags = []
-    for value in (b.math("DIVIDE", worst, sigma2),     # relative to sigma²
-                  b.math("MAXIMUM", worst, b.math("ABSOLUTE", b.math("SUBTRACT", sigma2, 1.0)))):
-        stats = b.node("GeometryNodeAttributeStatistic", {"Geometry": helper, "Selection": first, "Attribute": value},
-                       data_type="FLOAT", domain="POINT")
-        flags.append(b.out(b.node("FunctionNodeCompare", {"A": b.out(stats, "Max"), "B": UNIFORM_TOL},
-                                  data_type="FLOAT", operation="LESS_EQUAL")))
-    return flags
+    return b.out(b.node("ShaderNodeCombineXYZ", [b.math("DIVIDE", worst, sigma2),
+                                                 b.math("MAXIMUM", worst,
+                                                        b.math("ABSOLUTE", b.math("SUBTRACT", sigma2, 1.0)))]))
 
 
 def build(ng):
@@ -201,7 +237,7 @@ def build(ng):
     gout = b.node("NodeGroupOutput")
     info = b.node("GeometryNodeObjectInfo", {"Object": b.out(gin, FRAMES_INPUT)}, transform_space="RELATIVE")
     helper = b.out(info, "Geometry")
-    m_f, r_f, s_f, sigma_f, shift_f, uniform, unscaled = _per_bone(b, helper)
+    (geo_m, m_f), (geo_r, r_f, sigma_f, shift_f), (geo_s, s_f), uniform, unscaled = _per_bone(b, helper)
 
     mode = b.math("MINIMUM", b.math("MAXIMUM", b.out(gin, MODE_INPUT), 0.0), 3.0)  # out of range: clamped
     k = b.math("SUBTRACT", 1.0, b.out(gin, BLEND_INPUT))  # SDEF's 1 - s (single value)
@@ -210,13 +246,14 @@ def build(ng):
     k = b.out(b.node("GeometryNodeSwitch", {"Switch": is_sbs, "False": k, "True": 0.0}, input_type="FLOAT"))
 
     # Per-vertex data (static products stored by the add operator).
-    v = b.attr("rest_position", "FLOAT_VECTOR")
+    pre = b.node("GeometryNodeInputNamedAttribute", {"Name": ATTR_PRE}, data_type="FLOAT_VECTOR")
+    v = b.out(pre, "Attribute")  # morphed rest vertex: the Armature modifier's input
     c = b.attr(ATTR_C, "FLOAT_VECTOR")
     udr, tdr = b.attr(ATTR_UDR, "FLOAT_VECTOR"), b.attr(ATTR_TDR, "FLOAT_VECTOR")
     t, u = b.attr(ATTR_T, "FLOAT"), b.attr(ATTR_U, "FLOAT")
     i0, i1 = b.attr(ATTR_I0, "INT"), b.attr(ATTR_I1, "INT")
-    m0, m1 = b.sample(helper, m_f, i0, "FLOAT4X4"), b.sample(helper, m_f, i1, "FLOAT4X4")
-    q0, q1 = b.sample(helper, r_f, i0, "QUATERNION"), b.sample(helper, r_f, i1, "QUATERNION")
+    m0, m1 = b.sample(geo_m, m_f, i0, "FLOAT4X4"), b.sample(geo_m, m_f, i1, "FLOAT4X4")
+    q0, q1 = b.sample(geo_r, r_f, i0, "QUATERNION"), b.sample(geo_r, r_f, i1, "QUATERNION")
 
     def point(mat, p):
         return b.out(b.node("FunctionNodeTransformPoint", {"Vector": p, "Transform": mat}))
@@ -236,15 +273,15 @@ def build(ng):
         def centre_plus(c0, c1, offset):
             return b.vmath("MULTIPLY_ADD", c1, wx, b.vmath("MULTIPLY_ADD", c0, wa, offset))
 
-        shift0, shift1 = b.sample(helper, shift_f, i0, "FLOAT_VECTOR"), b.sample(helper, shift_f, i1, "FLOAT_VECTOR")
+        shift0, shift1 = b.sample(geo_r, shift_f, i0, "FLOAT_VECTOR"), b.sample(geo_r, shift_f, i1, "FLOAT_VECTOR")
         turned_a, turned_x = rotate(a, q0), rotate(x, q1)   # shared by the rigid and uniform paths
         rigid = centre_plus(b.vmath("ADD", turned_a, shift0), b.vmath("ADD", turned_x, shift1), rotate(d, q))
-        sigma0, sigma1 = b.sample(helper, sigma_f, i0, "FLOAT"), b.sample(helper, sigma_f, i1, "FLOAT")
+        sigma0, sigma1 = b.sample(geo_r, sigma_f, i0, "FLOAT"), b.sample(geo_r, sigma_f, i1, "FLOAT")
         sigma = b.math("MULTIPLY_ADD", sigma1, u, b.math("MULTIPLY", sigma0, t))
         scaled = centre_plus(b.vmath("MULTIPLY_ADD", turned_a, sigma0, shift0),
                              b.vmath("MULTIPLY_ADD", turned_x, sigma1, shift1),
                              rotate(b.vmath("SCALE", d, scale=sigma), q))
-        s0, s1 = b.sample(helper, s_f, i0, "FLOAT4X4"), b.sample(helper, s_f, i1, "FLOAT4X4")
+        s0, s1 = b.sample(geo_s, s_f, i0, "FLOAT4X4"), b.sample(geo_s, s_f, i1, "FLOAT4X4")
         d0 = b.out(b.node("FunctionNodeTransformDirection", {"Direction": d, "Transform": s0}))
         d1 = b.out(b.node("FunctionNodeTransformDirection", {"Direction": d, "Transform": s1}))
         general = centre_plus(point(m0, a), point(m1, x), rotate(blend(d0, t, d1, u), q))
@@ -259,11 +296,12 @@ def build(ng):
     # centre' = t M0 (c + k u dr) + u M1 (c - k t dr), rest centre c [002 eq.14, 17-22].
     p0 = b.vmath("MULTIPLY_ADD", udr, k, c)
     p1 = b.vmath("MULTIPLY_ADD", tdr, b.math("MULTIPLY", k, -1.0), c)
-    sdef = rotated(p0, t, p1, u, b.attr(ATTR_SDEF_D, "FLOAT_VECTOR"))
-    # Bezier [002 eq.24-26]: (1 - u²) M0 A0 + u² M1 r''_1 around the stored offset.
+    sdef = rotated(p0, t, p1, u, b.vmath("SUBTRACT", v, c))
+    # Bezier [002 eq.24-26]: (1 - u²) M0 A0 + u² M1 r''_1 around the stored rest centre.
     w1 = b.attr(ATTR_BEZ_W1, "FLOAT")
     bezier = rotated(b.attr(ATTR_BEZ_A0, "FLOAT_VECTOR"), b.math("SUBTRACT", 1.0, w1),
-                     b.attr(ATTR_BEZ_A1, "FLOAT_VECTOR"), w1, b.attr(ATTR_BEZ_D, "FLOAT_VECTOR"))
+                     b.attr(ATTR_BEZ_A1, "FLOAT_VECTOR"), w1,
+                     b.vmath("SUBTRACT", v, b.attr(ATTR_BEZ_C, "FLOAT_VECTOR")))
     # The switch is a single value, so only the chosen mode's field is evaluated.
     pick = b.node("GeometryNodeIndexSwitch", data_type="VECTOR")
     pick.index_switch_items.new()
@@ -272,7 +310,9 @@ def build(ng):
     for item, field in enumerate((lbs, sdef, sdef, bezier)):
         ng.links.new(field, _socket(pick.inputs, f"Item_{item}"))
     final = b.out(pick)
-    mask = b.attr(ATTR_MASK, "BOOLEAN")
+    # without the input stage (its modifier switched off) leave the Armature modifier's result
+    mask = b.out(b.node("FunctionNodeBooleanMath", [b.attr(ATTR_MASK, "BOOLEAN"), b.out(pre, "Exists")],
+                        operation="AND"))
     setpos = b.node("GeometryNodeSetPosition",
                     {"Geometry": b.out(gin, "Geometry"), "Selection": mask, "Position": final})
     ng.links.new(b.out(setpos, "Geometry"), _socket(gout.inputs, "Geometry"))
@@ -288,6 +328,38 @@ def get_tree():
     build(ng)
     ng[TREE_TAG] = TREE_VERSION
     return ng
+
+
+def build_input(ng):
+    """Fill the empty node group ``ng`` with the deformer's input stage: store the position as
+    ``jl_def_pre`` (placed right before the Armature modifier)."""
+    b = _Builder(ng)
+    iface = ng.interface
+    iface.new_socket("Geometry", in_out="INPUT", socket_type="NodeSocketGeometry")
+    iface.new_socket("Geometry", in_out="OUTPUT", socket_type="NodeSocketGeometry")
+    gin = b.node("NodeGroupInput")
+    gout = b.node("NodeGroupOutput")
+    store = b.node("GeometryNodeStoreNamedAttribute",
+                   {"Geometry": b.out(gin, "Geometry"), "Name": ATTR_PRE,
+                    "Value": b.out(b.node("GeometryNodeInputPosition"))},
+                   data_type="FLOAT_VECTOR", domain="POINT")
+    ng.links.new(b.out(store, "Geometry"), _socket(gout.inputs, "Geometry"))
+
+
+def get_input_tree():
+    """The shared input-stage node group (see ``ATTR_PRE``), built on first use."""
+    ng = bpy.data.node_groups.get(INPUT_TREE_NAME)
+    if ng is not None and ng.bl_idname == "GeometryNodeTree" and ng.get(INPUT_TREE_TAG) == INPUT_TREE_VERSION:
+        return ng
+    ng = bpy.data.node_groups.new(INPUT_TREE_NAME, "GeometryNodeTree")
+    ng.is_modifier = True
+    build_input(ng)
+    ng[INPUT_TREE_TAG] = INPUT_TREE_VERSION
+    return ng
+
+
+def is_input_tree(ng):
+    return ng is not None and ng.get(INPUT_TREE_TAG) is not None
 
 
 def is_deformer_tree(ng):

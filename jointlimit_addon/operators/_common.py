@@ -62,3 +62,32 @@ class MeshPoll(PosePoll):
     @classmethod
     def problem(cls, context):
         return mesh_problem(context)
+
+
+def target_meshes(context, use_selected):
+    """The active mesh, then (with ``use_selected``) every other selected mesh."""
+    active = context.object
+    meshes = [active] if active is not None and active.type == "MESH" else []
+    if use_selected:
+        meshes += [o for o in context.selected_objects if o.type == "MESH" and o not in meshes]
+    return meshes
+
+
+def run_on_meshes(op, meshes, work, verb):
+    """``work(obj)`` -> message for each mesh; errors (``ValueError``) are collected per mesh.
+
+    Reports one INFO line per success, the failures as ERROR when nothing succeeded (the
+    operator is cancelled) or as WARNING otherwise. Returns the operator's result set.
+    """
+    done, failed = [], []
+    for obj in meshes:
+        try:
+            done.append(work(obj))
+        except ValueError as exc:  # data.DataError included
+            failed.append(f"'{obj.name}': {exc}" if len(meshes) > 1 else str(exc))
+    for message in done:
+        op.report({"INFO"}, message)
+    if failed:
+        op.report({"WARNING"} if done else {"ERROR"}, (f"Could not {verb}: " if len(meshes) > 1 else "")
+                  + "; ".join(failed))
+    return {"FINISHED"} if done else {"CANCELLED"}

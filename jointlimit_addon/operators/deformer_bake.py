@@ -7,8 +7,8 @@ from bpy.props import BoolProperty, EnumProperty, FloatProperty, IntProperty
 from .. import deformer
 from ..core import skinning
 from ..deformer import data
-from ._common import MeshPoll
-from .deformer_add import MODE_ITEMS, SOURCE_ITEMS
+from ._common import MeshPoll, run_on_meshes, target_meshes
+from .deformer_add import MODE_ITEMS, SOURCE_ITEMS, selected_prop, strongest_two_prop
 
 KEY_PREFIX = "jl_frame_"
 MAX_FRAMES = 100000
@@ -23,15 +23,27 @@ def frame_name(frame):
     return f"{KEY_PREFIX}{frame:04d}"
 
 
+def _read(context, obj, n, buf):
+    mesh = obj.evaluated_get(context.evaluated_depsgraph_get()).data
+    if len(mesh.vertices) != n:
+        raise data.DataError("the modifiers before the Armature modifier change the vertex count")
+    mesh.vertices.foreach_get("co", buf)
+    return buf.reshape(n, 3).astype(np.float64)
+
+
 def _evaluate(context, obj, arm_mod, plan, two, frames):
     """Positions (F, N, 3) float32: the Armature modifier's result with the two-bone vertices from
-    ``plan``. Modifiers after the Armature modifier and earlier ``jl_frame_*`` keys are switched off
-    meanwhile; the frame and every switch are restored."""
+    ``plan``, evaluated on the positions the Armature modifier receives (shape keys and earlier
+    modifiers; read with it switched off when the mesh has either). Modifiers after the Armature
+    modifier and earlier ``jl_frame_*`` keys are switched off meanwhile; the frame and every
+    switch are restored."""
     scene = context.scene
     mods = list(obj.modifiers)
     after = [(m, m.show_viewport) for m in mods[mods.index(arm_mod) + 1:]]
+    morphed = obj.data.shape_keys is not None or mods.index(arm_mod) > 0
     keys = obj.data.shape_keys
     baked = [(kb, kb.mute) for kb in keys.key_blocks if kb.name.startswith(KEY_PREFIX)] if keys else []
+    arm_shown = arm_mod.show_viewport
     frame, subframe = scene.frame_current, scene.frame_subframe
     n = len(obj.data.vertices)
     out = np.empty((len(frames), n, 3), np.float32)
@@ -43,15 +55,16 @@ def _evaluate(context, obj, arm_mod, plan, two, frames):
             kb.mute = True
         for i, f in enumerate(frames):
             scene.frame_set(f)
-            depsgraph = context.evaluated_depsgraph_get()
-            mesh = obj.evaluated_get(depsgraph).data
-            if len(mesh.vertices) != n:
-                raise data.DataError("the modifiers before the Armature modifier change the vertex count")
-            mesh.vertices.foreach_get("co", buf)
-            out[i] = buf.reshape(n, 3)
-            matrices = data.bone_matrices(obj, arm_mod.object, two.bones, depsgraph)
-            out[i, two.index] = plan.deform(matrices)
+            pre = None
+            if morphed:
+                arm_mod.show_viewport = False
+                pre = _read(context, obj, n, buf)[two.index]
+                arm_mod.show_viewport = arm_shown
+            out[i] = _read(context, obj, n, buf)
+            matrices = data.bone_matrices(obj, arm_mod.object, two.bones, context.evaluated_depsgraph_get())
+            out[i, two.index] = plan.deform(matrices, pre)
     finally:
+        arm_mod.show_viewport = arm_shown
         for m, shown in after:
             m.show_viewport = shown
         for kb, mute in baked:
@@ -109,8 +122,11 @@ class OBJECT_OT_jointlimit_deformer_bake(MeshPoll, bpy.types.Operator):
                                  "every modifier after it, so the baked shape keys alone play the animation",
                                  default=False)
 
+    strongest_two: strongest_two_prop()
+    use_selected: selected_prop()
+
     def execute(self, context):
-        obj, scene = context.object, context.scene
+        scene = context.scene
         start, end = (scene.frame_start, scene.frame_end) if self.use_scene_range else (self.frame_start,
                                                                                        self.frame_end)
         if end < start or end - start + 1 > MAX_FRAMES:
@@ -118,15 +134,16 @@ class OBJECT_OT_jointlimit_deformer_bake(MeshPoll, bpy.types.Operator):
                         f"(at most {MAX_FRAMES} frames)")
             return {"CANCELLED"}
         frames = list(range(start, end + 1))
-        try:
-            arm_mod, two, c, r0, r1, heads = deformer.prepare(obj, self.source)
-            rest = data.positions(obj.data)[two.index]
-            plan = skinning.SkinPlan(self.mode, rest, two.bone0, two.bone1, two.weight0, c, r0, r1,
-                                     rest_heads=heads, blend=self.blend)
-            positions = _evaluate(context, obj, arm_mod, plan, two, frames)
-        except ValueError as exc:  # data.DataError included
-            self.report({"ERROR"}, str(exc))
-            return {"CANCELLED"}
+        return run_on_meshes(self, target_meshes(context, self.use_selected),
+                             lambda obj: self._bake(context, obj, frames), "bake")
+
+    def _bake(self, context, obj, frames):
+        prep = deformer.prepare(obj, self.source, self.strongest_two)
+        two, arm_mod = prep.two, prep.arm_mod
+        rest = data.positions(obj.data)[two.index]
+        plan = skinning.SkinPlan(self.mode, rest, two.bone0, two.bone1, two.weight0, prep.c, prep.r0, prep.r1,
+                                 rest_heads=prep.heads, blend=self.blend)
+        positions = _evaluate(context, obj, arm_mod, plan, two, frames)
         if self.output == "SHAPE_KEYS":
             _write_shape_keys(obj, frames, positions)
         else:
@@ -135,6 +152,5 @@ class OBJECT_OT_jointlimit_deformer_bake(MeshPoll, bpy.types.Operator):
             mods = list(obj.modifiers)
             for m in mods[mods.index(arm_mod):]:
                 m.show_viewport = m.show_render = False
-        self.report({"INFO"}, f"Baked frames {start}..{end} of '{obj.name}' ({self.mode}, {len(two.index)} "
-                    "two-bone vertices)")
-        return {"FINISHED"}
+        return (f"Baked frames {frames[0]}..{frames[-1]} of '{obj.name}' ({self.mode}, {len(two.index)} "
+                "two-bone vertices)")

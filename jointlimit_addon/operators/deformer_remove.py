@@ -3,24 +3,24 @@
 import bpy
 
 from .. import deformer
-from ..deformer import data
-from ._common import MeshPoll
+from ._common import MeshPoll, run_on_meshes, target_meshes
+from .deformer_add import selected_prop
 
 
 class OBJECT_OT_jointlimit_deformer_remove(MeshPoll, bpy.types.Operator):
-    """Remove the SDEF deformer: its modifier, helper object, attributes and the node group if unused
-    (SDEF data such as mmd_tools shape keys or derived attributes stay)"""
+    """Remove the SDEF deformer: its modifiers, helper object, attributes and the node groups if unused,
+    and give a taken-over mmd_tools SDEF binding back (SDEF data such as mmd_tools shape keys or
+    derived attributes stay)"""
 
     bl_idname = "object.jointlimit_deformer_remove"
     bl_label = "Remove SDEF Deformer"
     bl_options = {"REGISTER", "UNDO"}
 
+    use_selected: selected_prop()
+
     def execute(self, context):
-        obj = context.object
-        try:
+        def work(obj):
             deformer.remove(obj)
-        except data.DataError as exc:
-            self.report({"ERROR"}, str(exc))
-            return {"CANCELLED"}
-        self.report({"INFO"}, f"Removed the SDEF deformer from '{obj.name}'")
-        return {"FINISHED"}
+            return f"Removed the SDEF deformer from '{obj.name}'"
+
+        return run_on_meshes(self, target_meshes(context, self.use_selected), work, "remove the deformer")

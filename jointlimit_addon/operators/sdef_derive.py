@@ -1,12 +1,11 @@
 """``object.jointlimit_sdef_derive``: automatic SDEF parameters C, R0, R1 for an ordinary rig."""
 
 import bpy
-import numpy as np
-from bpy.props import EnumProperty, FloatProperty
+from bpy.props import BoolProperty, EnumProperty, FloatProperty
 
-from ..core import skinning
-from ..deformer import data
-from ._common import MeshPoll
+from ..deformer import derive
+from ._common import MeshPoll, run_on_meshes, target_meshes
+from .deformer_add import selected_prop, strongest_two_prop
 
 CENTRE_ITEMS = [
     ("project", "Project", "C at the foot of the perpendicular from the vertex to the bone line"),
@@ -32,26 +31,16 @@ class OBJECT_OT_jointlimit_sdef_derive(MeshPoll, bpy.types.Operator):
                            "(child) of each bone pair are found", items=BOUNDARY_ITEMS, default="fit")
     pad: FloatProperty(name="Padding", description="Widen the blend zone [R0, R1] by this fraction of its "
                        "length at each end", default=0.0, min=0.0, soft_max=1.0)
+    strongest_two: strongest_two_prop()
+    write_mmd: BoolProperty(name="Write as mmd_tools SDEF Data", description="Also write the parameters as "
+                            "mmd_tools' shape keys mmd_sdef_c, mmd_sdef_r0, mmd_sdef_r1 (overwriting them), so "
+                            "its PMX export carries them", default=False)
+    use_selected: selected_prop()
 
     def execute(self, context):
-        obj = context.object
-        try:
-            arm = data.require_armature(obj).object
-            two = data.two_bone_vertices(obj, arm)
-            rest = data.positions(obj.data)
-            heads, tails = data.heads_tails(obj, arm, two.bones)
-            params = skinning.derive_sdef_params(rest[two.index], two.bone0, two.bone1, two.weight0, heads, tails,
-                                                 centre=self.centre, boundary=self.boundary, pad=self.pad)
-        except ValueError as exc:  # data.DataError included
-            self.report({"ERROR"}, str(exc))
-            return {"CANCELLED"}
-        attrs = obj.data.attributes
-        for name, values in zip(data.DERIVED_ATTRS, params):
-            full = rest.copy()
-            full[two.index] = values
-            if name in attrs:
-                attrs.remove(attrs[name])
-            attrs.new(name, "FLOAT_VECTOR", "POINT").data.foreach_set("vector", full.astype(np.float32).ravel())
-        obj.data.update()
-        self.report({"INFO"}, f"Derived SDEF parameters for {len(two.index)} vertices of '{obj.name}'")
-        return {"FINISHED"}
+        def work(obj):
+            two = derive.derive(obj, self.centre, self.boundary, self.pad, self.strongest_two, self.write_mmd)
+            where = " (also as mmd_tools shape keys)" if self.write_mmd else ""
+            return f"Derived SDEF parameters for {len(two.index)} vertices of '{obj.name}'{where}"
+
+        return run_on_meshes(self, target_meshes(context, self.use_selected), work, "derive SDEF parameters")

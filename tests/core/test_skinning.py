@@ -509,6 +509,23 @@ def test_plan_reuse_matches_one_shot():
             assert np.array_equal(plan.deform(mats), run(mode, case, mats))
 
 
+def test_plan_with_morphed_positions_equals_a_plan_built_on_them():
+    """Shape keys: ``deform(matrices, positions)`` equals the one-shot core on the morphed rest
+    positions (C, R0, R1 unchanged), also with scaled bones; bad shapes raise."""
+    rng = np.random.default_rng(14)
+    v, b0, b1, t, C, R0, R1, heads = case = random_case(rng, n=3000, bones=4)
+    morphed = v + rng.normal(scale=0.05, size=v.shape)
+    mats = random_rigid(rng, 4)
+    mats[1, :3, :3] *= (1.2, 0.9, 1.1)
+    for mode in MODES:
+        plan = S.SkinPlan(mode, v, b0, b1, t, C, R0, R1, rest_heads=heads)
+        want = S.deform(mode, morphed, b0, b1, t, C, R0, R1, mats, rest_heads=heads)
+        assert np.abs(plan.deform(mats, morphed) - want).max() < 1e-12, mode
+        assert np.array_equal(plan.deform(mats), run(mode, case, mats))  # the plan itself is unchanged
+    with pytest.raises(ValueError, match="positions"):
+        plan.deform(mats, morphed[:-1])
+
+
 def test_non_uniform_scale_blends_stretch():
     """Non-uniform scale: offsets get t S0 + (1-t) S1 before the slerped rotation."""
     rng = np.random.default_rng(12)
