@@ -1,12 +1,21 @@
 """JointLimit demo, run headless by ``make demo``:
 
-    blender -b --factory-startup --python scripts/demo.py
+    blender -b --factory-startup --python scripts/demo.py [-- --quick]
 
 Installs the built extension into this Blender (``make demo`` points Blender's user folder at
-``out/blender-user`` so your own Blender set-up is untouched), builds the demo scene (humanoid
-arm and leg with limits, a 20-bone tail, a bent cylinder and an arm mesh with SDEF/Bezier
-skinning), runs every feature on it headless, saves ``out/demo.blend``, renders pictures with
-Workbench into ``out/`` and prints a summary table.
+``out/blender-user`` so your own Blender set-up is untouched), builds a character on Rigify's
+human meta-rig with a capsule body and a tail (``demo_character.py``), and drives it only through
+JointLimit's public operators:
+
+- limits from the presets (``pose.jointlimit_preset_apply``: arm, leg and spine chains, tail);
+- the SDEF deformer on the arms (``object.jointlimit_sdef_derive``, ``object.jointlimit_deformer_add``);
+- one wild pose, rendered as it is and after ``pose.jointlimit_apply``  -> ``out/demo_limits.png``;
+- key poses: the arms by limb IK with limits (``pose.jointlimit_limb_ik``), the tail by CCD IK
+  (``pose.jointlimit_ccd_ik``); smooth min-jerk in-betweens (``pose.jointlimit_motion``) over
+  three seconds -> ``out/demo_motion.png`` (a strip of five frames);
+
+then saves ``out/demo.blend`` and prints a summary table. ``-- --quick`` renders smaller pictures
+(used by the test suite).
 """
 
 import importlib
@@ -25,13 +34,17 @@ OUT = ROOT / "out"
 MODULE = "bl_ext.user_default.jointlimit_addon"
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # Blender does not add the script's folder
 
+import demo_character  # noqa: E402
 import demo_scene  # noqa: E402
 
 ROWS = []
+FRAMES = (1, 36, 72)  # key poses; 72 frames at 24 fps = 3 s of motion
+STRIP = (1, 18, 36, 54, 72)
+QUICK = "--quick" in sys.argv[sys.argv.index("--") + 1:] if "--" in sys.argv else False
 
 
 def step(name):
-    """Decorator-free timing: ``with step('x') as row: row.append(result)``."""
+    """Timing of one demo step: ``with step('x') as row: row.append(result)``."""
 
     class _Step:
         def __enter__(self):
@@ -55,143 +68,216 @@ def install():
     return importlib.import_module(MODULE)
 
 
-def pose_mode(obj, active, selected=()):
-    """Pose Mode on ``obj`` with ``active`` (and ``selected``) the only selected bones."""
-    bpy.context.view_layer.objects.active = obj
-    if obj.mode != "POSE":
-        bpy.ops.object.mode_set(mode="POSE")
-    chosen = {active, *selected}
-    compat = importlib.import_module(f"{MODULE}.compat")
-    for pb in obj.pose.bones:
-        compat.select_pose_bone(pb, pb.name in chosen)
-    obj.data.bones.active = obj.data.bones[active]
-
-
 def object_mode():
     if bpy.context.object and bpy.context.object.mode != "OBJECT":
         bpy.ops.object.mode_set(mode="OBJECT")
 
 
-def run_limits(addon, human):
-    bl = importlib.import_module(f"{addon.__name__}.bone_limits")
-    quat = importlib.import_module(f"{addon.__name__}.core.quat")
-    pose_mode(human, "upper_arm.L")
-    wild = {"upper_arm.L": ([1, 0, 0], 175), "forearm.L": ([1, 0.2, 0], -40), "hand.L": ([0, 0, 1], 80),
-            "thigh.L": ([1, 0, 0], 60), "shin.L": ([1, 0, 0], 170), "foot.L": ([0, 1, 0], 50)}
-    for name, (axis, angle) in wild.items():
-        human.pose.bones[name].rotation_quaternion = quat.from_axis_angle(np.array(axis, float), math.radians(angle))
-    bpy.ops.pose.jointlimit_apply(all_bones=True)
-    inside = sum(bl.is_inside(bl.build_limit(pb.jointlimit), bl.read_rotation(pb))
-                 for pb in human.pose.bones if pb.jointlimit.enabled)
-    for pb in human.pose.bones:
-        pb.rotation_quaternion = (1, 0, 0, 0)
-    return f"{len(wild)} bones posed outside their limits, {inside} inside after pose.jointlimit_apply"
-
-
-def run_limb_ik(human):
-    scene = bpy.context.scene
-    pose_mode(human, "hand.L")
-    shoulder = np.array(human.pose.bones["upper_arm.L"].head)
-    targets = {1: shoulder + (0.45, -0.1, -0.2), 30: shoulder + (0.2, -0.35, 0.15), 60: shoulder + (0.35, 0.1, 0.3)}
-    errors = []
-    for frame, target in targets.items():
-        scene.frame_set(frame)
-        bpy.ops.pose.jointlimit_limb_ik(target=target, swivel=math.radians(-30 + frame), use_limits=True)
-        bpy.context.view_layer.update()
-        errors.append(np.linalg.norm(np.array(human.pose.bones["hand.L"].head) - target))
-        for name in ("upper_arm.L", "forearm.L"):
-            human.pose.bones[name].keyframe_insert("rotation_quaternion", frame=frame)
-    pose_mode(human, "foot.L")
-    hip = np.array(human.pose.bones["thigh.L"].head)
-    for frame, target in {1: hip + (0.05, -0.3, -0.7), 30: hip + (0.05, -0.45, -0.5), 60: hip + (0.0, 0.1, -0.85)}.items():
-        scene.frame_set(frame)
-        bpy.ops.pose.jointlimit_limb_ik(target=target, use_limits=True)
-        for name in ("thigh.L", "shin.L"):
-            human.pose.bones[name].keyframe_insert("rotation_quaternion", frame=frame)
-    return f"arm: 3 targets keyed, max tip error {max(errors):.1e}; leg: 3 targets keyed"
-
-
-def run_ccd(tail):
-    scene = bpy.context.scene
+def pose_mode(rig, active, selected=()):
+    """Pose Mode on ``rig`` with ``active`` (and ``selected``) the only selected bones."""
     object_mode()
-    pose_mode(tail, tail.pose.bones[-1].name)
-    root = np.array(tail.pose.bones[0].head)
-    errors = []
-    for frame, offset in {1: (0.3, 0.9, 0.5), 30: (-0.4, 0.8, -0.4), 60: (0.0, 0.6, 0.8)}.items():
-        scene.frame_set(frame)
-        target = root + np.array(offset)
-        bpy.ops.pose.jointlimit_ccd_ik(target=target)
-        bpy.context.view_layer.update()
-        errors.append(np.linalg.norm(np.array(tail.pose.bones[-1].tail) - target))
-        for pb in tail.pose.bones:
-            pb.keyframe_insert("rotation_quaternion", frame=frame)
-    return f"20-bone tail: 3 targets keyed, tip errors {', '.join(f'{e:.1e}' for e in errors)}"
+    bpy.ops.object.select_all(action="DESELECT")
+    bpy.context.view_layer.objects.active = rig
+    rig.select_set(True)
+    bpy.ops.object.mode_set(mode="POSE")
+    chosen = {active, *selected}
+    compat = importlib.import_module(f"{MODULE}.compat")
+    for pb in rig.pose.bones:
+        compat.select_pose_bone(pb, pb.name in chosen)
+    rig.data.bones.active = rig.data.bones[active]
 
 
-def run_motion(human, tail):
-    for obj, bones in ((human, ("upper_arm.L", "forearm.L", "thigh.L", "shin.L")), (tail, [b.name for b in tail.pose.bones])):
-        object_mode()
-        pose_mode(obj, bones[0], bones)
-        bpy.ops.pose.jointlimit_motion(frame_start=1, frame_end=60, profile="MIN_JERK", channels="SWING_TWIST")
-    return "min-jerk in-betweens keyed on frames 1-60 for arm, leg and tail, clamped by their limits"
+def rest_pose(rig):
+    for pb in rig.pose.bones:
+        pb.rotation_quaternion = (1.0, 0.0, 0.0, 0.0)
+    bpy.context.view_layer.update()
 
 
-def run_deformer(scene_objects):
-    results = []
-    for key, mode in (("cylinder", "SDEF"), ("arm_skin", "BEZIER")):
-        obj = scene_objects[key]
-        object_mode()
-        bpy.context.view_layer.objects.active = obj
-        obj.select_set(True)
-        bpy.ops.object.jointlimit_sdef_derive()
-        bpy.ops.object.jointlimit_deformer_add(source="DERIVED", mode=mode)
-        results.append(f"{obj.name}: {mode}")
-    rig = scene_objects["cylinder_rig"]
-    rig.pose.bones["upper"].rotation_quaternion = (math.cos(math.pi / 4), math.sin(math.pi / 4), 0, 0)
-    return "geometry-nodes deformer on " + ", ".join(results)
+# --- steps ------------------------------------------------------------------------------------
 
 
-def render_pictures(objects):
+def apply_presets(rig, chains):
+    """Limits from the built-in presets, through the operator a user would click."""
+    applied = []
+    for preset, groups in (("CHAIN:ARM", ("arm.L", "arm.R")), ("CHAIN:LEG", ("leg.L", "leg.R")),
+                           ("CHAIN:SPINE", ("spine",)), ("JOINT:SPINE", ("tail",))):
+        bones = [b for g in groups for b in chains[g]]
+        pose_mode(rig, bones[0], bones)
+        bpy.ops.pose.jointlimit_preset_apply(preset=preset)
+        applied.append(f"{preset.split(':')[1].lower()} x{len(bones)}")
+    limited = sum(pb.jointlimit.enabled for pb in rig.pose.bones)
+    return f"{limited} bones limited ({', '.join(applied)})"
+
+
+def add_deformer(arms):
+    object_mode()
+    bpy.ops.object.select_all(action="DESELECT")
+    bpy.context.view_layer.objects.active = arms
+    arms.select_set(True)
+    bpy.ops.object.jointlimit_sdef_derive()
+    bpy.ops.object.jointlimit_deformer_add(source="DERIVED", mode="SDEF")
+    return f"SDEF on {arms.name} ({len(arms.data.vertices)} vertices)"
+
+
+def _axis_angle(axis, degrees):
+    half = math.radians(degrees) / 2
+    a = np.asarray(axis, float) / np.linalg.norm(axis)
+    return (math.cos(half), *(math.sin(half) * a))
+
+
+def _forward_sign(rig, bone):
+    """+1 when a positive rotation about the bone's local X swings its tail forward (-Y, the way
+    the character faces), else -1: so a wild pose reads the same on any bone roll."""
+    pb = rig.pose.bones[bone]
+    before = pb.tail.y
+    pb.rotation_quaternion = _axis_angle((1, 0, 0), 20)
+    bpy.context.view_layer.update()
+    sign = 1.0 if pb.tail.y < before else -1.0
+    pb.rotation_quaternion = (1.0, 0.0, 0.0, 0.0)
+    bpy.context.view_layer.update()
+    return sign
+
+
+def wild_pose(rig, chains):
+    """What an unlimited rig lets a careless drag or a noisy capture do: elbows bent backwards,
+    a knee bent forwards, the head twisted round, a wrist snapped and the tail tied in a knot."""
+    f = {b: _forward_sign(rig, b) for b in ("forearm.L", "forearm.R", "shin.L", "hand.L", "upper_arm.R")}
+    pose = {
+        "forearm.L": ((f["forearm.L"], 0, 0), -75),  # backwards (hyperextension)
+        "forearm.R": ((f["forearm.R"], 0, 0), -60),
+        "hand.L": ((f["hand.L"], 0, 0), 130),
+        "upper_arm.R": ((f["upper_arm.R"], 0, 0.3), -130),  # far behind the back
+        "shin.L": ((f["shin.L"], 0, 0), 70),  # knee bent forwards
+        "spine.004": ((0, 1, 0), 160),  # head turned round
+        "spine.002": ((0, 1, 0.3), 70),
+    }
+    for name, (axis, degrees) in pose.items():
+        rig.pose.bones[name].rotation_quaternion = _axis_angle(axis, degrees)
+    for i, name in enumerate(chains["tail"]):
+        rig.pose.bones[name].rotation_quaternion = _axis_angle((1, 0, 0.8 if i % 2 else -0.8), 55)
+    bpy.context.view_layer.update()
+    return len(pose) + len(chains["tail"])
+
+
+def limits_picture(addon, rig, chains, size):
+    """The same wild pose without and with ``pose.jointlimit_apply``, side by side."""
+    bl = importlib.import_module(f"{addon.__name__}.bone_limits")
     scene = bpy.context.scene
-    demo_scene.workbench(scene)
-    for arm in (objects["humanoid"], objects["tail"]):
-        demo_scene.bone_proxies(arm).color = (0.9, 0.55, 0.2, 1.0)
-    objects["cylinder"].color = (0.55, 0.7, 0.9, 1.0)
-    objects["arm_skin"].color = (0.85, 0.75, 0.65, 1.0)
-    demo_scene.camera(scene, (0.6, -5.2, 1.6), (0.6, 0.0, 1.0), lens=40)
-    paths = []
-    for frame in (1, 30, 60):
+    scene.frame_set(1)
+    posed = wild_pose(rig, chains)
+
+    def outside():
+        return sum(not bl.is_inside(bl.build_limit(pb.jointlimit), bl.read_rotation(pb))
+                   for pb in rig.pose.bones if pb.jointlimit.enabled)
+
+    before = outside()
+    demo_scene.character_view(scene, size)
+    left = demo_scene.render_array(scene, "without limits")
+    pose_mode(rig, chains["tail"][0])
+    bpy.ops.pose.jointlimit_apply(all_bones=True)
+    object_mode()
+    after = outside()
+    right = demo_scene.render_array(scene, "with JointLimit")
+    path = demo_scene.save_png(demo_scene.tile([left, right]), OUT / "demo_limits.png")
+    rest_pose(rig)
+    return path, f"{posed} bones posed wildly: {before} outside their limits, {after} after pose.jointlimit_apply"
+
+
+def arm_keys(rig):
+    """Key poses of both arms by limb IK with limits: a wave with the left hand, the right hand
+    reaching forward and then to the hip."""
+    scene = bpy.context.scene
+    errors = []
+    for side, sx in (("L", 1.0), ("R", -1.0)):
+        shoulder = np.array(rig.pose.bones[f"upper_arm.{side}"].head)
+        targets = {
+            1: None,  # rest pose, keyed as it is
+            36: shoulder + ((0.25 * sx, -0.1, 0.45) if side == "L" else (0.1 * sx, -0.48, 0.05)),
+            72: shoulder + ((0.3 * sx, -0.25, 0.2) if side == "L" else (0.12 * sx, 0.02, -0.42)),
+        }
+        pose_mode(rig, f"hand.{side}")
+        for frame, target in targets.items():
+            scene.frame_set(frame)
+            if target is not None:
+                bpy.ops.pose.jointlimit_limb_ik(target=target, swivel=0.0, use_limits=True)
+                bpy.context.view_layer.update()
+                errors.append(np.linalg.norm(np.array(rig.pose.bones[f"hand.{side}"].head) - target))
+            for name in (f"upper_arm.{side}", f"forearm.{side}", f"hand.{side}"):
+                rig.pose.bones[name].keyframe_insert("rotation_quaternion", frame=frame)
+    return f"both arms: 2 targets each keyed, max hand error {max(errors) * 1000:.1f} mm"
+
+
+def tail_keys(rig, chains):
+    scene = bpy.context.scene
+    tail = chains["tail"]
+    pose_mode(rig, tail[-1])
+    root = np.array(rig.pose.bones[tail[0]].head)
+    errors = []
+    for frame, offset in {1: None, 36: (0.35, 0.45, 0.35), 72: (-0.4, 0.4, 0.3)}.items():
         scene.frame_set(frame)
-        paths.append(demo_scene.render(scene, OUT / f"demo_frame{frame:02d}.png"))
-    return paths
+        if offset is not None:
+            target = root + np.array(offset)
+            bpy.ops.pose.jointlimit_ccd_ik(target=target, chain_length=len(tail))
+            bpy.context.view_layer.update()
+            errors.append(np.linalg.norm(np.array(rig.pose.bones[tail[-1]].tail) - target))
+        for name in tail:
+            rig.pose.bones[name].keyframe_insert("rotation_quaternion", frame=frame)
+    return f"{len(tail)}-bone tail: 2 targets keyed, tip error {', '.join(f'{e * 100:.1f} cm' for e in errors)}"
+
+
+def smooth_motion(rig, chains):
+    bones = chains["arm.L"] + chains["arm.R"] + chains["tail"]
+    pose_mode(rig, bones[0], bones)
+    bpy.ops.pose.jointlimit_motion(frame_start=FRAMES[0], frame_end=FRAMES[-1], profile="MIN_JERK",
+                                   channels="SWING_TWIST")
+    object_mode()
+    fps = bpy.context.scene.render.fps
+    return f"min-jerk in-betweens for {len(bones)} bones, frames {FRAMES[0]}-{FRAMES[-1]} ({FRAMES[-1] / fps:.0f} s)"
+
+
+def motion_picture(rig, size):
+    scene = bpy.context.scene
+    demo_scene.character_view(scene, size)
+    frames = []
+    for frame in STRIP:
+        scene.frame_set(frame)
+        frames.append(demo_scene.render_array(scene, f"frame {frame}"))
+    return demo_scene.save_png(demo_scene.tile(frames), OUT / "demo_motion.png")
 
 
 def main():
     start = time.perf_counter()
+    size = (240, 300) if QUICK else (420, 520)
+    OUT.mkdir(exist_ok=True)
     with step("install extension") as row:
         addon = install()
         row.append(addon.__name__)
-    with step("build scene") as row:
-        objects = demo_scene.build_all()
-        row.append(", ".join(o.name for o in bpy.data.objects))
-    with step("joint limits (apply)") as row:
-        row.append(run_limits(addon, objects["humanoid"]))
-    with step("limb IK (arm, leg)") as row:
-        row.append(run_limb_ik(objects["humanoid"]))
+    with step("build character") as row:
+        demo_scene.clear_scene(FRAMES[-1])
+        character = demo_character.build()
+        rig = character["rig"]
+        chains = demo_character.bone_chains(rig)
+        row.append(f"Rigify human meta-rig + tail ({len(rig.data.bones)} bones), body {len(character['body'].data.vertices)}"
+                   f" + arms {len(character['arms'].data.vertices)} vertices, automatic weights")
+    with step("limits from presets") as row:
+        row.append(apply_presets(rig, chains))
+    with step("SDEF deformer on the arms") as row:
+        row.append(add_deformer(character["arms"]))
+    with step("wild pose vs limits") as row:
+        path, text = limits_picture(addon, rig, chains, size)
+        row.append(f"{text} -> {path.relative_to(ROOT)}")
+    with step("limb IK (arms)") as row:
+        row.append(arm_keys(rig))
     with step("CCD IK (tail)") as row:
-        row.append(run_ccd(objects["tail"]))
+        row.append(tail_keys(rig, chains))
     with step("smooth motion") as row:
-        row.append(run_motion(objects["humanoid"], objects["tail"]))
-    with step("SDEF/Bezier deformer") as row:
-        row.append(run_deformer(objects))
-    OUT.mkdir(exist_ok=True)
+        row.append(smooth_motion(rig, chains))
     with step("save out/demo.blend") as row:
         object_mode()
         bpy.ops.wm.save_as_mainfile(filepath=str(OUT / "demo.blend"))
         row.append(str((OUT / "demo.blend").relative_to(ROOT)))
-    with step("render (Workbench)") as row:
-        paths = render_pictures(objects)
-        row.append(", ".join(str(p.relative_to(ROOT)) for p in paths))
+    with step("motion strip (Workbench)") as row:
+        row.append(str(motion_picture(rig, size).relative_to(ROOT)))
     widths = [max(len(r[i]) for r in ROWS + [("step", "result", "s")]) for i in range(3)]
     print("\nJointLimit demo")
     print("| " + " | ".join(h.ljust(w) for h, w in zip(("step", "result", "s"), widths)) + " |")
