@@ -38,6 +38,7 @@ import demo_character  # noqa: E402
 import demo_scene  # noqa: E402
 
 ROWS = []
+ADDON_MODULE = MODULE  # make_docs.py points this at the add-on it registered from the checkout
 FRAMES = (1, 36, 72)  # key poses; 72 frames at 24 fps = 3 s of motion
 STRIP = (1, 18, 36, 54, 72)
 QUICK = "--quick" in sys.argv[sys.argv.index("--") + 1:] if "--" in sys.argv else False
@@ -81,7 +82,7 @@ def pose_mode(rig, active, selected=()):
     rig.select_set(True)
     bpy.ops.object.mode_set(mode="POSE")
     chosen = {active, *selected}
-    compat = importlib.import_module(f"{MODULE}.compat")
+    compat = importlib.import_module(f"{ADDON_MODULE}.compat")
     for pb in rig.pose.bones:
         compat.select_pose_bone(pb, pb.name in chosen)
     rig.data.bones.active = rig.data.bones[active]
@@ -160,7 +161,8 @@ def wild_pose(rig, chains):
 
 
 def limits_picture(addon, rig, chains, size):
-    """The same wild pose without and with ``pose.jointlimit_apply``, side by side."""
+    """The same wild pose without and with ``pose.jointlimit_apply``, side by side: ``(picture
+    array, summary)``; the rig is back in its rest pose afterwards."""
     bl = importlib.import_module(f"{addon.__name__}.bone_limits")
     scene = bpy.context.scene
     scene.frame_set(1)
@@ -178,9 +180,9 @@ def limits_picture(addon, rig, chains, size):
     object_mode()
     after = outside()
     right = demo_scene.render_array(scene, "with JointLimit")
-    path = demo_scene.save_png(demo_scene.tile([left, right]), OUT / "demo_limits.png")
     rest_pose(rig)
-    return path, f"{posed} bones posed wildly: {before} outside their limits, {after} after pose.jointlimit_apply"
+    text = f"{posed} bones posed wildly: {before} outside their limits, {after} after pose.jointlimit_apply"
+    return demo_scene.tile([left, right]), text
 
 
 def arm_keys(rig):
@@ -235,14 +237,21 @@ def smooth_motion(rig, chains):
     return f"min-jerk in-betweens for {len(bones)} bones, frames {FRAMES[0]}-{FRAMES[-1]} ({FRAMES[-1] / fps:.0f} s)"
 
 
-def motion_picture(rig, size):
+def motion_picture(size, frames=STRIP):
+    """Renders of the animated character on ``frames``, side by side."""
     scene = bpy.context.scene
     demo_scene.character_view(scene, size)
-    frames = []
-    for frame in STRIP:
+    pictures = []
+    for frame in frames:
         scene.frame_set(frame)
-        frames.append(demo_scene.render_array(scene, f"frame {frame}"))
-    return demo_scene.save_png(demo_scene.tile(frames), OUT / "demo_motion.png")
+        pictures.append(demo_scene.render_array(scene, f"frame {frame}"))
+    return demo_scene.tile(pictures)
+
+
+def build_character():
+    demo_scene.clear_scene(FRAMES[-1])
+    character = demo_character.build()
+    return character, demo_character.bone_chains(character["rig"])
 
 
 def main():
@@ -253,10 +262,8 @@ def main():
         addon = install()
         row.append(addon.__name__)
     with step("build character") as row:
-        demo_scene.clear_scene(FRAMES[-1])
-        character = demo_character.build()
+        character, chains = build_character()
         rig = character["rig"]
-        chains = demo_character.bone_chains(rig)
         row.append(f"Rigify human meta-rig + tail ({len(rig.data.bones)} bones), body {len(character['body'].data.vertices)}"
                    f" + arms {len(character['arms'].data.vertices)} vertices, automatic weights")
     with step("limits from presets") as row:
@@ -264,7 +271,8 @@ def main():
     with step("SDEF deformer on the arms") as row:
         row.append(add_deformer(character["arms"]))
     with step("wild pose vs limits") as row:
-        path, text = limits_picture(addon, rig, chains, size)
+        picture, text = limits_picture(addon, rig, chains, size)
+        path = demo_scene.save_png(picture, OUT / "demo_limits.png")
         row.append(f"{text} -> {path.relative_to(ROOT)}")
     with step("limb IK (arms)") as row:
         row.append(arm_keys(rig))
@@ -277,7 +285,8 @@ def main():
         bpy.ops.wm.save_as_mainfile(filepath=str(OUT / "demo.blend"))
         row.append(str((OUT / "demo.blend").relative_to(ROOT)))
     with step("motion strip (Workbench)") as row:
-        row.append(str(motion_picture(rig, size).relative_to(ROOT)))
+        path = demo_scene.save_png(motion_picture(size), OUT / "demo_motion.png")
+        row.append(str(path.relative_to(ROOT)))
     widths = [max(len(r[i]) for r in ROWS + [("step", "result", "s")]) for i in range(3)]
     print("\nJointLimit demo")
     print("| " + " | ".join(h.ljust(w) for h, w in zip(("step", "result", "s"), widths)) + " |")
@@ -287,4 +296,5 @@ def main():
     print(f"total {time.perf_counter() - start:.1f} s")
 
 
-main()
+if __name__ == "__main__":
+    main()
