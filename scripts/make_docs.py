@@ -369,6 +369,113 @@ def _evaluated_points(obj):
     return co.reshape(-1, 3) @ m[:3, :3].T + m[:3, 3]
 
 
+# --- the overlay on a posed arm -------------------------------------------------------------------
+
+OVERLAY_BONES = ("upper_arm.L", "forearm.L")
+
+
+def overlay_objects(addon, rig, bone_names, tag):
+    """Render objects of the viewport overlay of ``bone_names``: the very arrays the draw handler
+    draws (``overlay.bone_draw_data`` built on ``core/overlay_geometry.py``) as tubes and a
+    translucent cone."""
+    overlay = sys.modules[f"{addon.__name__}.overlay"]
+    settings = bpy.context.scene.jointlimit
+    objects, inside = [], []
+    for name in bone_names:
+        data = overlay.bone_draw_data(rig, rig.pose.bones[name], settings)
+        colour = (*data["color"], 1.0)
+        inside.append(data["inside"])
+        objects.append(curve(f"{tag}_outline_{name}", data["outline"], 0.008, colour, closed=data["closed"]))
+        objects.append(curve(f"{tag}_swing_{name}", np.array([data["head"], data["swing_point"]]), 0.006, colour))
+        bpy.ops.mesh.primitive_uv_sphere_add(radius=0.02, location=data["swing_point"])
+        dot = bpy.context.object
+        dot.name, dot.color = f"{tag}_point_{name}", colour
+        objects.append(dot)
+        if data["cone"] is not None:
+            tris = data["cone"]
+            cone = mesh_object(f"{tag}_cone_{name}", tris, [(3 * i, 3 * i + 1, 3 * i + 2) for i in range(len(tris) // 3)],
+                               (*data["color"], 0.2 + settings.overlay_opacity), smooth=False)
+            objects.append(cone)
+        if data["twist_arc"] is not None:
+            twist = (*overlay.COLOR_TWIST, 1.0)
+            objects.append(curve(f"{tag}_twist_{name}", data["twist_arc"], 0.008, twist))
+            objects.append(curve(f"{tag}_twistmark_{name}", data["twist_marker"], 0.005, colour))
+    return objects, inside
+
+
+def _arm_pose(rig, demo_mod, flex, spread, twist, bend):
+    """The left arm: shoulder flexion/abduction/twist and elbow bend (degrees, local axes)."""
+    q = demo_mod._axis_angle
+    a, b, c = (np.array(q(axis, deg)) for axis, deg in (((1, 0, 0), flex), ((0, 0, 1), spread), ((0, 1, 0), twist)))
+    rig.pose.bones["upper_arm.L"].rotation_quaternion = _qmul(_qmul(a, b), c)
+    rig.pose.bones["forearm.L"].rotation_quaternion = q((1, 0, 0), bend)
+    bpy.context.view_layer.update()
+
+
+def _qmul(p, q):
+    w1, x1, y1, z1 = p
+    w2, x2, y2, z2 = q
+    return np.array((w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2, w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
+                     w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2, w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2))
+
+
+@figure("overlay")
+def overlay_figure(ctx):
+    """The limit overlay on the demo character's left arm: a pose clamped into the limits (green)
+    and one outside them (red), rendered from the overlay's own geometry."""
+    character, chains = demo.build_character()
+    rig = character["rig"]
+    demo.apply_presets(rig, chains)
+    scene = bpy.context.scene
+    scene.jointlimit.overlay_opacity = 0.25
+    scene.jointlimit.overlay_size = 1.5
+    pictures = []
+    for tag, pose, clamp in (("in", (50, 10, 30, 70), True), ("out", (-100, -20, 120, 40), False)):
+        demo.pose_mode(rig, "upper_arm.L", OVERLAY_BONES)
+        _arm_pose(rig, demo, *pose)
+        if clamp:
+            bpy.ops.pose.jointlimit_apply()
+        demo.object_mode()
+        for obj in bpy.data.objects:
+            if obj.name.startswith(("in_", "out_")):
+                obj.hide_render = True
+        objects, inside = overlay_objects(ctx.addon, rig, OVERLAY_BONES, tag)
+        demo_scene.character_view(scene, ctx.size(600, 560), location=(1.25, -1.75, 1.85), target=(0.3, 0.0, 1.42),
+                                  lens=50.0)
+        scene.display.render_aa = "16"
+        bpy.data.objects["Floor"].hide_render = True
+        for obj in (character["body"], character["arms"]):
+            obj.color = (*obj.color[:3], 0.3)  # see-through, so the joint shows
+        state = "inside" if all(inside) else "outside"
+        pictures.append(demo_scene.render_array(scene, f"pose {state} the limits"))
+    return demo_scene.save_png(demo_scene.tile(pictures), ctx.out / "overlay.png")
+
+
+# --- the demo character ---------------------------------------------------------------------------
+
+
+@figure("character")
+def character_figure(ctx):
+    """The demo character in one wild pose, without and with joint limits (README's first picture)."""
+    character, chains = demo.build_character()
+    demo.apply_presets(character["rig"], chains)
+    demo.add_deformer(character["arms"])
+    picture, text = demo.limits_picture(ctx.addon, character["rig"], chains, ctx.size(420, 520))
+    print("character:", text)
+    return demo_scene.save_png(picture, ctx.out / "character.png")
+
+
+@figure("motion_strip")
+def motion_strip_figure(ctx):
+    """Five frames of the demo's three seconds: limb IK and CCD key poses, min-jerk in between."""
+    character, chains = demo.build_character()
+    rig = character["rig"]
+    demo.apply_presets(rig, chains)
+    demo.add_deformer(character["arms"])
+    print("motion strip:", demo.arm_keys(rig), demo.tail_keys(rig, chains), demo.smooth_motion(rig, chains))
+    return demo_scene.save_png(demo.motion_picture(ctx.size(300, 380)), ctx.out / "motion_strip.png")
+
+
 # --- motion graph -----------------------------------------------------------------------------
 
 
