@@ -185,28 +185,71 @@ def limits_picture(addon, rig, chains, size):
     return demo_scene.tile([left, right]), text
 
 
+# Arm key poses as a rigger would block them (degrees about the upper arm's local X (flexion),
+# Z (abduction, mirrored on the right) and Y (twist), and the elbow bend): a relaxed start, a
+# wave with the left hand while the right reaches forward, both hands in front at the end.
+ARM_INTENT = {
+    "L": {1: (15, -10, 0, 25), 36: (95, 45, 10, 70), 72: (60, 5, 0, 100)},
+    "R": {1: (15, -10, 0, 25), 36: (75, 10, 0, 30), 72: (45, 0, 0, 110)},
+}
+
+
+def _intent_target(rig, side, flex, spread, twist, bend):
+    """Where the hand is when the arm takes the blocked pose clamped by its limits: a target the
+    limb can reach within its limits, whatever the presets allow."""
+    z = spread if side == "L" else -spread
+    upper, fore = rig.pose.bones[f"upper_arm.{side}"], rig.pose.bones[f"forearm.{side}"]
+    q = [np.array(_axis_angle(axis, deg)) for axis, deg in (((1, 0, 0), flex), ((0, 0, 1), z), ((0, 1, 0), twist))]
+    upper.rotation_quaternion = _qmul(_qmul(q[0], q[1]), q[2])
+    fore.rotation_quaternion = _axis_angle((_forward_sign(rig, fore.name), 0, 0), bend)
+    pose_mode(rig, upper.name, (fore.name,))
+    bpy.ops.pose.jointlimit_apply()
+    bpy.context.view_layer.update()
+    return np.array(rig.pose.bones[f"hand.{side}"].head)
+
+
+def _qmul(p, q):
+    w1, x1, y1, z1 = p
+    w2, x2, y2, z2 = q
+    return (w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2, w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
+            w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2, w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2)
+
+
+SWIVELS = np.radians(np.arange(-180, 180, 30))
+
+
+def _limb_ik_best_swivel(rig, hand, target):
+    """``pose.jointlimit_limb_ik`` with limits on, turning the swivel (where the elbow points) as a
+    user turns the mouse wheel until the hand reaches the target; returns the hand's error."""
+
+    def solve(swivel):
+        bpy.ops.pose.jointlimit_limb_ik(target=target, swivel=float(swivel), use_limits=True)
+        bpy.context.view_layer.update()
+        return float(np.linalg.norm(np.array(rig.pose.bones[hand].head) - target))
+
+    errors = [solve(swivel) for swivel in SWIVELS]
+    best = SWIVELS[int(np.argmin(errors))]
+    return solve(best)
+
+
 def arm_keys(rig):
-    """Key poses of both arms by limb IK with limits: a wave with the left hand, the right hand
-    reaching forward and then to the hip."""
+    """Key poses of both arms by limb IK with limits on: each target is where the hand of a blocked
+    pose lands inside the limits (``ARM_INTENT``); the IK solves the arm for it from the rest pose."""
     scene = bpy.context.scene
     errors = []
-    for side, sx in (("L", 1.0), ("R", -1.0)):
-        shoulder = np.array(rig.pose.bones[f"upper_arm.{side}"].head)
-        targets = {
-            1: None,  # rest pose, keyed as it is
-            36: shoulder + ((0.25 * sx, -0.1, 0.45) if side == "L" else (0.1 * sx, -0.48, 0.05)),
-            72: shoulder + ((0.3 * sx, -0.25, 0.2) if side == "L" else (0.12 * sx, 0.02, -0.42)),
-        }
-        pose_mode(rig, f"hand.{side}")
-        for frame, target in targets.items():
+    for side, poses in ARM_INTENT.items():
+        chain = (f"upper_arm.{side}", f"forearm.{side}", f"hand.{side}")
+        for frame, intent in poses.items():
             scene.frame_set(frame)
-            if target is not None:
-                bpy.ops.pose.jointlimit_limb_ik(target=target, swivel=0.0, use_limits=True)
-                bpy.context.view_layer.update()
-                errors.append(np.linalg.norm(np.array(rig.pose.bones[f"hand.{side}"].head) - target))
-            for name in (f"upper_arm.{side}", f"forearm.{side}", f"hand.{side}"):
+            target = _intent_target(rig, side, *intent)
+            for name in chain:
+                rig.pose.bones[name].rotation_quaternion = (1.0, 0.0, 0.0, 0.0)
+            pose_mode(rig, chain[-1])
+            errors.append(_limb_ik_best_swivel(rig, chain[-1], target))
+            for name in chain:
                 rig.pose.bones[name].keyframe_insert("rotation_quaternion", frame=frame)
-    return f"both arms: 2 targets each keyed, max hand error {max(errors) * 1000:.1f} mm"
+    return f"both arms: {len(errors)} targets keyed, hand error median {np.median(errors) * 1000:.1f} mm, " \
+           f"max {max(errors) * 1000:.1f} mm"
 
 
 def tail_keys(rig, chains):
