@@ -252,16 +252,23 @@ def arm_keys(rig):
            f"max {max(errors) * 1000:.1f} mm"
 
 
+TAIL_TARGETS = {36: (0.35, 0.45, 0.35), 72: (-0.4, 0.4, 0.3)}  # from the tail's root, armature space
+
+
+def tail_target(rig, chains, frame):
+    return np.array(rig.pose.bones[chains["tail"][0]].head) + np.array(TAIL_TARGETS[frame])
+
+
 def tail_keys(rig, chains):
+    """Key poses of the tail by CCD IK (limits on): rest on the first frame, ``TAIL_TARGETS``."""
     scene = bpy.context.scene
     tail = chains["tail"]
     pose_mode(rig, tail[-1])
-    root = np.array(rig.pose.bones[tail[0]].head)
     errors = []
-    for frame, offset in {1: None, 36: (0.35, 0.45, 0.35), 72: (-0.4, 0.4, 0.3)}.items():
+    for frame in (FRAMES[0], *TAIL_TARGETS):
         scene.frame_set(frame)
-        if offset is not None:
-            target = root + np.array(offset)
+        if frame in TAIL_TARGETS:
+            target = tail_target(rig, chains, frame)
             bpy.ops.pose.jointlimit_ccd_ik(target=target, chain_length=len(tail))
             bpy.context.view_layer.update()
             errors.append(np.linalg.norm(np.array(rig.pose.bones[tail[-1]].tail) - target))
@@ -307,8 +314,9 @@ def main():
     with step("build character") as row:
         character, chains = build_character()
         rig = character["rig"]
-        row.append(f"Rigify human meta-rig + tail ({len(rig.data.bones)} bones), body {len(character['body'].data.vertices)}"
-                   f" + arms {len(character['arms'].data.vertices)} vertices, automatic weights")
+        body, arms = (len(character[k].data.vertices) for k in ("body", "arms"))
+        row.append(f"Rigify human meta-rig + tail ({len(rig.data.bones)} bones), body {body} + arms {arms} vertices, "
+                   "automatic weights")
     with step("limits from presets") as row:
         row.append(apply_presets(rig, chains))
     with step("SDEF deformer on the arms") as row:

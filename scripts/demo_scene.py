@@ -213,7 +213,7 @@ def character_view(scene, size=(420, 520), location=(3.1, -3.2, 1.45), target=(0
         scene.world = bpy.data.worlds.new("DemoWorld")
     scene.world.color = (0.86, 0.89, 0.93)
     for obj in bpy.data.objects:
-        if obj.type == "MESH" and not obj.name.startswith(("Floor", "jl_")):
+        if obj.type == "MESH" and obj.name.startswith("Character"):
             obj.color = (0.95, 0.55, 0.3, 1.0) if "Arms" in obj.name else (0.9, 0.58, 0.38, 1.0)
     if "Floor" not in bpy.data.objects:
         bpy.ops.mesh.primitive_plane_add(size=12.0, location=(0.0, 0.0, 0.0))

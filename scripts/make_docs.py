@@ -8,6 +8,7 @@ writes elsewhere, ``--quick`` renders at a third of the size (the test suite use
 
 - character.png     the demo character in one wild pose, without and with joint limits
 - motion_strip.png  the demo character's three seconds of min-jerk motion, five frames
+- ccd.png           the character's tail posed by CCD IK onto its two targets
 - regions.png       the five shapes with the same ranges, on the (s, t) plane and on the sphere
 - skinning.png      LBS / SDEF / Bezier on a forearm bent 90° and twisted 90°, volume measured
 - overlay.png       the viewport overlay's geometry (core/overlay_geometry.py) on a posed arm
@@ -36,8 +37,7 @@ from demo_scene import label  # noqa: E402
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 FIGURES = {}
-ORANGE, BLUE, GREEN, RED, GREY = (0.95, 0.45, 0.1, 1), (0.25, 0.5, 0.9, 1), (0.3, 0.72, 0.35, 1), (0.9, 0.25, 0.2, 1), \
-    (0.55, 0.55, 0.58, 1)
+ORANGE, BLUE, GREEN, RED = (0.95, 0.45, 0.1, 1), (0.25, 0.5, 0.9, 1), (0.3, 0.72, 0.35, 1), (0.9, 0.25, 0.2, 1)
 
 
 def figure(name):
@@ -63,34 +63,39 @@ class Context:
         return int(width * self.scale), int(height * self.scale)
 
 
+AA = {"level": "32"}  # Workbench anti-aliasing samples; --quick lowers it
+
+
 def sharp(scene, width, height):
     """Workbench with the finest anti-aliasing, studio light, colours as given."""
     demo_scene.workbench(scene, width, height)
-    scene.display.render_aa = "32"
+    scene.display.render_aa = AA["level"]
     scene.display.shading.show_cavity = False
     if scene.world is None:
         scene.world = bpy.data.worlds.new("DocsWorld")
     scene.world.color = (1.0, 1.0, 1.0)
 
 
-def fit_camera(scene, objects, direction, margin=0.08, up=(0.0, 0.0, 1.0)):
+def world_points(obj):
+    """World positions ``(n, 3)`` of the evaluated (deformed) mesh of ``obj``, or the corners of
+    its bounding box for other object types (text, curves)."""
+    ev = obj.evaluated_get(bpy.context.evaluated_depsgraph_get())
+    if ev.type == "MESH":
+        mesh = ev.to_mesh()
+        co = np.empty(len(mesh.vertices) * 3)
+        mesh.vertices.foreach_get("co", co)
+        ev.to_mesh_clear()
+    else:
+        co = np.array([c[:] for c in ev.bound_box]).ravel()
+    m = np.array(obj.matrix_world)
+    return co.reshape(-1, 3) @ m[:3, :3].T + m[:3, 3]
+
+
+def fit_camera(scene, objects, direction, margin=0.08):
     """An orthographic camera looking along ``direction`` that frames the evaluated ``objects``."""
     from mathutils import Vector
 
-    depsgraph = bpy.context.evaluated_depsgraph_get()
-    points = []
-    for obj in objects:
-        ev = obj.evaluated_get(depsgraph)
-        if ev.type == "MESH":
-            mesh = ev.to_mesh()
-            co = np.empty(len(mesh.vertices) * 3)
-            mesh.vertices.foreach_get("co", co)
-            ev.to_mesh_clear()
-        else:
-            co = np.array([c[:] for c in ev.bound_box]).ravel()
-        m = np.array(obj.matrix_world)
-        pts = co.reshape(-1, 3)
-        points.append(pts @ m[:3, :3].T + m[:3, 3])
+    points = [world_points(obj) for obj in objects]
     points = np.concatenate(points)
     d = Vector(direction).normalized()
     rot = d.to_track_quat("-Z", "Y" if abs(d.z) < 0.99 else "X")
@@ -338,10 +343,10 @@ def skinning_figure(ctx):
     tubes = skinning_setup()
     view = (0.0, 1.0, -0.3)  # from the front and a little above
     fit_camera(scene, [t[2] for t in tubes], view, margin=0.06)
-    bottom = min(p[2] for t in tubes for p in _evaluated_points(t[2]))
+    bottom = min(p[2] for t in tubes for p in world_points(t[2]))
     texts = []
     for mode, text, mesh, loss in tubes:
-        centre = _evaluated_points(mesh).mean(axis=0)
+        centre = world_points(mesh).mean(axis=0)
         texts.append(label(f"{text}\nvolume {-100 * loss:+.0f}%", (centre[0], centre[1], bottom - 0.5), 0.3))
     fit_camera(scene, [t[2] for t in tubes] + texts, view, margin=0.04)
     for t in texts:
@@ -357,16 +362,6 @@ def skinning_figure(ctx):
     scene.display.shading.color_type = "OBJECT"
     words = demo_scene.render_array(scene)
     return demo_scene.save_png(np.minimum(shapes, words), ctx.out / "skinning.png")
-
-
-def _evaluated_points(obj):
-    ev = obj.evaluated_get(bpy.context.evaluated_depsgraph_get())
-    mesh = ev.to_mesh()
-    co = np.empty(len(mesh.vertices) * 3)
-    mesh.vertices.foreach_get("co", co)
-    ev.to_mesh_clear()
-    m = np.array(obj.matrix_world)
-    return co.reshape(-1, 3) @ m[:3, :3].T + m[:3, 3]
 
 
 # --- the overlay on a posed arm -------------------------------------------------------------------
@@ -393,8 +388,9 @@ def overlay_objects(addon, rig, bone_names, tag):
         objects.append(dot)
         if data["cone"] is not None:
             tris = data["cone"]
-            cone = mesh_object(f"{tag}_cone_{name}", tris, [(3 * i, 3 * i + 1, 3 * i + 2) for i in range(len(tris) // 3)],
-                               (*data["color"], 0.2 + settings.overlay_opacity), smooth=False)
+            faces = [(3 * i, 3 * i + 1, 3 * i + 2) for i in range(len(tris) // 3)]
+            cone = mesh_object(f"{tag}_cone_{name}", tris, faces, (*data["color"], 0.2 + settings.overlay_opacity),
+                               smooth=False)
             objects.append(cone)
         if data["twist_arc"] is not None:
             twist = (*overlay.COLOR_TWIST, 1.0)
@@ -430,7 +426,7 @@ def overlay_figure(ctx):
     scene.jointlimit.overlay_opacity = 0.25
     scene.jointlimit.overlay_size = 1.5
     pictures = []
-    for tag, pose, clamp in (("in", (50, 10, 30, 70), True), ("out", (-100, -20, 120, 40), False)):
+    for tag, pose, clamp in (("in", (50, 10, 30, 70), True), ("out", (-95, 55, 120, 40), False)):
         demo.pose_mode(rig, "upper_arm.L", OVERLAY_BONES)
         _arm_pose(rig, demo, *pose)
         if clamp:
@@ -463,6 +459,30 @@ def character_figure(ctx):
     picture, text = demo.limits_picture(ctx.addon, character["rig"], chains, ctx.size(420, 520))
     print("character:", text)
     return demo_scene.save_png(picture, ctx.out / "character.png")
+
+
+@figure("ccd")
+def ccd_figure(ctx):
+    """The tail posed by CCD IK on the demo's two key frames, its target as a ball."""
+    character, chains = demo.build_character()
+    rig = character["rig"]
+    demo.apply_presets(rig, chains)
+    print("ccd:", demo.tail_keys(rig, chains))
+    demo.object_mode()
+    scene = bpy.context.scene
+    pictures = []
+    for frame in demo.TAIL_TARGETS:
+        scene.frame_set(frame)
+        for obj in bpy.data.objects:
+            if obj.name.startswith("Target"):
+                obj.hide_render = True
+        bpy.ops.mesh.primitive_uv_sphere_add(radius=0.035, location=demo.tail_target(rig, chains, frame))
+        ball = bpy.context.object
+        ball.name, ball.color = f"Target{frame}", (0.1, 0.35, 1.0, 1.0)
+        demo_scene.character_view(scene, ctx.size(420, 420), location=(0.9, 3.3, 2.3), target=(0.0, 0.35, 0.95),
+                                  lens=45.0)
+        pictures.append(demo_scene.render_array(scene, f"frame {frame}: tail tip on the blue target"))
+    return demo_scene.save_png(demo_scene.tile(pictures), ctx.out / "ccd.png")
 
 
 @figure("motion_strip")
@@ -519,6 +539,7 @@ def parse_args(argv):
             opts["only"], i = [n.strip() for n in args[i + 1].split(",") if n.strip()], i + 2
         elif args[i] == "--quick":
             opts["scale"], i = 1.0 / 3.0, i + 1
+            AA["level"] = "8"
         else:
             sys.exit(f"make_docs: unknown argument {args[i]!r} (use --out DIR, --only a,b, --quick)")
     unknown = [n for n in opts["only"] if n not in FIGURES]
