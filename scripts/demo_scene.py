@@ -202,7 +202,7 @@ def save_png(array, path):
 # --- the character's picture set-up -------------------------------------------------------------
 
 
-def character_view(scene, size=(420, 520), location=(3.1, -3.2, 1.45), target=(0.0, 0.05, 0.98), lens=50.0):
+def character_view(scene, size=(420, 520), location=(4.1, -2.1, 1.5), target=(0.0, 0.1, 0.98), lens=50.0):
     """Workbench, a floor, a soft background and a camera three-quarter front on the character."""
     workbench(scene, *size)
     scene.display.shading.show_shadows = False  # shadows cost ~3x the render time on a CPU
