@@ -522,6 +522,7 @@ def motion_figure(ctx):
     label("minimum jerk (quintic)", (6.6, 0, 4.9), 0.28, colours["MIN_JERK"])
     label("time", (sx / 2, 0, -0.55), 0.28)
     label("angle: 0° -> 60° (via point at 0.4 T) -> 20°", (sx / 2, 0, -0.95), 0.28)
+    fit_camera(scene, [o for o in bpy.data.objects if o.type != "CAMERA"], (0, 1, 0), margin=0.04)
     return demo_scene.save_png(demo_scene.render_array(scene), ctx.out / "motion.png")
 
 
