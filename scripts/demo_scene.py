@@ -1,32 +1,22 @@
-"""Builds the JointLimit demo scene with Blender's data API (used by demo.py, docs and tests).
+"""Scene and picture helpers of the demo and the docs (``demo.py``, ``make_docs.py``, tests).
 
-Contents: a humanoid arm and leg with realistic limits, a 20-bone tail chain, a bent cylinder
-(two bones, a narrow blend) and a character-like arm mesh skinned across the elbow. Meshes are
-plain geometry with vertex groups and Armature modifiers, so they render with Workbench.
+Simple rigs and tubes made with Blender's data API, a camera, Workbench settings, text labels,
+and pictures as numpy arrays (render, tile side by side, save as PNG) so several renders can be
+put into one image without a compositor.
 """
 
 import math
+import pathlib
+import tempfile
 
 import bpy
 import numpy as np
 
-# Limits (degrees) on Blender bone axes: swing_x bends about local X, swing_z about local Z,
-# twist about the bone's own Y axis. Roughly typical human ranges of motion.
-HUMANOID_LIMITS = {
-    "upper_arm.L": dict(kind="SWING_TWIST", shape="OVAL", swing_x=(-60, 150), swing_z=(-90, 40), twist=(-60, 80)),
-    "forearm.L": dict(kind="HINGE", hinge=(0, 145)),
-    "hand.L": dict(kind="SWING_TWIST", shape="ELLIPSE", swing_x=(-70, 80), swing_z=(-25, 35), twist=(-10, 10)),
-    "thigh.L": dict(kind="SWING_TWIST", shape="OVAL", swing_x=(-120, 30), swing_z=(-30, 45), twist=(-40, 40)),
-    "shin.L": dict(kind="HINGE", hinge=(0, 150)),
-    "foot.L": dict(kind="SWING_TWIST", shape="RECT", swing_x=(-45, 25), swing_z=(-20, 20), twist=(-15, 15)),
-}
-TAIL_BONES = 20
 
-
-def clear_scene():
+def clear_scene(frame_end=60):
     bpy.ops.wm.read_homefile(use_empty=True)
     scene = bpy.context.scene
-    scene.frame_start, scene.frame_end = 1, 60
+    scene.frame_start, scene.frame_end = 1, frame_end
     return scene
 
 
@@ -50,51 +40,6 @@ def armature(name, spec, location=(0, 0, 0)):
     for pb in obj.pose.bones:
         pb.rotation_mode = "QUATERNION"
     bpy.ops.object.mode_set(mode="OBJECT")
-    return obj
-
-
-def set_limits(obj, limits):
-    for bone, cfg in limits.items():
-        s = obj.pose.bones[bone].jointlimit
-        s.enabled, s.kind = True, cfg["kind"]
-        if cfg["kind"] == "HINGE":
-            s.hinge_min, s.hinge_max = (math.radians(a) for a in cfg["hinge"])
-            continue
-        s.shape = cfg["shape"]
-        s.swing_x_min, s.swing_x_max = (math.radians(a) for a in cfg["swing_x"])
-        s.swing_z_min, s.swing_z_max = (math.radians(a) for a in cfg["swing_z"])
-        if "twist" in cfg:
-            s.use_twist_limit = True
-            s.twist_min, s.twist_max = (math.radians(a) for a in cfg["twist"])
-
-
-def humanoid():
-    """Left arm (bent elbow) and left leg (bent knee) on a spine, with HUMANOID_LIMITS."""
-    spec = [
-        ("hips", (0, 0, 1.0), (0, 0, 1.15), None, 0.0),
-        ("spine", (0, 0, 1.15), (0, 0, 1.45), "hips", 0.0),
-        ("upper_arm.L", (0.18, 0, 1.42), (0.46, 0.03, 1.40), "spine", 0.0),
-        ("forearm.L", (0.46, 0.03, 1.40), (0.72, 0.0, 1.40), "upper_arm.L", 0.0),
-        ("hand.L", (0.72, 0.0, 1.40), (0.82, 0.0, 1.40), "forearm.L", 0.0),
-        ("thigh.L", (0.1, 0, 1.0), (0.1, -0.03, 0.55), "hips", 0.0),
-        ("shin.L", (0.1, -0.03, 0.55), (0.1, 0.0, 0.1), "thigh.L", 0.0),
-        ("foot.L", (0.1, 0.0, 0.1), (0.1, -0.15, 0.02), "shin.L", 0.0),
-    ]
-    obj = armature("Humanoid", spec)
-    set_limits(obj, HUMANOID_LIMITS)
-    return obj
-
-
-def tail_chain(n=TAIL_BONES, location=(-0.6, 0.0, 1.0)):
-    spec = [(f"tail{i:02d}", (0, 0.06 * i, 0), (0, 0.06 * (i + 1), 0), f"tail{i - 1:02d}" if i else None, 0.0)
-            for i in range(n)]
-    obj = armature("Tail", spec, location)
-    for pb in obj.pose.bones:
-        s = pb.jointlimit
-        s.enabled, s.kind, s.shape = True, "SWING_TWIST", "ELLIPSE"
-        s.swing_x_min, s.swing_x_max = math.radians(-25), math.radians(25)
-        s.swing_z_min, s.swing_z_max = math.radians(-20), math.radians(20)
-        s.use_twist_limit, s.twist_min, s.twist_max = True, math.radians(-5), math.radians(5)
     return obj
 
 
@@ -139,65 +84,6 @@ def skin_two_bones(mesh_obj, arm_obj, parent_bone, child_bone, along, blend_star
     return mod
 
 
-def bent_cylinder(name="Cylinder", location=(1.5, 0.0, 0.0)):
-    """Two bones along +Z with an elbow-like narrow blend around the joint at z = 1."""
-    arm = armature(f"{name}Rig", [("lower", (0, 0, 0), (0, 0, 1), None, 0.0), ("upper", (0, 0, 1), (0, 0, 2), "lower", 0.0)],
-                   location)
-    mesh, along = tube_mesh(name, (0, 0, 0), (0, 0, 2), 0.25, rings=60)
-    skin_two_bones(mesh, arm, "lower", "upper", along * 2.0, 0.8, 1.2)
-    return arm, mesh
-
-
-def arm_skin(humanoid_obj):
-    """A character-like arm mesh on the humanoid's upper arm and forearm (blend across the elbow)."""
-    pose = humanoid_obj.data.bones
-    shoulder, elbow = np.array(pose["upper_arm.L"].head_local), np.array(pose["forearm.L"].head_local)
-    wrist = np.array(pose["forearm.L"].tail_local)
-    mesh, along = tube_mesh("ArmSkin", shoulder, wrist, 0.05, rings=48, segments=24)
-    split = np.linalg.norm(elbow - shoulder) / np.linalg.norm(wrist - shoulder)
-    skin_two_bones(mesh, humanoid_obj, "upper_arm.L", "forearm.L", along, split - 0.12, split + 0.08)
-    return mesh
-
-
-def build_all():
-    scene = clear_scene()
-    human = humanoid()
-    tail = tail_chain()
-    cyl_rig, cyl = bent_cylinder()
-    skin = arm_skin(human)
-    return {"scene": scene, "humanoid": human, "tail": tail, "cylinder_rig": cyl_rig, "cylinder": cyl, "arm_skin": skin}
-
-
-def bone_proxies(arm_obj, radius=0.015, name=None):
-    """A renderable mesh with a thin tube per bone, rigidly following the pose (Armature modifier)."""
-    verts, faces, groups = [], [], []
-    segments = 8
-    for bone in arm_obj.data.bones:
-        head, tail = np.array(bone.head_local), np.array(bone.tail_local)
-        r = min(radius, 0.15 * bone.length)
-        axis = (tail - head) / bone.length
-        u = np.cross(axis, [0, 0, 1.0] if abs(axis[2]) < 0.9 else [1.0, 0, 0])
-        u /= np.linalg.norm(u)
-        v = np.cross(axis, u)
-        base = len(verts)
-        for k in range(segments):
-            a = 2 * math.pi * k / segments
-            offset = r * (math.cos(a) * u + math.sin(a) * v)
-            verts += [tuple(head + offset), tuple(tail + 0.3 * offset)]
-        faces += [(base + 2 * k, base + 2 * ((k + 1) % segments), base + 2 * ((k + 1) % segments) + 1, base + 2 * k + 1)
-                  for k in range(segments)]
-        groups.append((bone.name, list(range(base, len(verts)))))
-    mesh = bpy.data.meshes.new(name or f"{arm_obj.name}Bones")
-    mesh.from_pydata(verts, [], faces)
-    obj = bpy.data.objects.new(mesh.name, mesh)
-    bpy.context.scene.collection.objects.link(obj)
-    for bone_name, indices in groups:
-        obj.vertex_groups.new(name=bone_name).add(indices, 1.0, "REPLACE")
-    obj.modifiers.new("Armature", "ARMATURE").object = arm_obj
-    obj.parent = arm_obj
-    return obj
-
-
 def camera(scene, location, target, lens=50.0, ortho_scale=None):
     cam_data = bpy.data.cameras.new("DemoCamera")
     if ortho_scale:
@@ -222,9 +108,120 @@ def workbench(scene, width=800, height=450):
     scene.display.shading.color_type = "OBJECT"
     scene.display.shading.show_cavity = True
     scene.render.film_transparent = False
+    scene.view_settings.view_transform = "Standard"  # colours as given, not washed out by Filmic/AgX
 
 
 def render(scene, path):
     scene.render.filepath = str(path)
     bpy.ops.render.render(write_still=True)
     return path
+
+
+# --- labels and pictures as arrays --------------------------------------------------------------
+
+INK = (0.05, 0.05, 0.06, 1.0)
+
+
+def label(text, location, size=0.35, colour=INK, align="CENTER"):
+    """A text object facing the scene camera (dark by default, legible on a light background)."""
+    curve = bpy.data.curves.new(text, "FONT")
+    curve.body, curve.size, curve.align_x = text, size, align
+    obj = bpy.data.objects.new(text, curve)
+    obj.location = location
+    obj.rotation_euler = bpy.context.scene.camera.rotation_euler
+    obj.color = colour
+    bpy.context.scene.collection.objects.link(obj)
+    return obj
+
+
+def caption(scene, text, height=0.06, margin=0.03):
+    """A line of text along the bottom of the camera's view (one object, reused)."""
+    cam = scene.camera
+    obj = bpy.data.objects.get("Caption")
+    if obj is None:
+        curve = bpy.data.curves.new("Caption", "FONT")
+        curve.align_x, curve.align_y = "CENTER", "BOTTOM"
+        obj = bpy.data.objects.new("Caption", curve)
+        scene.collection.objects.link(obj)
+        obj.color = INK
+    obj.parent = cam
+    obj.matrix_parent_inverse.identity()
+    corners = [c.copy() for c in cam.data.view_frame(scene=scene)]
+    depth = 1.0 if cam.data.type == "ORTHO" else cam.data.clip_start * 20
+    scale = 1.0 if cam.data.type == "ORTHO" else depth / -corners[0].z
+    bottom = min(c.y for c in corners) * scale
+    top = max(c.y for c in corners) * scale
+    obj.location = (0.0, bottom + margin * (top - bottom), -depth)
+    obj.rotation_euler = (0.0, 0.0, 0.0)
+    obj.data.body = text
+    obj.data.size = height * (top - bottom)
+    obj.hide_render = not text
+    return obj
+
+
+def render_array(scene, text=None):
+    """Render the scene camera (with ``caption(text)`` when given) into an ``(h, w, 4)`` float
+    array, top row first."""
+    if text is not None:
+        caption(scene, text)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = render(scene, pathlib.Path(tmp) / "frame.png")
+        image = bpy.data.images.load(str(path))
+        pixels = np.empty(image.size[0] * image.size[1] * 4, np.float32)
+        image.pixels.foreach_get(pixels)
+        w, h = image.size
+        bpy.data.images.remove(image)
+    return pixels.reshape(h, w, 4)[::-1].copy()
+
+
+def tile(images, gap=6, background=1.0, columns=None):
+    """Pictures of equal size side by side (``columns`` per row, default all in one row)."""
+    h, w = images[0].shape[:2]
+    columns = columns or len(images)
+    rows = -(-len(images) // columns)
+    out = np.full((rows * h + (rows - 1) * gap, columns * w + (columns - 1) * gap, 4), background, np.float32)
+    out[..., 3] = 1.0
+    for i, img in enumerate(images):
+        r, c = divmod(i, columns)
+        out[r * (h + gap):r * (h + gap) + h, c * (w + gap):c * (w + gap) + w] = img
+    return out
+
+
+def save_png(array, path):
+    """Write an ``(h, w, 4)`` float array (top row first) as an 8-bit PNG."""
+    h, w = array.shape[:2]
+    image = bpy.data.images.new(pathlib.Path(path).stem, w, h, alpha=True)
+    image.pixels.foreach_set(np.ascontiguousarray(array[::-1], np.float32).ravel())
+    image.filepath_raw = str(path)
+    image.file_format = "PNG"
+    image.save()
+    bpy.data.images.remove(image)
+    return pathlib.Path(path)
+
+
+# --- the character's picture set-up -------------------------------------------------------------
+
+
+def character_view(scene, size=(420, 520), location=(4.1, -2.1, 1.5), target=(0.0, 0.1, 0.98), lens=50.0):
+    """Workbench, a floor, a soft background and a camera three-quarter front on the character."""
+    workbench(scene, *size)
+    scene.display.shading.show_shadows = False  # shadows cost ~3x the render time on a CPU
+    scene.display.shading.show_cavity = False
+    scene.display.shading.studio_light = "paint.sl"  # bright and soft: skin reads as skin
+    scene.display.render_aa = "8"
+    if scene.world is None:
+        scene.world = bpy.data.worlds.new("DemoWorld")
+    scene.world.color = (0.86, 0.89, 0.93)
+    for obj in bpy.data.objects:
+        if obj.type == "MESH" and obj.name.startswith("Character"):
+            obj.color = (0.95, 0.55, 0.3, 1.0) if "Arms" in obj.name else (0.9, 0.58, 0.38, 1.0)
+    if "Floor" not in bpy.data.objects:
+        bpy.ops.mesh.primitive_plane_add(size=12.0, location=(0.0, 0.0, 0.0))
+        floor = bpy.context.object
+        floor.name = "Floor"
+        floor.color = (1.0, 1.0, 1.0, 1.0)
+    cam = scene.camera
+    if cam is None or cam.name != "CharacterCamera":
+        cam = camera(scene, location, target, lens)
+        cam.name = "CharacterCamera"
+    return cam
