@@ -22,6 +22,7 @@ import re
 
 import bpy
 
+from .chains import predecessor
 from .presets_data import CHAINS, JOINTS
 
 ADDON_PACKAGE = __package__
@@ -265,12 +266,14 @@ def apply_entry(pose_bone, entry, mirror_right=True, flip_x=False):
 
 
 def split_chains(pose_bones):
-    """The bones as parent-child chains, each from its root down; ``PresetError`` when a selected
+    """The bones as logical chains (``chains.predecessor``: mechanism bones in between are
+    skipped), each from its root down; ``PresetError`` when a selected
     bone has two selected children (a branch: select one limb or finger per chain)."""
     chosen = {pb.name: pb for pb in pose_bones}
+    previous = {pb.name: predecessor(pb, keep=chosen)[0] for pb in pose_bones}
     children = {}
     for pb in pose_bones:
-        parent = pb.parent
+        parent = previous[pb.name]
         if parent is not None and parent.name in chosen:
             children.setdefault(parent.name, []).append(pb)
     for name, kids in children.items():
@@ -279,7 +282,7 @@ def split_chains(pose_bones):
                               name=name)
     chains = []
     for pb in pose_bones:
-        if pb.parent is not None and pb.parent.name in chosen:
+        if previous[pb.name] is not None and previous[pb.name].name in chosen:
             continue
         chain = [pb]
         while chain[-1].name in children:
