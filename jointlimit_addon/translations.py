@@ -163,7 +163,7 @@ MESSAGES = {
         "JointLimit のバージョン、オペレーター、シーンの制限付きボーンを表示します",
     "Apply Joint Limits": "関節制限を適用",
     "Clamp the rotation of the selected limited bones to their joint limits": "選択中の制限付きボーンの回転を関節制限内に収めます",
-    "Clamp every limited bone, not only the selected ones": "選択中のボーンだけでなく、すべての制限付きボーンを制限内に収めます",
+    "Clamp every limited bone an animator poses (rig mechanism bones are skipped), not only the selected ones": "選択中のボーンだけでなく、アニメーターが動かすすべての制限付きボーンを制限内に収めます（リグの機構ボーンは除外）",
     "Bake Joint Limits": "関節制限をベイク",
     "Evaluate the animation over a frame range and key the clamped rotation of the limited bones on every frame":
         "フレーム範囲のアニメーションを評価し、制限内に収めた回転を毎フレームにキーとして挿入します",
@@ -171,7 +171,7 @@ MESSAGES = {
     "First frame to bake": "ベイクする最初のフレーム",
     "End Frame": "終了フレーム",
     "Last frame to bake": "ベイクする最後のフレーム",
-    "Bake every limited bone, not only the selected ones": "選択中のボーンだけでなく、すべての制限付きボーンをベイクします",
+    "Bake every limited bone an animator poses (rig mechanism bones are skipped), not only the selected ones": "選択中のボーンだけでなく、アニメーターが動かすすべての制限付きボーンをベイクします（リグの機構ボーンは除外）",
     "Joint Limits from Constraints": "コンストレイントから関節制限へ",
     "Turn the Limit Rotation constraints or IK limits of the selected bones into joint limits (s = tan(angle/2))":
         "選択中のボーンの回転制限コンストレイントまたは IK 制限を関節制限に変換します（s = tan(角度/2)）",
@@ -193,11 +193,11 @@ MESSAGES = {
     "Remove": "削除",
     "Delete them": "削除します",
     "All Bones": "すべてのボーン",
-    "Convert every bone of the armature, not only the selected ones": "選択中だけでなく、アーマチュアのすべてのボーンを変換します",
+    "Convert every bone an animator poses (rig mechanism bones are skipped), not only the selected ones": "選択中だけでなく、アニメーターが動かすすべてのボーンを変換します（リグの機構ボーンは除外）",
     "Joint Limits to Constraints": "関節制限からコンストレイントへ",
     "Add Limit Rotation constraints that approximate the joint limits with Euler ranges, for pipelines that need Blender constraints":
         "関節制限をオイラー角の範囲で近似した回転制限コンストレイントを追加します（Blender のコンストレイントが必要な工程向け）",
-    "Convert every limited bone, not only the selected ones": "選択中だけでなく、すべての制限付きボーンを変換します",
+    "Convert every limited bone an animator poses (rig mechanism bones are skipped), not only the selected ones": "選択中だけでなく、アニメーターが動かすすべての制限付きボーンを変換します（リグの機構ボーンは除外）",
     "Disable Joint Limits": "関節制限を無効化",
     "Turn off the converted joint limits": "変換した関節制限をオフにします",
     "Copy Joint Limit to Selected": "関節制限を選択ボーンにコピー",

@@ -172,3 +172,111 @@ def test_ccd_on_spine_reports_the_evaluated_error(rigs, mods):
         # only the spine controls moved
         moved = {pb.name for pb in rig.pose.bones if tuple(pb.rotation_quaternion) != (1, 0, 0, 0)}
         assert moved == {"spine_fk.002", "spine_fk.003"}
+
+
+# --- 4. leave rig machinery alone -------------------------------------------------------------------------
+
+
+def _run(op_class, **props):
+    """Run an operator's ``execute`` with a stand-in that collects its reports."""
+    import bpy
+
+    from modal_harness import OperatorStandIn
+
+    op = OperatorStandIn(op_class, **props)
+    result = op.execute(bpy.context)
+    return result, " ".join(message for _, message in op.reports)
+
+
+def test_from_constraints_all_bones_leaves_rigify_machinery_alone(rigs, mods):
+    import bpy
+
+    rig = pose_mode(rigs["rig"])
+    heel = [c for c in rig.pose.bones["MCH-heel.02_rock2.L"].constraints if c.type == "LIMIT_ROTATION"][0]
+    assert heel.enabled
+    forearm = rig.pose.bones["forearm_fk.L"]
+    con = forearm.constraints.new("LIMIT_ROTATION")
+    con.owner_space = "LOCAL"
+    con.use_limit_x, con.min_x, con.max_x = True, 0.0, math.radians(150)
+    con.use_limit_y, con.min_y, con.max_y = True, math.radians(-360), math.radians(360)  # free
+    con.use_limit_z, con.min_z, con.max_z = True, math.radians(-400), math.radians(400)  # free
+    mechanism_ik = [pb for pb in rig.pose.bones if pb.name.startswith("MCH-")
+                    and any(getattr(pb, f"lock_ik_{a}") or getattr(pb, f"use_ik_limit_{a}") for a in "xyz")]
+    try:
+        result, report = _run(bpy.types.POSE_OT_jointlimit_from_constraints, source="AUTO", old_constraints="MUTE",
+                              all_bones=True)
+        assert result == {"FINISHED"}
+        assert heel.enabled, "Rigify's heel-roll constraint was muted"
+        assert all(c.enabled for pb in rig.pose.bones if pb.name.startswith("MCH-") for c in pb.constraints
+                   if c.type == "LIMIT_ROTATION")
+        limited = {pb.name for pb in rig.pose.bones if pb.jointlimit.enabled}
+        assert "forearm_fk.L" in limited and not con.enabled
+        assert not any(mods["chains"].is_mechanism(rig.pose.bones[n]) for n in limited)
+        assert not any(pb.jointlimit.enabled for pb in mechanism_ik)
+        assert "skipped" in report and "MCH-" in report
+        s = forearm.jointlimit
+        assert not s.use_twist_limit  # ±360° twist is free
+        assert math.degrees(s.swing_z_max - s.swing_z_min) == pytest.approx(358, abs=1e-3)  # ±400° swing is free
+        assert mods["bone_limits"].settings_error(s) is None
+    finally:
+        forearm.constraints.remove(con)
+        for pb in rig.pose.bones:
+            pb.jointlimit.enabled = False
+
+
+def test_all_limited_bones_operations_skip_mechanism(rigs, mods):
+    import bpy
+
+    rig = pose_mode(rigs["rig"])
+    names = ("forearm_fk.L", "MCH-hand_fk.L")
+    Q = mods["core.quat"]
+    for name in names:
+        pb = rig.pose.bones[name]
+        pb.rotation_mode = "QUATERNION"
+        s = pb.jointlimit
+        s.enabled, s.kind, s.shape = True, "SWING_TWIST", "RECT"
+        s.swing_x_min, s.swing_x_max = math.radians(-10), math.radians(10)
+        s.swing_z_min, s.swing_z_max = math.radians(-10), math.radians(10)
+        s.use_twist_limit = False
+        pb.rotation_quaternion = Q.from_axis_angle([1, 0, 0], 1.0)
+    mch = rig.pose.bones["MCH-hand_fk.L"]
+    before = tuple(mch.rotation_quaternion)
+    try:
+        result, report = _run(bpy.types.POSE_OT_jointlimit_apply, all_bones=True)
+        assert result == {"FINISHED"} and "MCH-hand_fk.L" in report
+        assert tuple(mch.rotation_quaternion) == before
+        assert Q.angle_between(mods["bone_limits"].read_rotation(rig.pose.bones["forearm_fk.L"]),
+                               Q.from_axis_angle([1, 0, 0], math.radians(10))) < 1e-5
+        result, report = _run(bpy.types.POSE_OT_jointlimit_to_constraints, all_bones=True, disable_limits=False)
+        assert result == {"FINISHED"} and "MCH-hand_fk.L" in report
+        assert "JointLimit Euler" in rig.pose.bones["forearm_fk.L"].constraints
+        assert "JointLimit Euler" not in mch.constraints
+        result, report = _run(bpy.types.POSE_OT_jointlimit_bake, frame_start=1, frame_end=2, all_bones=True)
+        assert result == {"FINISHED"} and "MCH-hand_fk.L" in report
+        assert rig.animation_data is not None
+        paths = {fc.data_path for fc in compat().action_fcurves(rig.animation_data.action,
+                                                                  rig.animation_data.action_slot)}
+        assert 'pose.bones["forearm_fk.L"].rotation_quaternion' in paths
+        assert not any("MCH-" in p for p in paths)
+    finally:
+        for name in names:
+            pb = rig.pose.bones[name]
+            pb.jointlimit.enabled = False
+            con = pb.constraints.get("JointLimit Euler")
+            if con:
+                pb.constraints.remove(con)
+        if rig.animation_data:
+            rig.animation_data_clear()
+
+
+def test_full_circle_twist_from_the_slider_is_free(rigs, mods):
+    rig = pose_mode(rigs["meta"])
+    s = rig.pose.bones["forearm.L"].jointlimit
+    s.enabled, s.kind, s.shape = True, "SWING_TWIST", "RECT"
+    s.use_twist_limit, s.fix_twist = True, False
+    s.twist_min, s.twist_max = -math.pi, math.pi  # the slider's own ends, stored as float32
+    assert s.twist_max - s.twist_min >= 2 * math.pi - 1e-6
+    assert mods["bone_limits"].settings_error(s) is None
+    limit = mods["bone_limits"].build_limit(s)
+    assert limit.twist is None  # the full circle
+    s.enabled = False
