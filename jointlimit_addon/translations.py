@@ -227,6 +227,23 @@ MESSAGES = {
     "Flip Flexion": "屈曲を反転",
     "Reverse the bend about local X, for rigs whose bones bend the other way round X":
         "ローカル X 軸まわりの曲げの向きを反転します（X 軸の向きが逆のリグ向け）",
+    "Fit to Rig": "リグに合わせる",
+    "Put flexion and abduction on the local axes that bend each bone that way in this rig (from its rest pose: "
+    "character front, bone roll, T- or A-pose) instead of local X and Z":
+        "屈曲と外転を、ローカル X・Z ではなく、このリグで各ボーンを実際にその向きへ曲げるローカル軸に設定します"
+        "（レストポーズから判定：キャラクターの正面、ボーンのロール、T ポーズ／A ポーズ）",
+    "Front": "正面",
+    "Which way the character faces, in armature space": "キャラクターが向いている方向（アーマチュア空間）",
+    "From the rig: where knees bend to and elbows away from, else where the feet point":
+        "リグから判定：膝が曲がる側（肘はその反対側）、なければ足先の向き",
+    "Toward -Y": "-Y 方向",
+    "Toward +Y": "+Y 方向",
+    "Toward -X": "-X 方向",
+    "Toward +X": "+X 方向",
+    "The character faces -Y (Blender's convention)": "キャラクターは -Y を向いています（Blender の慣例）",
+    "The character faces +Y": "キャラクターは +Y を向いています",
+    "The character faces -X": "キャラクターは -X を向いています",
+    "The character faces +X": "キャラクターは +X を向いています",
     "Save Joint Limit Preset": "関節制限プリセットを保存",
     "Save the active bone's joint limit as a user preset, listed in the preset menu (as written, for its side)":
         "アクティブなボーンの関節制限をユーザープリセットとして保存し、プリセットメニューに表示します（そのボーンの側のまま保存）",
@@ -423,6 +440,12 @@ MESSAGES = {
     "Select the bones to set": "設定するボーンを選択してください",
     "Set {count} bones from '{preset}' ({mirrored} mirrored for the right side)":
         "「{preset}」から {count} 本のボーンを設定しました（右側としてミラー：{mirrored} 本）",
+    "Set {count} bones from '{preset}' ({mirrored} mirrored for the right side): {joints}":
+        "「{preset}」から {count} 本のボーンを設定しました（右側としてミラー：{mirrored} 本）：{joints}",
+    "The chain from '{root}' ({bones}) does not match '{preset}': select its {most} bones in a chain, or bones "
+    "whose names say which joints they are":
+        "「{root}」からのチェーン（{bones}）は「{preset}」に合いません：{most} 本のボーンをチェーンとして選択するか、"
+        "名前で関節が分かるボーンを選択してください",
     "Unknown preset '{preset}'": "不明なプリセット「{preset}」",
     "Unknown joint preset '{key}'": "不明な関節プリセット「{key}」",
     "Unknown chain preset '{key}'": "不明なチェーンプリセット「{key}」",

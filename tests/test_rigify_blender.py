@@ -66,7 +66,7 @@ def pose_mode(obj, selected=(), active=None):
 def mods(addon):
     pkg = addon.__name__
     return {m: importlib.import_module(f"{pkg}.{m}")
-            for m in ("chains", "bone_limits", "core.quat", "operators.limb_ik", "operators.ccd_ik")}
+            for m in ("chains", "rig_frame", "bone_limits", "core.quat", "operators.limb_ik", "operators.ccd_ik")}
 
 
 def _names(bones):
@@ -280,3 +280,132 @@ def test_full_circle_twist_from_the_slider_is_free(rigs, mods):
     limit = mods["bone_limits"].build_limit(s)
     assert limit.twist is None  # the full circle
     s.enabled = False
+
+
+# --- 3. presets fit the rig ------------------------------------------------------------------------------
+
+LEGS = {"meta": ("thigh", "shin", "foot", "toe"), "rig": ("thigh_fk", "shin_fk", "foot_fk", "toe_fk"),
+        "basic": ("thigh", "shin", "foot", "toe"), "demo": ("thigh", "shin", "foot")}
+ARMS = {"meta": ("upper_arm", "forearm", "hand"), "rig": ("upper_arm_fk", "forearm_fk", "hand_fk"),
+        "basic": ("upper_arm", "forearm", "hand"), "demo": ("upper_arm", "forearm", "hand")}
+UP = np.array([0.0, 0.0, 1.0])
+
+
+@pytest.fixture(scope="module")
+def demo_rig(rigs):
+    import pathlib
+    import sys
+
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "scripts"))
+    import demo_scene
+
+    obj = demo_scene.humanoid()
+    obj.location = (-3.0, 0.0, 0.0)
+    return obj
+
+
+def _rig(rigs, demo_rig, key):
+    return demo_rig if key == "demo" else rigs[key]
+
+
+def _swing(pb, direction, angle, mods):
+    """Local rotation that swings the bone (at rest) by ``angle`` toward the armature-space
+    ``direction``, and the bone direction it gives."""
+    Q = mods["core.quat"]
+    rest = np.array(pb.bone.matrix_local)[:3, :3]
+    d = rest[:, 1]
+    axis = np.cross(d, direction)
+    axis /= np.linalg.norm(axis)
+    return Q.from_axis_angle(rest.T @ axis, angle)
+
+
+def _direction(pb, q, mods):
+    rest = np.array(pb.bone.matrix_local)[:3, :3]
+    return rest @ mods["core.quat"].rotate(q, np.array([0.0, 1.0, 0.0]))
+
+
+def _swung_by(pb, q, direction, mods):
+    """Signed angle (degrees) the bone's direction moved toward ``direction`` from rest."""
+    rest_d = np.array(pb.bone.matrix_local)[:3, 1]
+    new = _direction(pb, q, mods)
+    toward = direction - np.dot(direction, rest_d) * rest_d
+    toward /= np.linalg.norm(toward)
+    return math.degrees(math.atan2(np.dot(new, toward), np.dot(new, rest_d)))
+
+
+def _clamped(pb, q, mods):
+    return mods["bone_limits"].build_limit(pb.jointlimit).clamp(q)
+
+
+@pytest.mark.parametrize("key", ["meta", "rig", "basic", "demo"])
+@pytest.mark.parametrize("side", ["L", "R"])
+def test_leg_and_arm_presets_bend_the_right_way(rigs, demo_rig, mods, key, side):
+    import bpy
+
+    if key == "demo" and side == "R":
+        pytest.skip("the demo rig has a left side only")
+    rig = _rig(rigs, demo_rig, key)
+    leg = [f"{n}.{side}" for n in LEGS[key]]
+    arm = [f"{n}.{side}" for n in ARMS[key]]
+    pose_mode(rig, selected=set(leg), active=leg[0])
+    assert bpy.ops.pose.jointlimit_preset_apply(preset="CHAIN:LEG") == {"FINISHED"}
+    assert all(rig.pose.bones[n].jointlimit.enabled for n in leg)
+    for pb in rig.pose.bones:  # select the arm (pose_mode() would clear the leg's limits)
+        compat().select_pose_bone(pb, pb.name in arm)
+    assert bpy.ops.pose.jointlimit_preset_apply(preset="CHAIN:ARM") == {"FINISHED"}
+    front = mods["rig_frame"].character_front(rig.data)[0]
+    assert np.allclose(front, [0, -1, 0], atol=0.05)
+    pbs = rig.pose.bones
+    thigh, shin, foot = (pbs[n] for n in leg[:3])
+    upper, forearm, hand = (pbs[n] for n in arm)
+    # every preset contains the rest pose
+    for pb in (thigh, shin, foot, upper, forearm, hand):
+        assert mods["bone_limits"].build_limit(pb.jointlimit).contains(np.array([1.0, 0, 0, 0])), pb.name
+    # hip: a sitting pose (thigh 90° forward) is kept; a 100° backward swing stops at the extension limit
+    rest_d = np.array(thigh.bone.matrix_local)[:3, 1]
+    flexed_at_rest = math.degrees(math.asin(np.dot(rest_d, front)))
+    sit = _swing(thigh, front, math.radians(90), mods)
+    assert _swung_by(thigh, _clamped(thigh, sit, mods), front, mods) == pytest.approx(90, abs=3)
+    back = _swing(thigh, -front, math.radians(100), mods)
+    assert _swung_by(thigh, _clamped(thigh, back, mods), -front, mods) == pytest.approx(30 + flexed_at_rest, abs=3)
+    # knee bends backward only
+    assert _swung_by(shin, _clamped(shin, _swing(shin, -front, math.radians(90), mods), mods), -front, mods) \
+        == pytest.approx(90, abs=3)
+    assert abs(_swung_by(shin, _clamped(shin, _swing(shin, front, math.radians(20), mods), mods), front, mods)) < 1
+    # ankle: dorsiflexion (toes up) to 20°, plantar flexion (toes down) to 50°
+    assert _swung_by(foot, _clamped(foot, _swing(foot, UP, math.radians(15), mods), mods), UP, mods) \
+        == pytest.approx(15, abs=2)
+    assert _swung_by(foot, _clamped(foot, _swing(foot, UP, math.radians(40), mods), mods), UP, mods) \
+        == pytest.approx(20, abs=3)
+    assert _swung_by(foot, _clamped(foot, _swing(foot, -UP, math.radians(40), mods), mods), -UP, mods) \
+        == pytest.approx(40, abs=2)
+    assert _swung_by(foot, _clamped(foot, _swing(foot, -UP, math.radians(70), mods), mods), -UP, mods) \
+        == pytest.approx(50, abs=3)
+    # elbow bends forward only
+    assert _swung_by(forearm, _clamped(forearm, _swing(forearm, front, math.radians(90), mods), mods), front, mods) \
+        == pytest.approx(90, abs=3)
+    assert abs(_swung_by(forearm, _clamped(forearm, _swing(forearm, -front, math.radians(20), mods), mods), -front,
+                         mods)) < 1
+
+
+def test_chain_presets_refuse_mismatched_chains_and_never_shift(rigs, mods):
+    import bpy
+
+    rig = pose_mode(rigs["rig"], selected={"hand_fk.L"}, active="hand_fk.L")
+    assert bpy.ops.pose.jointlimit_preset_apply(preset="CHAIN:ARM") == {"FINISHED"}
+    hand = rig.pose.bones["hand_fk.L"].jointlimit
+    assert hand.enabled and hand.fix_twist  # the wrist, not the shoulder
+    pose_mode(rig, selected={"f_index.02.L"}, active="f_index.02.L")
+    with pytest.raises(RuntimeError, match="does not match"):
+        bpy.ops.pose.jointlimit_preset_apply(preset="CHAIN:FINGER")
+    assert not rig.pose.bones["f_index.02.L"].jointlimit.enabled
+    fingers = {"f_index.01.L", "f_index.02.L", "f_index.03.L"}
+    pose_mode(rig, selected=fingers, active="f_index.01.L")
+    assert bpy.ops.pose.jointlimit_preset_apply(preset="CHAIN:FINGER") == {"FINISHED"}
+    kinds = [rig.pose.bones[n].jointlimit.kind for n in sorted(fingers)]
+    assert kinds == ["SWING_TWIST", "HINGE", "HINGE"]
+    spine = {"spine_fk.002", "spine_fk.003", "neck"}
+    pose_mode(rig, selected=spine, active="neck")
+    assert bpy.ops.pose.jointlimit_preset_apply(preset="CHAIN:SPINE") == {"FINISHED"}
+    assert math.degrees(rig.pose.bones["neck"].jointlimit.twist_max) == pytest.approx(70, abs=1e-3)  # Neck
+    assert math.degrees(rig.pose.bones["spine_fk.003"].jointlimit.twist_max) == pytest.approx(15, abs=1e-3)
