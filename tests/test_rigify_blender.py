@@ -66,7 +66,8 @@ def pose_mode(obj, selected=(), active=None):
 def mods(addon):
     pkg = addon.__name__
     return {m: importlib.import_module(f"{pkg}.{m}")
-            for m in ("chains", "rig_frame", "bone_limits", "core.quat", "operators.limb_ik", "operators.ccd_ik")}
+            for m in ("chains", "rig_frame", "bone_limits", "core.quat", "core.limb_ik", "operators.limb_ik",
+                      "operators.ccd_ik")}
 
 
 def _names(bones):
@@ -409,3 +410,59 @@ def test_chain_presets_refuse_mismatched_chains_and_never_shift(rigs, mods):
     assert bpy.ops.pose.jointlimit_preset_apply(preset="CHAIN:SPINE") == {"FINISHED"}
     assert math.degrees(rig.pose.bones["neck"].jointlimit.twist_max) == pytest.approx(70, abs=1e-3)  # Neck
     assert math.degrees(rig.pose.bones["spine_fk.003"].jointlimit.twist_max) == pytest.approx(15, abs=1e-3)
+
+
+@pytest.mark.parametrize("names", [ARM_FK, LEG_FK[:3]], ids=["arm", "leg"])
+def test_limb_ik_with_fitted_presets_reaches_poses_inside_the_limits(rigs, mods, names):
+    """The fitted hinge (elbow/knee, possibly about local Z) and the limb IK agree on the bend."""
+    import bpy
+
+    rig = pose_mode(rigs["rig"], selected=set(names), active=names[0])
+    preset = "CHAIN:ARM" if names == ARM_FK else "CHAIN:LEG"
+    assert bpy.ops.pose.jointlimit_preset_apply(preset=preset) == {"FINISHED"}
+    bl, Q = mods["bone_limits"], mods["core.quat"]
+    upper, lower, end = (rig.pose.bones[n] for n in names)
+    front = mods["rig_frame"].character_front(rig.data)[0]
+    bend = -front if names == LEG_FK[:3] else front
+    length = upper.length + lower.length
+    hinge = bl.build_limit(lower.jointlimit)
+    for angle in (30, 60, 100):
+        q_lower = hinge.clamp(_swing(lower, bend, math.radians(angle), mods))
+        q_upper = bl.build_limit(upper.jointlimit).clamp(Q.from_axis_angle([1, 0, 0.3], 0.2))
+        upper.rotation_quaternion, lower.rotation_quaternion = q_upper, q_lower
+        bpy.context.view_layer.update()
+        target = np.array(end.head)
+        swivel = mods["core.limb_ik"].get_swivel(mods["operators.limb_ik"].build_chain(upper, lower, end, lower.jointlimit.hinge_axis),
+                                                 np.array([bl.read_rotation(pb) for pb in (upper, lower, end)]))
+        upper.rotation_quaternion = lower.rotation_quaternion = (1, 0, 0, 0)
+        for pb in rig.pose.bones:
+            compat().select_pose_bone(pb, pb.name == end.name)
+        rig.data.bones.active = end.bone
+        assert bpy.ops.pose.jointlimit_limb_ik(target=target, swivel=float(swivel), use_limits=True) == {"FINISHED"}
+        bpy.context.view_layer.update()
+        assert np.linalg.norm(np.array(end.head) - target) <= 1e-4 * length, angle
+        assert hinge.contains(bl.read_rotation(lower)) or \
+            Q.angle_between(hinge.clamp(bl.read_rotation(lower)), bl.read_rotation(lower)) < 1e-5
+
+
+def test_readme_rigify_how_to_names_real_bones_and_reports_joints(rigs):
+    """The README's Rigify how-to names bones these rigs have, and the chain report it promises."""
+    import pathlib
+    import re
+
+    import bpy
+
+    text = (pathlib.Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    section = text.split("## Rigify and production rigs: how-to", 1)[1].split("\n## ", 1)[0]
+    names = set(re.findall(r"`([A-Za-z_]+(?:\.\d{3})?(?:\.[LR])?)`", section))
+    names = {n for n in names if re.search(r"_fk|\.L$|\.\d{3}|^neck$", n)}
+    assert {"hand_fk.L", "spine_fk.003", "thigh.L", "neck"} <= names
+    bones = {pb.name for key in ("rig", "meta", "basic") for pb in rigs[key].pose.bones}
+    assert sorted(n for n in names if n not in bones and f"{n}.L" not in bones) == []  # "thigh_fk": both sides
+    rig = pose_mode(rigs["rig"], selected=set(ARM_FK), active=ARM_FK[0])
+    result, report = _run(bpy.types.POSE_OT_jointlimit_preset_apply, preset="CHAIN:ARM", mirror_right=True,
+                          fit_rig=True, front="AUTO", flip_x=False)
+    assert result == {"FINISHED"}
+    assert "upper_arm_fk.L: Shoulder" in report and "forearm_fk.L: Elbow" in report and "hand_fk.L: Wrist" in report
+    for name in ARM_FK:
+        rig.pose.bones[name].jointlimit.enabled = False
