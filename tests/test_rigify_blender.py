@@ -414,7 +414,7 @@ def test_chain_presets_refuse_mismatched_chains_and_never_shift(rigs, mods):
 
 @pytest.mark.parametrize("names", [ARM_FK, LEG_FK[:3]], ids=["arm", "leg"])
 def test_limb_ik_with_fitted_presets_reaches_poses_inside_the_limits(rigs, mods, names):
-    """The fitted hinge (elbow/knee, possibly about local Z) and the limb IK agree on the bend."""
+    """The fitted hinge range (elbow/knee) and the limb IK's hinge (from the rest bend) agree on the bend."""
     import bpy
 
     rig = pose_mode(rigs["rig"], selected=set(names), active=names[0])
@@ -432,7 +432,7 @@ def test_limb_ik_with_fitted_presets_reaches_poses_inside_the_limits(rigs, mods,
         upper.rotation_quaternion, lower.rotation_quaternion = q_upper, q_lower
         bpy.context.view_layer.update()
         target = np.array(end.head)
-        swivel = mods["core.limb_ik"].get_swivel(mods["operators.limb_ik"].build_chain(upper, lower, end, lower.jointlimit.hinge_axis),
+        swivel = mods["core.limb_ik"].get_swivel(mods["operators.limb_ik"].build_chain(upper, lower, end),
                                                  np.array([bl.read_rotation(pb) for pb in (upper, lower, end)]))
         upper.rotation_quaternion = lower.rotation_quaternion = (1, 0, 0, 0)
         for pb in rig.pose.bones:

@@ -117,7 +117,7 @@ class POSE_OT_jointlimit_limb_ik(ModalDragMixin, ActiveBonePoll, bpy.types.Opera
     hinge_axis: EnumProperty(
         name="Hinge Axis",
         description="Axis of the middle joint in the lower bone's space",
-        items=(("AUTO", "Auto", "The lower bone's hinge limit axis, else from the rest-pose bend (local X when straight)"),
+        items=(("AUTO", "Auto", "From the rest-pose bend (local X when straight)"),
                ("X", "X", "Local +X"), ("NEG_X", "-X", "Local -X"), ("Z", "Z", "Local +Z"), ("NEG_Z", "-Z", "Local -Z")),
         default="AUTO",
     )
@@ -131,11 +131,7 @@ class POSE_OT_jointlimit_limb_ik(ModalDragMixin, ActiveBonePoll, bpy.types.Opera
             rotation = np.array(self.target_rotation, dtype=np.float64)
             if not np.all(np.isfinite(rotation)) or np.linalg.norm(rotation) < 1e-9:
                 raise ValueError("Target Rotation must be a non-zero quaternion")
-        hinge_axis = self.hinge_axis
-        lower = bones[1].jointlimit
-        if hinge_axis == "AUTO" and self.use_limits and lower.enabled and lower.kind == "HINGE":
-            hinge_axis = lower.hinge_axis  # the hinge range is measured about the limit's own axis
-        return LimbSolver(bones, limits, rotation, hinge_axis, context.view_layer)
+        return LimbSolver(bones, limits, rotation, self.hinge_axis, context.view_layer)
 
     def execute(self, context):
         target = np.array(self.target, dtype=np.float64)
