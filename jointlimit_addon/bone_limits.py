@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-from . import compat, settings_io
+from . import chains, compat, settings_io
 from .core import quat
 from .core.euler_limits import EulerLimit, EulerMultiLimit, HingeLimit, QuatSwingLimit
 from .core.limits import JointLimit
@@ -18,12 +18,22 @@ EULER_MODES = quat.EULER_ORDERS
 # Blender stores rotations as float32: a rotation clamped exactly onto a limit's boundary reads
 # back up to ~1e-7 rad outside it. Closer than this counts as inside.
 STORAGE_TOL = 1e-6
+# A twist range this close to 360° (float32 -180°..180° included) is the full circle.
+FULL_CIRCLE_TOL = 1e-5
 
 
 def _range(lo, hi, what):
     if not lo < hi:
         raise ValueError(f"{what}: minimum ({math.degrees(lo):.1f}°) must be below maximum ({math.degrees(hi):.1f}°)")
     return (lo, hi)
+
+
+def twist_range(lo, hi):
+    """A stored twist range for the core: ``None`` (free) for the full circle, i.e. -180°..180°
+    as Blender stores it (float32, a hair beyond pi) or wider; otherwise clipped into [-pi, pi]."""
+    if hi - lo >= 2.0 * math.pi - FULL_CIRCLE_TOL:
+        return None
+    return max(lo, -math.pi), min(hi, math.pi)
 
 
 def _swing_limit(settings):
@@ -34,7 +44,7 @@ def _swing_limit(settings):
                 f"Twist: minimum ({math.degrees(settings.twist_min):.1f}°) is above maximum "
                 f"({math.degrees(settings.twist_max):.1f}°)"
             )
-        twist = (settings.twist_min, settings.twist_max)
+        twist = twist_range(settings.twist_min, settings.twist_max)
     outline = None
     swing_x = swing_z = None
     if settings.shape == "POLYGON":
@@ -73,7 +83,7 @@ def build_limit(settings):
         cls = EulerLimit if kind == "EULER" else EulerMultiLimit
         return cls(x=x, y=y, z=z, order=settings.euler_order)
     if kind == "QUAT_SWING":
-        twist = (settings.twist_min, settings.twist_max) if settings.use_twist_limit else None
+        twist = twist_range(settings.twist_min, settings.twist_max) if settings.use_twist_limit else None
         return QuatSwingLimit(max_swing=settings.quat_swing_max, twist=twist)
     raise ValueError(f"unknown limit kind {kind!r}")
 
@@ -192,6 +202,22 @@ def limited_bones(obj, selected_only):
     if selected_only:
         bones = [pb for pb in bones if compat.pose_bone_selected(pb)]
     return bones
+
+
+def animator_bones(pose_bones):
+    """``(bones an animator poses, names of the skipped rig mechanism bones)``: what *All Bones*
+    style operations (from/to constraints, apply, bake, batch ``convert``) work on, see
+    ``chains.mechanism_reason``."""
+    keep, skipped = chains.split_mechanism(pose_bones)
+    return keep, [name for name, _ in skipped]
+
+
+def skipped_text(skipped, shown=5):
+    """`` (skipped N rig mechanism bones: a, b, ...)`` for a report, or ``""``."""
+    if not skipped:
+        return ""
+    names = ", ".join(skipped[:shown]) + (f", +{len(skipped) - shown} more" if len(skipped) > shown else "")
+    return f" (skipped {len(skipped)} rig mechanism bones: {names})"
 
 
 def clamp_bones(pose_bones):

@@ -22,6 +22,8 @@ import re
 
 import bpy
 
+from . import rig_frame
+from .chains import predecessor
 from .presets_data import CHAINS, JOINTS
 
 ADDON_PACKAGE = __package__
@@ -249,13 +251,17 @@ def builtin_entry(key):
     return {k: v for k, v in joint.items() if k not in ("label", "description")}
 
 
-def apply_entry(pose_bone, entry, mirror_right=True, flip_x=False):
+def apply_entry(pose_bone, entry, mirror_right=True, flip_x=False, joint=None, front=None):
     """Write a LEFT-side entry to a bone, mirrored when it is a right-side bone; returns whether
-    it was mirrored."""
+    it was mirrored. With a built-in ``joint`` key and the character's ``front`` (armature
+    space), the entry is first fitted to the bone's rest frame (``rig_frame.fit_entry``: axes,
+    signs and the right side from the rig's geometry)."""
     mirrored = mirror_right and is_right_side(pose_bone.name)
     if flip_x:
         entry = flip_flexion(entry)
-    if mirrored:
+    if joint is not None and front is not None:
+        entry = rig_frame.fit_entry(entry, joint, pose_bone.bone.matrix_local, front, mirrored)
+    elif mirrored:
         entry = mirror_entry(entry)
     write_entry(pose_bone.jointlimit, entry)
     return mirrored
@@ -265,12 +271,14 @@ def apply_entry(pose_bone, entry, mirror_right=True, flip_x=False):
 
 
 def split_chains(pose_bones):
-    """The bones as parent-child chains, each from its root down; ``PresetError`` when a selected
+    """The bones as logical chains (``chains.predecessor``: mechanism bones in between are
+    skipped), each from its root down; ``PresetError`` when a selected
     bone has two selected children (a branch: select one limb or finger per chain)."""
     chosen = {pb.name: pb for pb in pose_bones}
+    previous = {pb.name: predecessor(pb, keep=chosen)[0] for pb in pose_bones}
     children = {}
     for pb in pose_bones:
-        parent = pb.parent
+        parent = previous[pb.name]
         if parent is not None and parent.name in chosen:
             children.setdefault(parent.name, []).append(pb)
     for name, kids in children.items():
@@ -279,7 +287,7 @@ def split_chains(pose_bones):
                               name=name)
     chains = []
     for pb in pose_bones:
-        if pb.parent is not None and pb.parent.name in chosen:
+        if previous[pb.name] is not None and previous[pb.name].name in chosen:
             continue
         chain = [pb]
         while chain[-1].name in children:
@@ -288,18 +296,60 @@ def split_chains(pose_bones):
     return sorted(chains, key=lambda c: c[0].name)
 
 
+# Bone names that say which joint a bone is (for chains that are not the preset's full length).
+JOINT_NAMES = {
+    "SHOULDER": r"upper.?arm|uparm|humerus|^arm",
+    "ELBOW": r"fore.?arm|lower.?arm|lowarm|elbow",
+    "FOREARM_TWIST": r"twist",
+    "WRIST": r"hand|wrist",
+    "HIP": r"thigh|upper.?leg|upleg|femur",
+    "KNEE": r"shin|calf|lower.?leg|lowleg|knee",
+    "ANKLE": r"foot|ankle",
+    "TOE": r"toe",
+    "SPINE": r"spine|chest|torso|hips|pelvis|waist",
+    "NECK": r"neck",
+}
+
+
+def recognised_joints(name):
+    """The joint keys a bone's name points to (empty when it says nothing)."""
+    return {key for key, pattern in JOINT_NAMES.items() if re.search(pattern, name, re.IGNORECASE)}
+
+
+def _match_chain(chain, joints):
+    """The joints for a chain: all of them in order when the counts agree; for a shorter chain the
+    one window of consecutive joints its bone names point to; ``None`` when nothing fits."""
+    if len(chain) == len(joints):
+        return list(joints)
+    if len(chain) > len(joints):
+        return None
+    names = [recognised_joints(pb.name) for pb in chain]
+    windows = [joints[i:i + len(chain)] for i in range(len(joints) - len(chain) + 1)]
+    fits = [w for w in windows if all(j in n for j, n in zip(w, names))]
+    return list(fits[0]) if fits and all(list(f) == list(fits[0]) for f in fits) else None
+
+
 def chain_plan(pose_bones, chain_key):
-    """``[(pose bone, joint key)]`` for a chain preset applied to the selected bones."""
+    """``[(pose bone, joint key)]`` for a chain preset applied to the selected bones. A chain gets
+    the preset's joints in order when it has as many bones; a shorter one only when its bone
+    names say which joints they are (``thigh, shin, foot`` of *Leg*); anything else is refused,
+    never shifted."""
     chain_preset = CHAINS.get(chain_key)
     if chain_preset is None:
         raise PresetError("Unknown chain preset '{key}'", key=chain_key)
-    joints = chain_preset["joints"]
+    joints = tuple(chain_preset["joints"])
     plan = []
     for chain in split_chains(pose_bones):
         if len(chain) > len(joints):
             raise PresetError("The chain from '{root}' has {count} bones; '{preset}' sets at most {most}",
                               root=chain[0].name, count=len(chain), preset=chain_preset["label"], most=len(joints))
-        plan.extend(zip(chain, joints))
+        matched = _match_chain(chain, joints)
+        if matched is None:
+            raise PresetError("The chain from '{root}' ({bones}) does not match '{preset}': select its {most} bones "
+                              "in a chain, or bones whose names say which joints they are",
+                              root=chain[0].name, bones=", ".join(pb.name for pb in chain),
+                              preset=chain_preset["label"], most=len(joints))
+        plan.extend(zip(chain, matched))
     return plan
 
 

@@ -98,8 +98,8 @@ JOINTS = {
     },
 }
 
-# Chains: the selected bones are split into parent-child chains; each chain's bones get these
-# joints from its root down (a shorter chain takes the first ones).
+# Chains: the selected bones are split into logical chains (``chains``); each chain's bones get
+# these joints from its root down (a shorter chain only where its bone names say which joints).
 CHAINS = {
     "ARM": {
         "label": "Arm (Shoulder, Elbow, Wrist)",

@@ -5,6 +5,7 @@ import math
 # A locked axis becomes this narrow range: the core needs min < max.
 LOCKED_WIDTH = math.radians(0.1)
 FREE = math.radians(179.0)
+FULL_TURN = 2.0 * math.pi - 1e-5
 # Swing-twist settings map to Euler ranges in this order. The middle axis of an Euler order is the
 # one that breaks past ±90°, so it goes to the twist (Y), usually the narrowest range.
 EULER_ORDER_FOR_SWING = "XYZ"
@@ -55,7 +56,7 @@ def _axis_range(use, lo, hi, locked=False):
     """A constraint's (use, min, max) as a swing range inside (-179°, 179°)."""
     if locked:
         return -LOCKED_WIDTH / 2, LOCKED_WIDTH / 2
-    if not use:
+    if not use or hi - lo >= FULL_TURN:  # a range of a full turn or more (±360°) is free
         return -FREE, FREE
     lo, hi = max(lo, -FREE), min(hi, FREE)
     if hi - lo < LOCKED_WIDTH:
@@ -76,6 +77,7 @@ def settings_from_axes(settings, x, y, z):
     settings.swing_x_min, settings.swing_x_max = _axis_range(*x)
     settings.swing_z_min, settings.swing_z_max = _axis_range(*z)
     use_y, lo_y, hi_y, locked_y = y
+    use_y = use_y and hi_y - lo_y < FULL_TURN  # ±360° (or any full turn) is free
     settings.use_twist_limit = use_y or locked_y
     settings.fix_twist = False
     if locked_y:

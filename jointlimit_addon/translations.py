@@ -163,7 +163,7 @@ MESSAGES = {
         "JointLimit のバージョン、オペレーター、シーンの制限付きボーンを表示します",
     "Apply Joint Limits": "関節制限を適用",
     "Clamp the rotation of the selected limited bones to their joint limits": "選択中の制限付きボーンの回転を関節制限内に収めます",
-    "Clamp every limited bone, not only the selected ones": "選択中のボーンだけでなく、すべての制限付きボーンを制限内に収めます",
+    "Clamp every limited bone an animator poses (rig mechanism bones are skipped), not only the selected ones": "選択中のボーンだけでなく、アニメーターが動かすすべての制限付きボーンを制限内に収めます（リグの機構ボーンは除外）",
     "Bake Joint Limits": "関節制限をベイク",
     "Evaluate the animation over a frame range and key the clamped rotation of the limited bones on every frame":
         "フレーム範囲のアニメーションを評価し、制限内に収めた回転を毎フレームにキーとして挿入します",
@@ -171,7 +171,7 @@ MESSAGES = {
     "First frame to bake": "ベイクする最初のフレーム",
     "End Frame": "終了フレーム",
     "Last frame to bake": "ベイクする最後のフレーム",
-    "Bake every limited bone, not only the selected ones": "選択中のボーンだけでなく、すべての制限付きボーンをベイクします",
+    "Bake every limited bone an animator poses (rig mechanism bones are skipped), not only the selected ones": "選択中のボーンだけでなく、アニメーターが動かすすべての制限付きボーンをベイクします（リグの機構ボーンは除外）",
     "Joint Limits from Constraints": "コンストレイントから関節制限へ",
     "Turn the Limit Rotation constraints or IK limits of the selected bones into joint limits (s = tan(angle/2))":
         "選択中のボーンの回転制限コンストレイントまたは IK 制限を関節制限に変換します（s = tan(角度/2)）",
@@ -193,11 +193,11 @@ MESSAGES = {
     "Remove": "削除",
     "Delete them": "削除します",
     "All Bones": "すべてのボーン",
-    "Convert every bone of the armature, not only the selected ones": "選択中だけでなく、アーマチュアのすべてのボーンを変換します",
+    "Convert every bone an animator poses (rig mechanism bones are skipped), not only the selected ones": "選択中だけでなく、アニメーターが動かすすべてのボーンを変換します（リグの機構ボーンは除外）",
     "Joint Limits to Constraints": "関節制限からコンストレイントへ",
     "Add Limit Rotation constraints that approximate the joint limits with Euler ranges, for pipelines that need Blender constraints":
         "関節制限をオイラー角の範囲で近似した回転制限コンストレイントを追加します（Blender のコンストレイントが必要な工程向け）",
-    "Convert every limited bone, not only the selected ones": "選択中だけでなく、すべての制限付きボーンを変換します",
+    "Convert every limited bone an animator poses (rig mechanism bones are skipped), not only the selected ones": "選択中だけでなく、アニメーターが動かすすべての制限付きボーンを変換します（リグの機構ボーンは除外）",
     "Disable Joint Limits": "関節制限を無効化",
     "Turn off the converted joint limits": "変換した関節制限をオフにします",
     "Copy Joint Limit to Selected": "関節制限を選択ボーンにコピー",
@@ -227,6 +227,23 @@ MESSAGES = {
     "Flip Flexion": "屈曲を反転",
     "Reverse the bend about local X, for rigs whose bones bend the other way round X":
         "ローカル X 軸まわりの曲げの向きを反転します（X 軸の向きが逆のリグ向け）",
+    "Fit to Rig": "リグに合わせる",
+    "Put flexion and abduction on the local axes that bend each bone that way in this rig (from its rest pose: "
+    "character front, bone roll, T- or A-pose) instead of local X and Z":
+        "屈曲と外転を、ローカル X・Z ではなく、このリグで各ボーンを実際にその向きへ曲げるローカル軸に設定します"
+        "（レストポーズから判定：キャラクターの正面、ボーンのロール、T ポーズ／A ポーズ）",
+    "Front": "正面",
+    "Which way the character faces, in armature space": "キャラクターが向いている方向（アーマチュア空間）",
+    "From the rig: where knees bend to and elbows away from, else where the feet point":
+        "リグから判定：膝が曲がる側（肘はその反対側）、なければ足先の向き",
+    "Toward -Y": "-Y 方向",
+    "Toward +Y": "+Y 方向",
+    "Toward -X": "-X 方向",
+    "Toward +X": "+X 方向",
+    "The character faces -Y (Blender's convention)": "キャラクターは -Y を向いています（Blender の慣例）",
+    "The character faces +Y": "キャラクターは +Y を向いています",
+    "The character faces -X": "キャラクターは -X を向いています",
+    "The character faces +X": "キャラクターは +X を向いています",
     "Save Joint Limit Preset": "関節制限プリセットを保存",
     "Save the active bone's joint limit as a user preset, listed in the preset menu (as written, for its side)":
         "アクティブなボーンの関節制限をユーザープリセットとして保存し、プリセットメニューに表示します（そのボーンの側のまま保存）",
@@ -434,6 +451,12 @@ MESSAGES = {
     "Select the bones to set": "設定するボーンを選択してください",
     "Set {count} bones from '{preset}' ({mirrored} mirrored for the right side)":
         "「{preset}」から {count} 本のボーンを設定しました（右側としてミラー：{mirrored} 本）",
+    "Set {count} bones from '{preset}' ({mirrored} mirrored for the right side): {joints}":
+        "「{preset}」から {count} 本のボーンを設定しました（右側としてミラー：{mirrored} 本）：{joints}",
+    "The chain from '{root}' ({bones}) does not match '{preset}': select its {most} bones in a chain, or bones "
+    "whose names say which joints they are":
+        "「{root}」からのチェーン（{bones}）は「{preset}」に合いません：{most} 本のボーンをチェーンとして選択するか、"
+        "名前で関節が分かるボーンを選択してください",
     "Unknown preset '{preset}'": "不明なプリセット「{preset}」",
     "Unknown joint preset '{key}'": "不明な関節プリセット「{key}」",
     "Unknown chain preset '{key}'": "不明なチェーンプリセット「{key}」",

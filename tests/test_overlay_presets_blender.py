@@ -187,7 +187,7 @@ def test_joint_preset_on_both_sides(rig, mods):
     import bpy
 
     select_only(rig, {"upper_arm.L", "upper_arm.R"}, active="upper_arm.L")
-    assert bpy.ops.pose.jointlimit_preset_apply(preset="JOINT:SHOULDER") == {"FINISHED"}
+    assert bpy.ops.pose.jointlimit_preset_apply(preset="JOINT:SHOULDER", fit_rig=False) == {"FINISHED"}
     table = mods["presets_data"].JOINTS["SHOULDER"]
     left, right = rig.pose.bones["upper_arm.L"].jointlimit, rig.pose.bones["upper_arm.R"].jointlimit
     assert left.enabled and left.kind == "SWING_TWIST" and left.shape == table["shape"]
@@ -223,7 +223,7 @@ def test_flip_flexion_negates_x(rig, mods):
     import bpy
 
     select_only(rig, {"forearm.L"}, active="forearm.L")
-    bpy.ops.pose.jointlimit_preset_apply(preset="JOINT:ELBOW", flip_x=True)
+    bpy.ops.pose.jointlimit_preset_apply(preset="JOINT:ELBOW", flip_x=True, fit_rig=False)
     s = rig.pose.bones["forearm.L"].jointlimit
     assert s.kind == "HINGE" and deg(s, "hinge") == (-145, 0)
 
@@ -232,7 +232,7 @@ def test_arm_chain_preset_sets_both_arms(rig, mods):
     import bpy
 
     select_only(rig, {"upper_arm.L", "forearm.L", "upper_arm.R", "forearm.R"}, active="upper_arm.L")
-    assert bpy.ops.pose.jointlimit_preset_apply(preset="CHAIN:ARM") == {"FINISHED"}
+    assert bpy.ops.pose.jointlimit_preset_apply(preset="CHAIN:ARM", fit_rig=False) == {"FINISHED"}
     bones = rig.pose.bones
     for side in "LR":
         assert bones[f"upper_arm.{side}"].jointlimit.kind == "SWING_TWIST"

@@ -52,6 +52,13 @@ def target_bones(context, all_bones):
     return bone_limits.limited_bones(context.object, selected_only=not all_bones)
 
 
+def target_bones_skipping(context, all_bones):
+    """``(bones, skipped names)``: as :func:`target_bones`, but *all bones* leaves rig mechanism
+    alone (``bone_limits.animator_bones``); a selection is taken as it is."""
+    bones = target_bones(context, all_bones)
+    return bone_limits.animator_bones(bones) if all_bones else (bones, [])
+
+
 def selected_pose_bones(context):
     return list(context.selected_pose_bones or [])
 

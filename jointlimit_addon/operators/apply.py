@@ -4,7 +4,7 @@ import bpy
 from bpy.props import BoolProperty
 
 from .. import bone_limits
-from ._common import PosePoll, target_bones
+from ._common import PosePoll, target_bones_skipping
 
 
 class POSE_OT_jointlimit_apply(PosePoll, bpy.types.Operator):
@@ -15,11 +15,11 @@ class POSE_OT_jointlimit_apply(PosePoll, bpy.types.Operator):
     bl_options = {"REGISTER", "UNDO"}
 
     all_bones: BoolProperty(
-        name="All Limited Bones", description="Clamp every limited bone, not only the selected ones", default=False
+        name="All Limited Bones", description="Clamp every limited bone an animator poses (rig mechanism bones are skipped), not only the selected ones", default=False
     )
 
     def execute(self, context):
-        bones = target_bones(context, self.all_bones)
+        bones, skipped = target_bones_skipping(context, self.all_bones)
         if not bones:
             self.report({"ERROR"}, "No limited bones to clamp (enable a limit on the bone, or use All Limited Bones)")
             return {"CANCELLED"}
@@ -28,5 +28,5 @@ class POSE_OT_jointlimit_apply(PosePoll, bpy.types.Operator):
         except ValueError as exc:
             self.report({"ERROR"}, str(exc))
             return {"CANCELLED"}
-        self.report({"INFO"}, f"Clamped {len(moved)} of {len(bones)} limited bones")
+        self.report({"INFO"}, f"Clamped {len(moved)} of {len(bones)} limited bones{bone_limits.skipped_text(skipped)}")
         return {"FINISHED"}

@@ -5,7 +5,7 @@ import numpy as np
 from bpy.props import BoolProperty, IntProperty
 
 from .. import bone_limits
-from ._common import PosePoll, target_bones
+from ._common import PosePoll, target_bones_skipping
 
 
 def sample_rotations(scene, bones, frames):
@@ -37,7 +37,7 @@ class POSE_OT_jointlimit_bake(PosePoll, bpy.types.Operator):
     frame_start: IntProperty(name="Start Frame", description="First frame to bake", default=1)
     frame_end: IntProperty(name="End Frame", description="Last frame to bake", default=250)
     all_bones: BoolProperty(
-        name="All Limited Bones", description="Bake every limited bone, not only the selected ones", default=True
+        name="All Limited Bones", description="Bake every limited bone an animator poses (rig mechanism bones are skipped), not only the selected ones", default=True
     )
 
     def invoke(self, context, event):
@@ -48,7 +48,7 @@ class POSE_OT_jointlimit_bake(PosePoll, bpy.types.Operator):
         if self.frame_end < self.frame_start:
             self.report({"ERROR"}, f"End frame {self.frame_end} is before start frame {self.frame_start}")
             return {"CANCELLED"}
-        bones = target_bones(context, self.all_bones)
+        bones, skipped = target_bones_skipping(context, self.all_bones)
         if not bones:
             self.report({"ERROR"}, "No limited bones to bake")
             return {"CANCELLED"}
@@ -64,5 +64,6 @@ class POSE_OT_jointlimit_bake(PosePoll, bpy.types.Operator):
         clamped = np.stack([limit.clamp(sampled[:, b]) for b, limit in enumerate(limits)], axis=1)
         key_rotations(bones, frames, clamped)
         scene.frame_set(original_frame)
-        self.report({"INFO"}, f"Baked {len(bones)} limited bones over {len(frames)} frames")
+        self.report({"INFO"}, f"Baked {len(bones)} limited bones over {len(frames)} frames"
+                                f"{bone_limits.skipped_text(skipped)}")
         return {"FINISHED"}

@@ -6,35 +6,26 @@ import bpy
 import numpy as np
 from bpy.props import BoolProperty, FloatProperty, FloatVectorProperty, IntProperty
 
-from .. import bone_limits, drag
+from .. import bone_limits, chains, drag, evaluated
 from ..core import ccd
 from ._common import ActiveBonePoll
 from ._modal import ModalDragMixin
 
 
-def chain_bones(tip, chain_length, stop_at_unconnected):
-    """Root-to-tip pose bones ending at ``tip``: ``chain_length`` bones (0 = up to the root)."""
-    bones = [tip]
-    while bones[-1].parent is not None and (chain_length == 0 or len(bones) < chain_length):
-        if stop_at_unconnected and not bones[-1].bone.use_connect:
-            break
-        bones.append(bones[-1].parent)
-    if chain_length and len(bones) < chain_length:
-        raise ValueError(f"'{tip.name}' has only {len(bones)} bones up to the root, not {chain_length}")
-    for pb in bones:
-        if pb.bone.length < 1e-6:
-            raise ValueError(f"'{pb.name}' has zero length")
-    return bones[::-1]
+def chain_bones(tip, chain_length, stop_at_unconnected, selected=()):
+    """Root-to-tip pose bones of the logical chain ending at ``tip`` (mechanism bones skipped,
+    see ``chains``): ``chain_length`` bones (0 = as far as the bones follow each other)."""
+    try:
+        return chains.logical_chain(tip, chain_length, connected=stop_at_unconnected, selected=selected)
+    except chains.ChainError as exc:
+        raise ValueError(str(exc)) from None
 
 
 def build_chain(bones):
-    root_parent = bones[0].parent
-    return ccd.Chain.from_rest_matrices(
-        np.array([np.array(pb.bone.matrix_local) for pb in bones]),
-        np.array([pb.bone.length for pb in bones]),
-        parent_pose=None if root_parent is None else np.array(root_parent.matrix),
-        parent_rest=None if root_parent is None else np.array(root_parent.bone.matrix_local),
-    )
+    """The core chain modelled on the evaluated pose (``evaluated.virtual_rests``)."""
+    rests, parent_pose, parent_rest = evaluated.virtual_rests(bones[0].id_data, bones)
+    return ccd.Chain.from_rest_matrices(rests, np.array([pb.bone.length for pb in bones]),
+                                        parent_pose=parent_pose, parent_rest=parent_rest)
 
 
 def chain_limits(bones):
@@ -50,19 +41,47 @@ def chain_limits(bones):
     return out
 
 
-class CCDSolver:
-    """Solves from the chain's current pose on every call (so dragging is continuous)."""
+STORAGE_SLACK = 1e-6  # of the chain length
 
-    def __init__(self, bones, chain, options):
-        self.bones, self.chain, self.options = bones, chain, options
+
+class CCDSolver:
+    """Solves from the chain's current pose on every call (so dragging is continuous). With a
+    ``view_layer`` each call writes the pose, evaluates it and corrects for the rig's mechanism
+    (``evaluated.solve_through_rig``); ``error`` is then the evaluated error."""
+
+    def __init__(self, bones, options, view_layer=None):
+        self.bones, self.options, self.view_layer = bones, options, view_layer
+        self.chain = build_chain(bones)
         self.current = np.array([bone_limits.read_rotation(pb) for pb in bones])
 
-    def __call__(self, target, swivel=None):
+    def _model(self, target):
         result = ccd.solve(self.chain, self.current, target, **self.options)
         self.current = result.local_quats
         info = {"error": result.error, "iterations": result.iterations, "reached": result.reached,
                 "length": self.chain.length}
         return list(result.local_quats), info
+
+    def __call__(self, target, swivel=None):
+        if self.view_layer is None:
+            return self._model(target)
+        sweeps = []
+
+        def once():
+            self.chain = build_chain(self.bones)
+            self.current = np.array([bone_limits.read_rotation(pb) for pb in self.bones])
+            quats, info = self._model(target)
+            sweeps.append(info["iterations"])
+            return quats, info
+
+        # the model stops just inside its tolerance; float32 storage may add a few 1e-7
+        tolerance = (self.options.get("tolerance") or ccd.DEFAULT_TOLERANCE * self.chain.length) \
+            + STORAGE_SLACK * self.chain.length
+        quats, info = evaluated.solve_through_rig(self.view_layer, self.bones, once, lambda: self.bones[-1].tail,
+                                                  target, tolerance)
+        self.current = np.array(quats)
+        info.update(error=info["evaluated_error"], reached=info["evaluated_error"] <= tolerance,
+                    iterations=sum(sweeps))
+        return quats, info
 
 
 class POSE_OT_jointlimit_ccd_ik(ModalDragMixin, ActiveBonePoll, bpy.types.Operator):
@@ -95,7 +114,8 @@ class POSE_OT_jointlimit_ccd_ik(ModalDragMixin, ActiveBonePoll, bpy.types.Operat
 
     def _solver(self, context):
         context.view_layer.update()
-        bones = chain_bones(context.active_pose_bone, self.chain_length, self.stop_at_unconnected)
+        bones = chain_bones(context.active_pose_bone, self.chain_length, self.stop_at_unconnected,
+                            chains.selected_names(context.object))
         options = dict(
             iterations=self.iterations,
             tolerance=self.tolerance or None,
@@ -103,7 +123,7 @@ class POSE_OT_jointlimit_ccd_ik(ModalDragMixin, ActiveBonePoll, bpy.types.Operat
             limits=chain_limits(bones) if self.use_limits else None,
             unit_angle=self.unit_angle or None,
         )
-        return CCDSolver(bones, build_chain(bones), options)
+        return CCDSolver(bones, options, context.view_layer)
 
     def execute(self, context):
         target = np.array(self.target, dtype=np.float64)

@@ -30,7 +30,7 @@ class POSE_OT_jointlimit_from_constraints(PosePoll, bpy.types.Operator):
         items=(("KEEP", "Keep", "Leave them as they are"), ("MUTE", "Mute", "Disable them"), ("REMOVE", "Remove", "Delete them")),
         default="MUTE",
     )
-    all_bones: BoolProperty(name="All Bones", description="Convert every bone of the armature, not only the selected ones", default=False)
+    all_bones: BoolProperty(name="All Bones", description="Convert every bone an animator poses (rig mechanism bones are skipped), not only the selected ones", default=False)
 
     def _convert(self, pb):
         cons = [c for c in pb.constraints if c.type == "LIMIT_ROTATION" and c.owner_space == "LOCAL"]
@@ -52,18 +52,24 @@ class POSE_OT_jointlimit_from_constraints(PosePoll, bpy.types.Operator):
         return True
 
     def execute(self, context):
-        bones = list(context.object.pose.bones) if self.all_bones else selected_pose_bones(context)
+        skipped = []
+        if self.all_bones:  # the bones an animator poses: rig mechanism keeps its constraints
+            bones, skipped = bone_limits.animator_bones(list(context.object.pose.bones))
+        else:
+            bones = selected_pose_bones(context)
         if not bones:
             self.report({"ERROR"}, "Select the bones to convert")
             return {"CANCELLED"}
         converted = [pb.name for pb in bones if self._convert(pb)]
         if not converted:
-            self.report({"ERROR"}, "None of the bones has a local-space Limit Rotation constraint or IK limits")
+            self.report({"ERROR"}, "None of the bones has a local-space Limit Rotation constraint or IK limits"
+                        + bone_limits.skipped_text(skipped))
             return {"CANCELLED"}
         bad = [(pb.name, bone_limits.settings_error(pb.jointlimit)) for pb in bones if pb.name in converted]
         bad = [b for b in bad if b[1]]
         if bad:
-            self.report({"WARNING"}, f"Converted, but bone '{bad[0][0]}' needs attention: {bad[0][1]}")
+            self.report({"WARNING"}, f"Converted, but bone '{bad[0][0]}' needs attention: {bad[0][1]}"
+                        f"{bone_limits.skipped_text(skipped)}")
         else:
-            self.report({"INFO"}, f"Converted {len(converted)} bones")
+            self.report({"INFO"}, f"Converted {len(converted)} bones{bone_limits.skipped_text(skipped)}")
         return {"FINISHED"}

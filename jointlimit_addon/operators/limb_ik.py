@@ -6,37 +6,34 @@ import bpy
 import numpy as np
 from bpy.props import BoolProperty, EnumProperty, FloatProperty, FloatVectorProperty
 
-from .. import bone_limits, drag
+from .. import bone_limits, chains, drag, evaluated
 from ..core import limb_ik
 from ._common import ActiveBonePoll
 from ._modal import ModalDragMixin
 
+# Limb IK corrects on the evaluated pose until the tip is this close (fraction of the limb length).
+EVALUATED_TOLERANCE = 1e-5
 HINGE_AXES = {"X": (1.0, 0.0, 0.0), "Z": (0.0, 0.0, 1.0), "NEG_X": (-1.0, 0.0, 0.0), "NEG_Z": (0.0, 0.0, -1.0)}
 
 
-def limb_bones(end):
-    """``(upper, lower, end)`` pose bones, or ``ValueError`` saying why the chain is unusable."""
-    lower = end.parent
-    upper = lower.parent if lower else None
-    if lower is None or upper is None:
-        raise ValueError(f"'{end.name}' needs a parent and a grandparent (upper, lower, end bones)")
-    for child in (lower, end):
-        if not child.bone.use_connect:
-            raise ValueError(f"'{child.name}' is not connected to '{child.parent.name}': the limb needs 3 connected bones")
-    for pb in (upper, lower, end):
-        if pb.bone.length < 1e-6:
-            raise ValueError(f"'{pb.name}' has zero length")
-    return upper, lower, end
+def limb_bones(end, selected=()):
+    """``(upper, lower, end)`` pose bones of the logical chain ending at ``end`` (mechanism bones
+    in between skipped, see ``chains``), or ``ValueError`` saying why the chain is unusable.
+    ``selected``: names of the selected bones (a chain selected in order is taken as it is)."""
+    try:
+        return tuple(chains.logical_chain(end, 3, connected=True, selected=selected))
+    except chains.ChainError as exc:
+        raise ValueError(f"Limb IK needs an upper, a lower and an end bone that follow each other "
+                         f"(a parent and a grandparent an animator poses): {exc}") from None
 
 
 def build_chain(upper, lower, end, hinge_axis="AUTO"):
-    parent = upper.parent
+    """The core chain modelled on the evaluated pose (``evaluated.virtual_rests``)."""
+    rests, parent_pose, parent_rest = evaluated.virtual_rests(upper.id_data, (upper, lower, end))
     return limb_ik.LimbChain(
-        np.array(upper.bone.matrix_local),
-        np.array(lower.bone.matrix_local),
-        np.array(end.bone.matrix_local),
-        parent_pose=None if parent is None else np.array(parent.matrix),
-        parent_rest=None if parent is None else np.array(parent.bone.matrix_local),
+        rests[0], rests[1], rests[2],
+        parent_pose=parent_pose,
+        parent_rest=parent_rest,
         hinge_axis=HINGE_AXES.get(hinge_axis),
         end_length=end.bone.length,
     )
@@ -57,13 +54,18 @@ def build_limits(upper, lower, end):
 
 
 class LimbSolver:
-    """Solves the limb for a target and swivel and reports positions for the overlay."""
+    """Solves the limb for a target and swivel on the evaluated pose and reports positions for
+    the overlay. With a ``view_layer`` each call writes the pose, evaluates it and corrects for
+    the rig's mechanism (``evaluated.solve_through_rig``); ``tip_error`` is then the evaluated
+    error."""
 
-    def __init__(self, bones, chain, limits, target_rotation=None):
-        self.bones, self.chain, self.limits, self.target_rotation = bones, chain, limits, target_rotation
+    def __init__(self, bones, limits, target_rotation=None, hinge_axis="AUTO", view_layer=None):
+        self.bones, self.limits, self.target_rotation = bones, limits, target_rotation
+        self.hinge_axis, self.view_layer = hinge_axis, view_layer
+        self.chain = build_chain(*bones, hinge_axis=hinge_axis)
         self.end_local = bone_limits.read_rotation(bones[2])
 
-    def __call__(self, target, swivel):
+    def _model(self, target, swivel):
         if self.target_rotation is None:
             pose = limb_ik.solve_position(self.chain, target, swivel, limits=self.limits, end_local=self.end_local)
         else:
@@ -73,6 +75,21 @@ class LimbSolver:
                 "limits": self.limits is not None and any(x is not None for x in self.limits),
                 "wrist": wrist, "reach": float(np.linalg.norm(target - root)), "max_reach": self.chain.d_max}
         return list(pose.quats), info
+
+    def __call__(self, target, swivel):
+        if self.view_layer is None:
+            return self._model(target, swivel)
+
+        def once():
+            self.chain = build_chain(*self.bones, hinge_axis=self.hinge_axis)
+            return self._model(target, swivel)
+
+        written = self.bones if self.target_rotation is not None else self.bones[:2]
+        tolerance = EVALUATED_TOLERANCE * self.chain.reach * self.chain.base_scale
+        quats, info = evaluated.solve_through_rig(self.view_layer, written, once, lambda: self.bones[2].head,
+                                                  target, tolerance)
+        info["tip_error"] = info["evaluated_error"]
+        return quats, info
 
 
 class POSE_OT_jointlimit_limb_ik(ModalDragMixin, ActiveBonePoll, bpy.types.Operator):
@@ -107,15 +124,14 @@ class POSE_OT_jointlimit_limb_ik(ModalDragMixin, ActiveBonePoll, bpy.types.Opera
 
     def _solver(self, context, use_orientation):
         context.view_layer.update()
-        bones = limb_bones(context.active_pose_bone)
-        chain = build_chain(*bones, hinge_axis=self.hinge_axis)
+        bones = limb_bones(context.active_pose_bone, chains.selected_names(context.object))
         limits = build_limits(*bones) if self.use_limits else None
         rotation = None
         if use_orientation:
             rotation = np.array(self.target_rotation, dtype=np.float64)
             if not np.all(np.isfinite(rotation)) or np.linalg.norm(rotation) < 1e-9:
                 raise ValueError("Target Rotation must be a non-zero quaternion")
-        return LimbSolver(bones, chain, limits, rotation)
+        return LimbSolver(bones, limits, rotation, self.hinge_axis, context.view_layer)
 
     def execute(self, context):
         target = np.array(self.target, dtype=np.float64)

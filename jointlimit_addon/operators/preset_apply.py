@@ -1,9 +1,9 @@
 """``pose.jointlimit_preset_apply``: set joint limits on the selected bones from a preset."""
 
 import bpy
-from bpy.props import BoolProperty, StringProperty
+from bpy.props import BoolProperty, EnumProperty, StringProperty
 
-from .. import presets
+from .. import presets, rig_frame
 from ._common import PosePoll, selected_pose_bones
 
 
@@ -28,6 +28,22 @@ class POSE_OT_jointlimit_preset_apply(PosePoll, bpy.types.Operator):
         description="Give right-side bones (.R, _R, Right) the mirrored ranges of the left-side preset",
         default=True,
     )
+    fit_rig: BoolProperty(
+        name="Fit to Rig",
+        description="Put flexion and abduction on the local axes that bend each bone that way in this rig "
+                    "(from its rest pose: character front, bone roll, T- or A-pose) instead of local X and Z",
+        default=True,
+    )
+    front: EnumProperty(
+        name="Front",
+        description="Which way the character faces, in armature space",
+        items=(("AUTO", "Auto", "From the rig: where knees bend to and elbows away from, else where the feet point"),
+               ("NEG_Y", "Toward -Y", "The character faces -Y (Blender's convention)"),
+               ("POS_Y", "Toward +Y", "The character faces +Y"),
+               ("NEG_X", "Toward -X", "The character faces -X"),
+               ("POS_X", "Toward +X", "The character faces +X")),
+        default="AUTO",
+    )
     flip_x: BoolProperty(
         name="Flip Flexion",
         description="Reverse the bend about local X, for rigs whose bones bend the other way round X",
@@ -40,15 +56,16 @@ class POSE_OT_jointlimit_preset_apply(PosePoll, bpy.types.Operator):
         return bpy.app.translations.pgettext_tip(tip)
 
     def _plan(self, bones):
+        """``[(pose bone, entry, built-in joint key or None)]``."""
         group, _, ident = self.preset.partition(":")
         if group == "JOINT":
             entry = presets.builtin_entry(ident)
-            return [(pb, entry) for pb in bones]
+            return [(pb, entry, ident) for pb in bones]
         if group == "CHAIN":
-            return [(pb, presets.builtin_entry(key)) for pb, key in presets.chain_plan(bones, ident)]
+            return [(pb, presets.builtin_entry(key), key) for pb, key in presets.chain_plan(bones, ident)]
         if group == "USER":
             entry = presets.load_user_preset(ident)
-            return [(pb, entry) for pb in bones]
+            return [(pb, entry, None) for pb in bones]
         raise presets.PresetError("Unknown preset '{preset}'", preset=self.preset)
 
     def execute(self, context):
@@ -56,13 +73,21 @@ class POSE_OT_jointlimit_preset_apply(PosePoll, bpy.types.Operator):
         if not bones:
             self.report({"ERROR"}, _rpt("Select the bones to set"))
             return {"CANCELLED"}
+        front = rig_frame.character_front(context.object.data, self.front)[0] if self.fit_rig else None
         try:
             plan = self._plan(bones)
-            mirrored = sum(presets.apply_entry(pb, entry, self.mirror_right, self.flip_x) for pb, entry in plan)
+            mirrored = sum(presets.apply_entry(pb, entry, self.mirror_right, self.flip_x, joint, front)
+                           for pb, entry, joint in plan)
         except presets.PresetError as exc:
             self.report({"ERROR"}, exc.translated())
             return {"CANCELLED"}
         label = bpy.app.translations.pgettext_iface(presets.preset_label(self.preset)[0])
-        self.report({"INFO"}, _rpt("Set {count} bones from '{preset}' ({mirrored} mirrored for the right side)",
-                                   count=len(plan), preset=label, mirrored=mirrored))
+        if self.preset.startswith("CHAIN:"):  # say which bone got which joint
+            joints = ", ".join(f"{pb.name}: {bpy.app.translations.pgettext_iface(presets.JOINTS[key]['label'])}"
+                               for pb, _, key in plan)
+            self.report({"INFO"}, _rpt("Set {count} bones from '{preset}' ({mirrored} mirrored for the right side): "
+                                       "{joints}", count=len(plan), preset=label, mirrored=mirrored, joints=joints))
+        else:
+            self.report({"INFO"}, _rpt("Set {count} bones from '{preset}' ({mirrored} mirrored for the right side)",
+                                       count=len(plan), preset=label, mirrored=mirrored))
         return {"FINISHED"}

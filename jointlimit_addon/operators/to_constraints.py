@@ -3,8 +3,8 @@
 import bpy
 from bpy.props import BoolProperty
 
-from .. import settings_io
-from ._common import PosePoll, target_bones
+from .. import bone_limits, settings_io
+from ._common import PosePoll, target_bones_skipping
 
 CONSTRAINT_NAME = "JointLimit Euler"
 
@@ -16,11 +16,11 @@ class POSE_OT_jointlimit_to_constraints(PosePoll, bpy.types.Operator):
     bl_label = "Joint Limits to Constraints"
     bl_options = {"REGISTER", "UNDO"}
 
-    all_bones: BoolProperty(name="All Limited Bones", description="Convert every limited bone, not only the selected ones", default=False)
+    all_bones: BoolProperty(name="All Limited Bones", description="Convert every limited bone an animator poses (rig mechanism bones are skipped), not only the selected ones", default=False)
     disable_limits: BoolProperty(name="Disable Joint Limits", description="Turn off the converted joint limits", default=False)
 
     def execute(self, context):
-        bones = target_bones(context, self.all_bones)
+        bones, skipped = target_bones_skipping(context, self.all_bones)
         if not bones:
             self.report({"ERROR"}, "No limited bones to convert")
             return {"CANCELLED"}
@@ -37,5 +37,6 @@ class POSE_OT_jointlimit_to_constraints(PosePoll, bpy.types.Operator):
                 setattr(con, f"max_{axis}", hi)
             if self.disable_limits:
                 pb.jointlimit.enabled = False
-        self.report({"INFO"}, f"Added Limit Rotation constraints to {len(bones)} bones")
+        self.report({"INFO"}, f"Added Limit Rotation constraints to {len(bones)} bones"
+                                f"{bone_limits.skipped_text(skipped)}")
         return {"FINISHED"}

@@ -1,0 +1,201 @@
+"""The rig's own frame for presets: the character's front and each joint's axes and signs, derived
+from the rest geometry instead of assuming that +X is flexion.
+
+The built-in table (``presets_data``) is written for one convention: flexion positive about local
+X, abduction positive about local Z on the left side, ranges measured from the anatomical neutral
+pose (limbs hanging). Real rigs differ: on Rigify's legs +X swings the thigh backward, rolls put
+the bend on Z, arms rest in a T- or A-pose. :func:`fit_entry` rewrites a table entry for one bone:
+
+- the character frame: up = armature +Z; front = where the knees bend to and the elbows bend
+  away from (their rest bend), else where the feet point, else -Y (Blender's convention); an
+  explicit front overrides it (:func:`character_front`);
+- each joint moves its bone toward a body direction when it flexes (``JOINT_RULES``: the thigh
+  toward the front, the shin toward the back, the foot up, ...). The rotation axis doing that,
+  ``a = d x v`` for the bone direction ``d`` [000 §2: a swing is a rotation about an axis
+  perpendicular to the bone], is expressed in the bone's rest frame and snapped to local ±X or ±Z:
+  that is where the flexion range goes, negated for a minus sign; abduction (away from the body's
+  midline, mirrored on the right side) takes the other axis;
+- ball joints whose neutral pose hangs down (shoulder, hip) have their ranges shifted by the rest
+  pose's angle from hanging (T-pose: about 90° of abduction), so the rest pose is what it is on
+  the body; every fitted range contains the rest pose.
+"""
+
+import math
+import re
+
+import numpy as np
+
+from .chains import MECHANISM_PREFIXES
+
+UP = np.array([0.0, 0.0, 1.0])
+FRONTS = {"NEG_Y": (0.0, -1.0, 0.0), "POS_Y": (0.0, 1.0, 0.0), "NEG_X": (-1.0, 0.0, 0.0), "POS_X": (1.0, 0.0, 0.0)}
+DEFAULT_FRONT = "NEG_Y"
+
+# joint -> (direction the bone moves in flexion, direction of abduction, ranges from hanging down)
+JOINT_RULES = {
+    "NECK": ("FRONT", "OUT", False),
+    "SPINE": ("FRONT", "OUT", False),
+    "SHOULDER": ("FRONT", "OUT", True),
+    "ELBOW": ("FRONT", "OUT", False),
+    "FOREARM_TWIST": ("FRONT", "OUT", False),
+    "WRIST": ("FRONT", "OUT", False),
+    "HIP": ("FRONT", "OUT", True),
+    "KNEE": ("BACK", "OUT", False),
+    "ANKLE": ("UP", "OUT", False),
+    "TOE": ("DOWN", "OUT", False),
+    "FINGER_BASE": ("DOWN", "OUT", False),
+    "FINGER_MIDDLE": ("DOWN", "OUT", False),
+    "FINGER_TIP": ("DOWN", "OUT", False),
+}
+KNEE_RE = re.compile(r"shin|calf|lower.?leg|lowleg|knee", re.IGNORECASE)
+ELBOW_RE = re.compile(r"fore.?arm|lower.?arm|lowarm|elbow", re.IGNORECASE)
+FOOT_RE = re.compile(r"foot|toe", re.IGNORECASE)
+NOT_FOOT_RE = re.compile(r"ik|heel|spin|roll|pole|tweak|pivot", re.IGNORECASE)
+LIMIT = 179.0  # degrees, the widest swing range a setting takes
+_SNAP = 0.2  # below this an axis is degenerate (the bone points along the direction)
+
+
+def _unit(v):
+    n = float(np.linalg.norm(v))
+    return None if n < 1e-9 else np.asarray(v, dtype=np.float64) / n
+
+
+def _horizontal(v):
+    return np.asarray(v, dtype=np.float64) - np.dot(v, UP) * UP
+
+
+def _rest(bone):
+    return np.array(bone.head_local), np.array(bone.tail_local)
+
+
+def _bend_votes(armature):
+    """Sum of unit front directions from the rest bends of knees (they bend toward the front)
+    and elbows (they bend away from it)."""
+    votes = np.zeros(3)
+    for bone in armature.bones:
+        if bone.name.startswith(MECHANISM_PREFIXES) or bone.parent is None:
+            continue
+        sign = 1.0 if KNEE_RE.search(bone.name) else -1.0 if ELBOW_RE.search(bone.name) else 0.0
+        if not sign:
+            continue
+        root, _ = _rest(bone.parent)
+        joint, tip = _rest(bone)
+        if np.linalg.norm(joint - _rest(bone.parent)[1]) > 0.05 * bone.parent.length:
+            continue  # not a limb joint (the bone does not start at its parent's tail)
+        axis = _unit(tip - root)
+        if axis is None:
+            continue
+        bend = _unit(_horizontal((joint - root) - np.dot(joint - root, axis) * axis))
+        if bend is not None and np.linalg.norm((joint - root) - np.dot(joint - root, axis) * axis) > 1e-3 * bone.length:
+            votes += sign * bend
+    return votes
+
+
+def _foot_votes(armature):
+    votes = np.zeros(3)
+    for bone in armature.bones:
+        if bone.name.startswith(MECHANISM_PREFIXES) or not FOOT_RE.search(bone.name) or NOT_FOOT_RE.search(bone.name):
+            continue
+        head, tail = _rest(bone)
+        d = _unit(_horizontal(tail - head))
+        if d is not None:
+            votes += d
+    return votes
+
+
+def character_front(armature, front="AUTO"):
+    """``(front unit vector in armature space, where it came from)``: ``"KNEES_ELBOWS"``,
+    ``"FEET"``, ``"DEFAULT"`` or the explicit ``front`` key of ``FRONTS``."""
+    if front in FRONTS:
+        return np.array(FRONTS[front]), front
+    for votes, source in ((_bend_votes(armature), "KNEES_ELBOWS"), (_foot_votes(armature), "FEET")):
+        v = _unit(_horizontal(votes))
+        if v is not None and np.linalg.norm(votes) > 0.5:
+            return v, source
+    return np.array(FRONTS[DEFAULT_FRONT]), "DEFAULT"
+
+
+def _neg(rng):
+    return None if rng is None else [-rng[1], -rng[0]]
+
+
+def _signed(rng, sign):
+    return None if rng is None else (list(rng) if sign > 0 else _neg(rng))
+
+
+def _contain_rest(rng, hinge=False):
+    """The range clipped to the widest setting and widened to hold 0 (the rest pose)."""
+    lo, hi = max(rng[0], -LIMIT), min(rng[1], LIMIT)
+    lo, hi = min(lo, 0.0), max(hi, 0.0)
+    if not hinge and hi - lo < 1e-9:
+        lo, hi = -0.5, 0.5
+    return [round(lo, 6), round(hi, 6)]
+
+
+def _direction(key, front, lateral):
+    return {"FRONT": front, "BACK": -front, "UP": UP, "DOWN": -UP, "OUT": lateral}[key]
+
+
+def bone_axes(rest_matrix, joint, front, right_side):
+    """How the table's axes land on a bone: ``(flexion axis "X"/"Z", flexion sign, abduction sign,
+    flexion shift°, abduction shift°)``; the shifts are the rest pose's angles from hanging down
+    (only for joints whose table ranges start there)."""
+    flex_key, abd_key, from_hanging = JOINT_RULES[joint]
+    rot = np.asarray(rest_matrix, dtype=np.float64)[:3, :3]
+    d = rot[:, 1]
+    lateral = (-1.0 if right_side else 1.0) * np.cross(UP, front)  # away from the midline
+    v_flex = _direction(flex_key, front, lateral)
+    a_flex = np.cross(d, v_flex)
+    if np.linalg.norm(a_flex) < _SNAP:
+        return "X", 1.0, -1.0 if right_side else 1.0, 0.0, 0.0  # degenerate: the table's axes
+    local = rot.T @ a_flex
+    flex_axis = "X" if abs(local[0]) >= abs(local[2]) else "Z"
+    flex_sign = float(np.sign(local[0] if flex_axis == "X" else local[2]))
+    v_abd = _direction(abd_key, front, lateral)
+    if np.linalg.norm(np.cross(d, v_abd)) < _SNAP:
+        v_abd = UP  # a limb pointing sideways (T-pose) abducts upward
+    local_abd = rot.T @ np.cross(d, v_abd)
+    comp = local_abd[2] if flex_axis == "X" else local_abd[0]
+    abd_sign = float(np.sign(comp)) if abs(comp) > 1e-6 else (-1.0 if right_side else 1.0)
+    flex_shift = abd_shift = 0.0
+    if from_hanging:  # the rest direction as flexion out of the frontal plane, then abduction in it
+        flex_shift = math.degrees(math.asin(float(np.clip(np.dot(d, v_flex), -1.0, 1.0))))
+        abd_shift = math.degrees(math.atan2(np.dot(d, lateral), -np.dot(d, UP)))
+    return flex_axis, flex_sign, abd_sign, flex_shift, abd_shift
+
+
+def fit_entry(entry, joint, rest_matrix, front, right_side):
+    """The table entry of ``joint`` (LEFT side, SPEC convention) fitted to one bone's rest frame:
+    ranges on the local axes that flex and abduct this bone, signs from the rig's geometry, the
+    right side mirrored by geometry (twist ranges negated), every range holding the rest pose.
+    Joints without a rule are returned unchanged."""
+    if joint not in JOINT_RULES:
+        return dict(entry)
+    flex_axis, s_f, s_a, shift_f, shift_a = bone_axes(rest_matrix, joint, front, right_side)
+    out = dict(entry)
+    flex, abd = entry.get("swing_x"), entry.get("swing_z")
+    if flex is not None:
+        flex = _contain_rest([flex[0] - shift_f, flex[1] - shift_f])
+    if abd is not None:
+        abd = _contain_rest([abd[0] - shift_a, abd[1] - shift_a])
+    flex, abd = _signed(flex, s_f), _signed(abd, s_a)
+    out.pop("swing_x", None)
+    out.pop("swing_z", None)
+    x_range, z_range = (flex, abd) if flex_axis == "X" else (abd, flex)
+    if x_range is not None:
+        out["swing_x"] = x_range
+    if z_range is not None:
+        out["swing_z"] = z_range
+    if entry.get("kind") == "HINGE":
+        out["hinge_axis"] = flex_axis
+        out["hinge"] = _contain_rest(_signed(entry["hinge"], s_f), hinge=True)
+    if "outline" in entry:
+        det = s_f * s_a * (1.0 if flex_axis == "X" else -1.0)
+        points = []
+        for z, x, bulge in entry["outline"]:
+            fx, az = s_f * (x - shift_f), s_a * (z - shift_a)
+            points.append([az, fx, bulge * det] if flex_axis == "X" else [fx, az, bulge * det])
+        out["outline"] = points
+    if right_side and entry.get("twist") is not None:
+        out["twist"] = _neg(entry["twist"])
+    return out

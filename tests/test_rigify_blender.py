@@ -1,0 +1,468 @@
+"""Production rigs (issue 18): Rigify's human meta-rig, its generated rig and Blender's basic human
+meta-rig, built once for this module (generation takes about 7 s), checked numerically."""
+
+import importlib
+import math
+
+import numpy as np
+import pytest
+
+from rigs import compat
+
+pytestmark = [pytest.mark.blender]
+
+ARM_FK = ("upper_arm_fk.L", "forearm_fk.L", "hand_fk.L")
+LEG_FK = ("thigh_fk.L", "shin_fk.L", "foot_fk.L", "toe_fk.L")
+
+
+@pytest.fixture(scope="module")
+def rigs(addon):
+    """``{"meta": Rigify human meta-rig, "rig": its generated rig, "basic": basic human meta-rig}``."""
+    import addon_utils
+    import bpy
+
+    bpy.ops.wm.read_homefile(use_empty=True)
+    addon_utils.enable("rigify", default_set=True)
+    bpy.ops.object.armature_human_metarig_add()
+    meta = bpy.context.object
+    meta.name = "metarig"
+    bpy.ops.pose.rigify_generate()
+    rig = next(o for o in bpy.data.objects if o.type == "ARMATURE" and o.data.get("rig_id") and o is not meta)
+    bpy.ops.object.mode_set(mode="OBJECT")
+    bpy.ops.object.select_all(action="DESELECT")
+    bpy.ops.object.armature_basic_human_metarig_add()
+    basic = bpy.context.object
+    basic.name = "basic_metarig"
+    basic.location = (3.0, 0.0, 0.0)
+    yield {"meta": meta, "rig": rig, "basic": basic}
+    addon_utils.disable("rigify", default_set=True)
+
+
+def pose_mode(obj, selected=(), active=None):
+    """Make ``obj`` the active object in Pose Mode with the rest pose, no limits, ``selected``
+    bones selected and ``active`` active."""
+    import bpy
+
+    if bpy.context.object is not None and bpy.context.object.mode != "OBJECT":
+        bpy.ops.object.mode_set(mode="OBJECT")
+    for other in bpy.context.view_layer.objects:
+        other.select_set(other is obj)
+    bpy.context.view_layer.objects.active = obj
+    bpy.ops.object.mode_set(mode="POSE")
+    for pb in obj.pose.bones:
+        pb.location = (0, 0, 0)
+        pb.rotation_quaternion = (1, 0, 0, 0)
+        pb.rotation_euler = (0, 0, 0)
+        pb.scale = (1, 1, 1)
+        pb.jointlimit.enabled = False
+        compat().select_pose_bone(pb, pb.name in selected)
+    if active:
+        obj.data.bones.active = obj.data.bones[active]
+    bpy.context.view_layer.update()
+    return obj
+
+
+@pytest.fixture
+def mods(addon):
+    pkg = addon.__name__
+    return {m: importlib.import_module(f"{pkg}.{m}")
+            for m in ("chains", "rig_frame", "bone_limits", "core.quat", "core.limb_ik", "operators.limb_ik",
+                      "operators.ccd_ik")}
+
+
+def _names(bones):
+    return [pb.name for pb in bones]
+
+
+# --- 1. logical chains -------------------------------------------------------------------------------
+
+
+def test_limb_chains_skip_mechanism_bones(rigs, mods):
+    rig = pose_mode(rigs["rig"], active="hand_fk.L")
+    limb = mods["operators.limb_ik"]
+    assert _names(limb.limb_bones(rig.pose.bones["hand_fk.L"])) == list(ARM_FK)
+    assert _names(limb.limb_bones(rig.pose.bones["foot_fk.L"])) == list(LEG_FK[:3])
+    assert _names(limb.limb_bones(rig.pose.bones["hand_fk.R"])) == [n.replace(".L", ".R") for n in ARM_FK]
+    assert rig.pose.bones["hand_fk.L"].parent.name == "MCH-hand_fk.L"  # the rig really has mechanism between
+
+
+def test_ccd_spine_chain_is_only_fk_controls(rigs, mods):
+    rig = pose_mode(rigs["rig"], active="spine_fk.003")
+    bones = mods["operators.ccd_ik"].chain_bones(rig.pose.bones["spine_fk.003"], 0, False)
+    assert _names(bones) == ["spine_fk.002", "spine_fk.003"]
+    fingers = mods["operators.ccd_ik"].chain_bones(rig.pose.bones["f_index.03.L"], 0, False)
+    assert _names(fingers) == ["f_index.01.L", "f_index.02.L", "f_index.03.L"]
+
+
+def test_mechanism_detection(rigs, mods):
+    rig = pose_mode(rigs["rig"])
+    chains = mods["chains"]
+    pbs = rig.pose.bones
+    assert chains.mechanism_reason(pbs["MCH-hand_fk.L"]) == "name"
+    assert chains.mechanism_reason(pbs["VIS_thigh_ik_pole.L"]) is not None  # constraint-driven
+    for name in ARM_FK + LEG_FK + ("spine_fk.002", "neck", "head", "torso", "f_index.02.L"):
+        assert chains.mechanism_reason(pbs[name]) is None, name
+    meta = pose_mode(rigs["meta"])
+    assert not any(chains.is_mechanism(pb) for pb in meta.pose.bones)
+
+
+def test_limb_ik_refuses_where_no_chain_exists(rigs):
+    import bpy
+
+    pose_mode(rigs["rig"], selected={"torso"}, active="torso")
+    with pytest.raises(RuntimeError, match="follow each other"):
+        bpy.ops.pose.jointlimit_limb_ik(target=(0.2, 0.0, 1.0))
+
+
+def test_limb_ik_uses_bones_selected_in_order(rigs, mods):
+    rig = pose_mode(rigs["basic"], selected={"upper_arm.L", "forearm.L", "hand.L", "shoulder.L"}, active="hand.L")
+    bones = mods["operators.limb_ik"].limb_bones(rig.pose.bones["hand.L"], {"upper_arm.L", "forearm.L", "hand.L"})
+    assert _names(bones) == ["upper_arm.L", "forearm.L", "hand.L"]
+
+
+# --- 2. the evaluated pose is the truth ------------------------------------------------------------------
+
+
+def _limb_targets(rig, names, rng, count):
+    """Reachable targets: where the end bone's head goes in random bent poses of the chain."""
+    import bpy
+
+    out = []
+    for _ in range(count):
+        for name in names[:2]:
+            axis = rng.normal(size=3)
+            rig.pose.bones[name].rotation_quaternion = (math.cos(0.3), *(math.sin(0.3) * axis / np.linalg.norm(axis)))
+        bpy.context.view_layer.update()
+        out.append(np.array(rig.pose.bones[names[2]].head))
+    for name in names:
+        rig.pose.bones[name].rotation_quaternion = (1, 0, 0, 0)
+    bpy.context.view_layer.update()
+    return out
+
+
+@pytest.mark.parametrize("names", [ARM_FK, LEG_FK[:3]], ids=["arm", "leg"])
+def test_limb_ik_on_generated_rig_is_exact_on_the_evaluated_pose(rigs, names):
+    import bpy
+
+    rig = pose_mode(rigs["rig"], selected={names[2]}, active=names[2])
+    length = sum(rig.pose.bones[n].length for n in names[:2])
+    rng = np.random.default_rng(18)
+    for target in _limb_targets(rig, names, rng, 6):
+        bpy.ops.pose.jointlimit_limb_ik(target=target, use_limits=False)
+        bpy.context.view_layer.update()
+        error = np.linalg.norm(np.array(rig.pose.bones[names[2]].head) - target)
+        assert error <= 1e-4 * length
+
+
+def test_ccd_on_spine_reports_the_evaluated_error(rigs, mods):
+    import bpy
+
+    rig = pose_mode(rigs["rig"], selected={"spine_fk.003"}, active="spine_fk.003")
+    bones = [rig.pose.bones[n] for n in ("spine_fk.002", "spine_fk.003")]
+    rest_tip = np.array(bones[-1].tail)
+    targets = [rest_tip + d for d in (np.array([0.05, -0.03, -0.01]), np.array([-0.04, 0.05, -0.02]))]
+    for target in targets:
+        pose_mode(rig, selected={"spine_fk.003"}, active="spine_fk.003")
+        solver = mods["operators.ccd_ik"].CCDSolver(bones, dict(iterations=500, tolerance=None, use_weights=True,
+                                                                 limits=None, unit_angle=None), bpy.context.view_layer)
+        _, info = solver(target)
+        bpy.context.view_layer.update()
+        evaluated_error = np.linalg.norm(np.array(bones[-1].tail) - target)
+        assert info["error"] == pytest.approx(evaluated_error, abs=1e-7)
+        assert info["reached"] and evaluated_error <= 1e-3 * solver.chain.length
+        # only the spine controls moved
+        moved = {pb.name for pb in rig.pose.bones if tuple(pb.rotation_quaternion) != (1, 0, 0, 0)}
+        assert moved == {"spine_fk.002", "spine_fk.003"}
+
+
+# --- 4. leave rig machinery alone -------------------------------------------------------------------------
+
+
+def _run(op_class, **props):
+    """Run an operator's ``execute`` with a stand-in that collects its reports."""
+    import bpy
+
+    from modal_harness import OperatorStandIn
+
+    op = OperatorStandIn(op_class, **props)
+    result = op.execute(bpy.context)
+    return result, " ".join(message for _, message in op.reports)
+
+
+def test_from_constraints_all_bones_leaves_rigify_machinery_alone(rigs, mods):
+    import bpy
+
+    rig = pose_mode(rigs["rig"])
+    heel = [c for c in rig.pose.bones["MCH-heel.02_rock2.L"].constraints if c.type == "LIMIT_ROTATION"][0]
+    assert heel.enabled
+    forearm = rig.pose.bones["forearm_fk.L"]
+    con = forearm.constraints.new("LIMIT_ROTATION")
+    con.owner_space = "LOCAL"
+    con.use_limit_x, con.min_x, con.max_x = True, 0.0, math.radians(150)
+    con.use_limit_y, con.min_y, con.max_y = True, math.radians(-360), math.radians(360)  # free
+    con.use_limit_z, con.min_z, con.max_z = True, math.radians(-400), math.radians(400)  # free
+    mechanism_ik = [pb for pb in rig.pose.bones if pb.name.startswith("MCH-")
+                    and any(getattr(pb, f"lock_ik_{a}") or getattr(pb, f"use_ik_limit_{a}") for a in "xyz")]
+    try:
+        result, report = _run(bpy.types.POSE_OT_jointlimit_from_constraints, source="AUTO", old_constraints="MUTE",
+                              all_bones=True)
+        assert result == {"FINISHED"}
+        assert heel.enabled, "Rigify's heel-roll constraint was muted"
+        assert all(c.enabled for pb in rig.pose.bones if pb.name.startswith("MCH-") for c in pb.constraints
+                   if c.type == "LIMIT_ROTATION")
+        limited = {pb.name for pb in rig.pose.bones if pb.jointlimit.enabled}
+        assert "forearm_fk.L" in limited and not con.enabled
+        assert not any(mods["chains"].is_mechanism(rig.pose.bones[n]) for n in limited)
+        assert not any(pb.jointlimit.enabled for pb in mechanism_ik)
+        assert "skipped" in report and "MCH-" in report
+        s = forearm.jointlimit
+        assert not s.use_twist_limit  # ±360° twist is free
+        assert math.degrees(s.swing_z_max - s.swing_z_min) == pytest.approx(358, abs=1e-3)  # ±400° swing is free
+        assert mods["bone_limits"].settings_error(s) is None
+    finally:
+        forearm.constraints.remove(con)
+        for pb in rig.pose.bones:
+            pb.jointlimit.enabled = False
+
+
+def test_all_limited_bones_operations_skip_mechanism(rigs, mods):
+    import bpy
+
+    rig = pose_mode(rigs["rig"])
+    names = ("forearm_fk.L", "MCH-hand_fk.L")
+    Q = mods["core.quat"]
+    for name in names:
+        pb = rig.pose.bones[name]
+        pb.rotation_mode = "QUATERNION"
+        s = pb.jointlimit
+        s.enabled, s.kind, s.shape = True, "SWING_TWIST", "RECT"
+        s.swing_x_min, s.swing_x_max = math.radians(-10), math.radians(10)
+        s.swing_z_min, s.swing_z_max = math.radians(-10), math.radians(10)
+        s.use_twist_limit = False
+        pb.rotation_quaternion = Q.from_axis_angle([1, 0, 0], 1.0)
+    mch = rig.pose.bones["MCH-hand_fk.L"]
+    before = tuple(mch.rotation_quaternion)
+    try:
+        result, report = _run(bpy.types.POSE_OT_jointlimit_apply, all_bones=True)
+        assert result == {"FINISHED"} and "MCH-hand_fk.L" in report
+        assert tuple(mch.rotation_quaternion) == before
+        assert Q.angle_between(mods["bone_limits"].read_rotation(rig.pose.bones["forearm_fk.L"]),
+                               Q.from_axis_angle([1, 0, 0], math.radians(10))) < 1e-5
+        result, report = _run(bpy.types.POSE_OT_jointlimit_to_constraints, all_bones=True, disable_limits=False)
+        assert result == {"FINISHED"} and "MCH-hand_fk.L" in report
+        assert "JointLimit Euler" in rig.pose.bones["forearm_fk.L"].constraints
+        assert "JointLimit Euler" not in mch.constraints
+        result, report = _run(bpy.types.POSE_OT_jointlimit_bake, frame_start=1, frame_end=2, all_bones=True)
+        assert result == {"FINISHED"} and "MCH-hand_fk.L" in report
+        assert rig.animation_data is not None
+        paths = {fc.data_path for fc in compat().action_fcurves(rig.animation_data.action,
+                                                                  rig.animation_data.action_slot)}
+        assert 'pose.bones["forearm_fk.L"].rotation_quaternion' in paths
+        assert not any("MCH-" in p for p in paths)
+    finally:
+        for name in names:
+            pb = rig.pose.bones[name]
+            pb.jointlimit.enabled = False
+            con = pb.constraints.get("JointLimit Euler")
+            if con:
+                pb.constraints.remove(con)
+        if rig.animation_data:
+            rig.animation_data_clear()
+
+
+def test_full_circle_twist_from_the_slider_is_free(rigs, mods):
+    rig = pose_mode(rigs["meta"])
+    s = rig.pose.bones["forearm.L"].jointlimit
+    s.enabled, s.kind, s.shape = True, "SWING_TWIST", "RECT"
+    s.use_twist_limit, s.fix_twist = True, False
+    s.twist_min, s.twist_max = -math.pi, math.pi  # the slider's own ends, stored as float32
+    assert s.twist_max - s.twist_min >= 2 * math.pi - 1e-6
+    assert mods["bone_limits"].settings_error(s) is None
+    limit = mods["bone_limits"].build_limit(s)
+    assert limit.twist is None  # the full circle
+    s.enabled = False
+
+
+# --- 3. presets fit the rig ------------------------------------------------------------------------------
+
+LEGS = {"meta": ("thigh", "shin", "foot", "toe"), "rig": ("thigh_fk", "shin_fk", "foot_fk", "toe_fk"),
+        "basic": ("thigh", "shin", "foot", "toe"), "demo": ("thigh", "shin", "foot")}
+ARMS = {"meta": ("upper_arm", "forearm", "hand"), "rig": ("upper_arm_fk", "forearm_fk", "hand_fk"),
+        "basic": ("upper_arm", "forearm", "hand"), "demo": ("upper_arm", "forearm", "hand")}
+UP = np.array([0.0, 0.0, 1.0])
+
+
+@pytest.fixture(scope="module")
+def demo_rig(rigs):
+    import pathlib
+    import sys
+
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "scripts"))
+    import demo_scene
+
+    obj = demo_scene.humanoid()
+    obj.location = (-3.0, 0.0, 0.0)
+    return obj
+
+
+def _rig(rigs, demo_rig, key):
+    return demo_rig if key == "demo" else rigs[key]
+
+
+def _swing(pb, direction, angle, mods):
+    """Local rotation that swings the bone (at rest) by ``angle`` toward the armature-space
+    ``direction``, and the bone direction it gives."""
+    Q = mods["core.quat"]
+    rest = np.array(pb.bone.matrix_local)[:3, :3]
+    d = rest[:, 1]
+    axis = np.cross(d, direction)
+    axis /= np.linalg.norm(axis)
+    return Q.from_axis_angle(rest.T @ axis, angle)
+
+
+def _direction(pb, q, mods):
+    rest = np.array(pb.bone.matrix_local)[:3, :3]
+    return rest @ mods["core.quat"].rotate(q, np.array([0.0, 1.0, 0.0]))
+
+
+def _swung_by(pb, q, direction, mods):
+    """Signed angle (degrees) the bone's direction moved toward ``direction`` from rest."""
+    rest_d = np.array(pb.bone.matrix_local)[:3, 1]
+    new = _direction(pb, q, mods)
+    toward = direction - np.dot(direction, rest_d) * rest_d
+    toward /= np.linalg.norm(toward)
+    return math.degrees(math.atan2(np.dot(new, toward), np.dot(new, rest_d)))
+
+
+def _clamped(pb, q, mods):
+    return mods["bone_limits"].build_limit(pb.jointlimit).clamp(q)
+
+
+@pytest.mark.parametrize("key", ["meta", "rig", "basic", "demo"])
+@pytest.mark.parametrize("side", ["L", "R"])
+def test_leg_and_arm_presets_bend_the_right_way(rigs, demo_rig, mods, key, side):
+    import bpy
+
+    if key == "demo" and side == "R":
+        pytest.skip("the demo rig has a left side only")
+    rig = _rig(rigs, demo_rig, key)
+    leg = [f"{n}.{side}" for n in LEGS[key]]
+    arm = [f"{n}.{side}" for n in ARMS[key]]
+    pose_mode(rig, selected=set(leg), active=leg[0])
+    assert bpy.ops.pose.jointlimit_preset_apply(preset="CHAIN:LEG") == {"FINISHED"}
+    assert all(rig.pose.bones[n].jointlimit.enabled for n in leg)
+    for pb in rig.pose.bones:  # select the arm (pose_mode() would clear the leg's limits)
+        compat().select_pose_bone(pb, pb.name in arm)
+    assert bpy.ops.pose.jointlimit_preset_apply(preset="CHAIN:ARM") == {"FINISHED"}
+    front = mods["rig_frame"].character_front(rig.data)[0]
+    assert np.allclose(front, [0, -1, 0], atol=0.05)
+    pbs = rig.pose.bones
+    thigh, shin, foot = (pbs[n] for n in leg[:3])
+    upper, forearm, hand = (pbs[n] for n in arm)
+    # every preset contains the rest pose
+    for pb in (thigh, shin, foot, upper, forearm, hand):
+        assert mods["bone_limits"].build_limit(pb.jointlimit).contains(np.array([1.0, 0, 0, 0])), pb.name
+    # hip: a sitting pose (thigh 90° forward) is kept; a 100° backward swing stops at the extension limit
+    rest_d = np.array(thigh.bone.matrix_local)[:3, 1]
+    flexed_at_rest = math.degrees(math.asin(np.dot(rest_d, front)))
+    sit = _swing(thigh, front, math.radians(90), mods)
+    assert _swung_by(thigh, _clamped(thigh, sit, mods), front, mods) == pytest.approx(90, abs=3)
+    back = _swing(thigh, -front, math.radians(100), mods)
+    assert _swung_by(thigh, _clamped(thigh, back, mods), -front, mods) == pytest.approx(30 + flexed_at_rest, abs=3)
+    # knee bends backward only
+    assert _swung_by(shin, _clamped(shin, _swing(shin, -front, math.radians(90), mods), mods), -front, mods) \
+        == pytest.approx(90, abs=3)
+    assert abs(_swung_by(shin, _clamped(shin, _swing(shin, front, math.radians(20), mods), mods), front, mods)) < 1
+    # ankle: dorsiflexion (toes up) to 20°, plantar flexion (toes down) to 50°
+    assert _swung_by(foot, _clamped(foot, _swing(foot, UP, math.radians(15), mods), mods), UP, mods) \
+        == pytest.approx(15, abs=2)
+    assert _swung_by(foot, _clamped(foot, _swing(foot, UP, math.radians(40), mods), mods), UP, mods) \
+        == pytest.approx(20, abs=3)
+    assert _swung_by(foot, _clamped(foot, _swing(foot, -UP, math.radians(40), mods), mods), -UP, mods) \
+        == pytest.approx(40, abs=2)
+    assert _swung_by(foot, _clamped(foot, _swing(foot, -UP, math.radians(70), mods), mods), -UP, mods) \
+        == pytest.approx(50, abs=3)
+    # elbow bends forward only
+    assert _swung_by(forearm, _clamped(forearm, _swing(forearm, front, math.radians(90), mods), mods), front, mods) \
+        == pytest.approx(90, abs=3)
+    assert abs(_swung_by(forearm, _clamped(forearm, _swing(forearm, -front, math.radians(20), mods), mods), -front,
+                         mods)) < 1
+
+
+def test_chain_presets_refuse_mismatched_chains_and_never_shift(rigs, mods):
+    import bpy
+
+    rig = pose_mode(rigs["rig"], selected={"hand_fk.L"}, active="hand_fk.L")
+    assert bpy.ops.pose.jointlimit_preset_apply(preset="CHAIN:ARM") == {"FINISHED"}
+    hand = rig.pose.bones["hand_fk.L"].jointlimit
+    assert hand.enabled and hand.fix_twist  # the wrist, not the shoulder
+    pose_mode(rig, selected={"f_index.02.L"}, active="f_index.02.L")
+    with pytest.raises(RuntimeError, match="does not match"):
+        bpy.ops.pose.jointlimit_preset_apply(preset="CHAIN:FINGER")
+    assert not rig.pose.bones["f_index.02.L"].jointlimit.enabled
+    fingers = {"f_index.01.L", "f_index.02.L", "f_index.03.L"}
+    pose_mode(rig, selected=fingers, active="f_index.01.L")
+    assert bpy.ops.pose.jointlimit_preset_apply(preset="CHAIN:FINGER") == {"FINISHED"}
+    kinds = [rig.pose.bones[n].jointlimit.kind for n in sorted(fingers)]
+    assert kinds == ["SWING_TWIST", "HINGE", "HINGE"]
+    spine = {"spine_fk.002", "spine_fk.003", "neck"}
+    pose_mode(rig, selected=spine, active="neck")
+    assert bpy.ops.pose.jointlimit_preset_apply(preset="CHAIN:SPINE") == {"FINISHED"}
+    assert math.degrees(rig.pose.bones["neck"].jointlimit.twist_max) == pytest.approx(70, abs=1e-3)  # Neck
+    assert math.degrees(rig.pose.bones["spine_fk.003"].jointlimit.twist_max) == pytest.approx(15, abs=1e-3)
+
+
+@pytest.mark.parametrize("names", [ARM_FK, LEG_FK[:3]], ids=["arm", "leg"])
+def test_limb_ik_with_fitted_presets_reaches_poses_inside_the_limits(rigs, mods, names):
+    """The fitted hinge range (elbow/knee) and the limb IK's hinge (from the rest bend) agree on the bend."""
+    import bpy
+
+    rig = pose_mode(rigs["rig"], selected=set(names), active=names[0])
+    preset = "CHAIN:ARM" if names == ARM_FK else "CHAIN:LEG"
+    assert bpy.ops.pose.jointlimit_preset_apply(preset=preset) == {"FINISHED"}
+    bl, Q = mods["bone_limits"], mods["core.quat"]
+    upper, lower, end = (rig.pose.bones[n] for n in names)
+    front = mods["rig_frame"].character_front(rig.data)[0]
+    bend = -front if names == LEG_FK[:3] else front
+    length = upper.length + lower.length
+    hinge = bl.build_limit(lower.jointlimit)
+    for angle in (30, 60, 100):
+        q_lower = hinge.clamp(_swing(lower, bend, math.radians(angle), mods))
+        q_upper = bl.build_limit(upper.jointlimit).clamp(Q.from_axis_angle([1, 0, 0.3], 0.2))
+        upper.rotation_quaternion, lower.rotation_quaternion = q_upper, q_lower
+        bpy.context.view_layer.update()
+        target = np.array(end.head)
+        swivel = mods["core.limb_ik"].get_swivel(mods["operators.limb_ik"].build_chain(upper, lower, end),
+                                                 np.array([bl.read_rotation(pb) for pb in (upper, lower, end)]))
+        upper.rotation_quaternion = lower.rotation_quaternion = (1, 0, 0, 0)
+        for pb in rig.pose.bones:
+            compat().select_pose_bone(pb, pb.name == end.name)
+        rig.data.bones.active = end.bone
+        assert bpy.ops.pose.jointlimit_limb_ik(target=target, swivel=float(swivel), use_limits=True) == {"FINISHED"}
+        bpy.context.view_layer.update()
+        assert np.linalg.norm(np.array(end.head) - target) <= 1e-4 * length, angle
+        assert hinge.contains(bl.read_rotation(lower)) or \
+            Q.angle_between(hinge.clamp(bl.read_rotation(lower)), bl.read_rotation(lower)) < 1e-5
+
+
+def test_readme_rigify_how_to_names_real_bones_and_reports_joints(rigs):
+    """The README's Rigify how-to names bones these rigs have, and the chain report it promises."""
+    import pathlib
+    import re
+
+    import bpy
+
+    text = (pathlib.Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    section = text.split("## Rigify and production rigs: how-to", 1)[1].split("\n## ", 1)[0]
+    names = set(re.findall(r"`([A-Za-z_]+(?:\.\d{3})?(?:\.[LR])?)`", section))
+    names = {n for n in names if re.search(r"_fk|\.L$|\.\d{3}|^neck$", n)}
+    assert {"hand_fk.L", "spine_fk.003", "thigh.L", "neck"} <= names
+    bones = {pb.name for key in ("rig", "meta", "basic") for pb in rigs[key].pose.bones}
+    assert sorted(n for n in names if n not in bones and f"{n}.L" not in bones) == []  # "thigh_fk": both sides
+    rig = pose_mode(rigs["rig"], selected=set(ARM_FK), active=ARM_FK[0])
+    result, report = _run(bpy.types.POSE_OT_jointlimit_preset_apply, preset="CHAIN:ARM", mirror_right=True,
+                          fit_rig=True, front="AUTO", flip_x=False)
+    assert result == {"FINISHED"}
+    assert "upper_arm_fk.L: Shoulder" in report and "forearm_fk.L: Elbow" in report and "hand_fk.L: Wrist" in report
+    for name in ARM_FK:
+        rig.pose.bones[name].jointlimit.enabled = False
