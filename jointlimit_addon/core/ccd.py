@@ -346,9 +346,9 @@ def _hinge_axis(limit):
     if axis is None:
         return None
     axis = np.asarray(axis, dtype=np.float64)
-    if axis.shape != (3,) or not np.all(np.isfinite(axis)) or np.linalg.norm(axis) < _EPS:
+    if axis.shape != (3,) or not np.all(np.isfinite(axis)) or not np.any(axis):
         return None
-    return tuple(float(c) for c in axis / np.linalg.norm(axis))
+    return tuple(float(c) for c in quat.normalize(axis))
 
 
 def _distance(a, b):

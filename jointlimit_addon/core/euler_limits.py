@@ -166,10 +166,9 @@ class HingeLimit:
             vec = quat.as_vectors(axis, "hinge axis")
             if vec.shape != (3,):
                 raise ValueError(f"hinge axis must be a single 3-vector, got shape {vec.shape}")
-            norm = np.linalg.norm(vec)
-            if norm < 1e-12:
+            if not np.any(vec):
                 raise ValueError("hinge axis has zero length")
-            vec = vec / norm
+            vec = quat.normalize(vec)
         self.axis = vec
 
     def hinge_angle(self, q):

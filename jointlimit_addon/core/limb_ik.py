@@ -154,7 +154,7 @@ def _polar(m, name):
 
 
 def _unit(v):
-    return v / np.linalg.norm(v)
+    return Q.normalize(v)
 
 
 class LimbChain:
@@ -198,7 +198,7 @@ class LimbChain:
     def _hinge_axis(r_u, r_l, hinge_axis):
         if hinge_axis is not None:
             a = Q.as_vectors(hinge_axis, "hinge_axis")
-            if a.shape != (3,) or np.linalg.norm(a) < 1e-12:
+            if a.shape != (3,) or not np.any(a):
                 raise ValueError("hinge_axis must be one non-zero 3-vector (lower bone local frame)")
             return _unit(a)
         # Rotating about u x l turns u towards l, i.e. bends l further away from u.
@@ -309,6 +309,9 @@ def _dot(a, b):
 
 
 def _normalize(v):
+    """Unit vectors (zero stays zero), scaled first so huge or tiny ones do not over/underflow."""
+    m = np.max(np.abs(v), axis=-1, keepdims=True)
+    v = v / np.where(m > 0.0, m, 1.0)
     n = np.linalg.norm(v, axis=-1, keepdims=True)
     return v / np.where(n > 0.0, n, 1.0)
 

@@ -27,25 +27,43 @@ from .regions import OvalRegion, PolygonRegion, RectRegion, outline_points  # no
 SHAPES = ("RECT", "ELLIPSE", "OVAL", "SUPERELLIPSE", "POLYGON")
 CORRECTIONS = ("OPTIMAL", "SIMPLE")
 TWIST_TOL = 1e-12
+# Narrowest swing range (radians) per shape: narrower ranges are refused, as their corrections
+# would land outside the region. The numeric OPTIMAL correction of ELLIPSE and SUPERELLIPSE fails
+# below ~1e-3 rad; the closed forms of RECT and OVAL stay exact down to ~1e-13 rad.
+MIN_SWING_WIDTH = math.radians(0.1)
+MIN_SWING_WIDTHS = {"RECT": 1e-9, "OVAL": 1e-9, "ELLIPSE": MIN_SWING_WIDTH, "SUPERELLIPSE": MIN_SWING_WIDTH}
 _CHUNK = 1 << 14
 
 
-def _swing_range(rng, what):
-    """Angle range (radians) inside (-pi, pi) -> plane range ``tan(a / 2)`` [000 eq.5]."""
+def _pair(rng, what):
+    """``(lo, hi)`` floats of a range, else ``ValueError`` saying what is expected."""
+    try:
+        lo, hi = (float(a) for a in rng)
+    except (TypeError, ValueError):
+        raise ValueError(f"{what} range must be a pair (min, max) of angles in radians, got {rng!r}") from None
+    return lo, hi
+
+
+def _swing_range(rng, what, min_width=0.0):
+    """Angle range (radians) inside (-pi, pi), at least ``min_width`` wide -> plane range
+    ``tan(a / 2)`` [000 eq.5]."""
     if rng is None:
         raise ValueError(f"{what} range is required for this shape")
-    lo, hi = (float(a) for a in rng)
+    lo, hi = _pair(rng, what)
     if not (math.isfinite(lo) and math.isfinite(hi)):
         raise ValueError(f"{what} range must be finite, got ({lo}, {hi})")
     if not (-math.pi < lo < hi < math.pi):
         raise ValueError(f"{what} range must satisfy -pi < min < max < pi (radians), got ({lo}, {hi})")
+    if hi - lo < min_width * (1.0 - 1e-6):     # slack for rounding (degrees converted to radians)
+        raise ValueError(f"{what} range must be at least {math.degrees(min_width):.3g}° wide, got "
+                         f"{math.degrees(hi - lo):.3g}°")
     return math.tan(0.5 * lo), math.tan(0.5 * hi)
 
 
 def _twist_range(rng):
     if rng is None:
         return None
-    lo, hi = (float(a) for a in rng)
+    lo, hi = _pair(rng, "twist")
     slack = 1e-9
     if not (math.isfinite(lo) and math.isfinite(hi)):
         raise ValueError(f"twist range must be finite, got ({lo}, {hi})")
@@ -71,8 +89,9 @@ def make_region(shape, swing_x=None, swing_z=None, exponent=(4.0, 4.0), outline=
         return PolygonRegion(outline)
     if outline is not None:
         raise ValueError(f"outline is only used by POLYGON, not {shape}")
-    s0, s1 = _swing_range(swing_z, "swing_z")
-    t0, t1 = _swing_range(swing_x, "swing_x")
+    min_width = MIN_SWING_WIDTHS[shape]
+    s0, s1 = _swing_range(swing_z, "swing_z", min_width)
+    t0, t1 = _swing_range(swing_x, "swing_x", min_width)
     if shape == "RECT":
         return RectRegion(s0, s1, t0, t1)
     if shape == "OVAL":
@@ -195,13 +214,13 @@ class JointLimit:
 
     def _clamp1(self, q):
         w, x, y, z = q.tolist() if isinstance(q, np.ndarray) else (float(c) for c in q)
-        n2 = w * w + x * x + y * y + z * z
-        if not 1e-24 <= n2 < math.inf:      # NaN fails this too
-            if not (math.isfinite(w) and math.isfinite(x) and math.isfinite(y) and math.isfinite(z)):
-                raise ValueError("quaternion contains NaN or infinite values")
-            if n2 < 1e-24:
-                raise ValueError("quaternion has zero length and is not a rotation")
-        norm = math.sqrt(n2)
+        if (w - w) + (x - x) + (y - y) + (z - z) != 0.0:     # NaN for any NaN or inf
+            raise ValueError("quaternion contains NaN or infinite values")
+        big = max(abs(w), abs(x), abs(y), abs(z))
+        if big == 0.0:
+            raise ValueError("quaternion has zero length and is not a rotation")
+        w, x, y, z = w / big, x / big, y / big, z / big     # scaled first: no overflow/underflow
+        norm = math.sqrt(w * w + x * x + y * y + z * z)
         w, x, y, z = w / norm, x / norm, y / norm, z / norm
         px, py, pz, s, t, psi, pole = _parts1(w, x, y, z)
         swing_in = not pole and self.region.contains1(s, t)

@@ -14,17 +14,18 @@ _AXIS_INDEX = {"X": 0, "Y": 1, "Z": 2}
 def as_unit_quats(q, name="quaternion"):
     """Validate ``q`` as ``(..., 4)`` finite, non-zero quaternions and return them normalised.
 
-    Raises ``ValueError`` with a clear message for a wrong shape, NaN/inf or a zero quaternion.
+    Any non-zero length is a rotation: ``(1e200, 1e200, 0, 0)`` and ``(1e-200, 1e-200, 0, 0)``
+    are ``(1, 1, 0, 0)`` (see ``normalize``). Raises ``ValueError`` with a clear message for a
+    wrong shape, NaN/inf or an all-zero quaternion.
     """
     q = np.asarray(q, dtype=np.float64)
     if q.ndim == 0 or q.shape[-1] != 4:
         raise ValueError(f"{name} must have shape (..., 4) in (w, x, y, z) order, got {q.shape}")
     if not np.all(np.isfinite(q)):
         raise ValueError(f"{name} contains NaN or infinite values")
-    norm = np.linalg.norm(q, axis=-1, keepdims=True)
-    if np.any(norm < 1e-12):
+    if np.any(np.max(np.abs(q), axis=-1) == 0.0):
         raise ValueError(f"{name} has zero length and is not a rotation")
-    return q / norm
+    return normalize(q)
 
 
 def as_vectors(v, name="vector"):
@@ -38,9 +39,16 @@ def as_vectors(v, name="vector"):
 
 
 def normalize(q):
-    """Return ``q / |q|`` along the last axis (no validation)."""
+    """Return ``q / |q|`` along the last axis (no validation; quaternions or axes).
+
+    Divided by the largest component first, so that the norm of huge components does not
+    overflow (``1e200`` squared) nor that of tiny ones underflow to zero; an all-zero vector
+    gives NaN, as ``0 / 0``.
+    """
     q = np.asarray(q, dtype=np.float64)
-    return q / np.linalg.norm(q, axis=-1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        q = q / np.max(np.abs(q), axis=-1, keepdims=True)
+        return q / np.linalg.norm(q, axis=-1, keepdims=True)
 
 
 def identity(shape=()):
@@ -94,7 +102,7 @@ def from_axis_angle(axis, angle):
     """Quaternions for rotations by ``angle`` (radians) about ``axis`` (normalised here)."""
     axis = np.asarray(axis, dtype=np.float64)
     angle = np.asarray(angle, dtype=np.float64)
-    axis = axis / np.linalg.norm(axis, axis=-1, keepdims=True)
+    axis = normalize(axis)
     half = 0.5 * angle[..., None]
     return np.concatenate((np.cos(half), np.sin(half) * axis), axis=-1)
 
