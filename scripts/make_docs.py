@@ -141,7 +141,7 @@ def motion_figure(addon):
     sx, sy = 8.0, 4.0 / 70.0  # plot units: 8 wide, 70 degrees -> 4 high
     colours = {"MIN_ACCELERATION": (0.2, 0.45, 0.9, 1), "MIN_JERK": (0.9, 0.4, 0.1, 1)}
     for profile, colour in colours.items():
-        v = motion.evaluate(profile, keys_t, keys_v, t)[:, 0]
+        v = motion.evaluate(profile, keys_t, keys_v, t, via=motion.VIA_OPTIMAL)[:, 0]  # as the figure shows
         polyline(profile, np.c_[t * sx, v * sy], 0.035, colour)
     polyline("axis_t", [(0, 0), (sx, 0)], 0.015, (0.2, 0.2, 0.2, 1))
     polyline("axis_v", [(0, 0), (0, 70 * sy)], 0.015, (0.2, 0.2, 0.2, 1))
