@@ -172,3 +172,16 @@ def test_exact_optimum_on_request_warns_about_the_overshoot(rig, mods):
     angle = _angles_about_x(pb, mods)
     assert angle.max() > 100.0                  # the exact optimum swings far past 28.6°
     assert reported >= 100.0
+
+
+def test_zero_quaternion_key_is_reported_and_nothing_keyed(rig, mods):
+    import bpy
+
+    pb = rig.pose.bones["joint"]
+    pb.rotation_mode = "QUATERNION"
+    for frame, q in ((1, (1.0, 0.0, 0.0, 0.0)), (10, (0.0, 0.0, 0.0, 0.0))):
+        pb.rotation_quaternion = q
+        pb.keyframe_insert("rotation_quaternion", frame=frame)
+    with pytest.raises(RuntimeError, match="'joint'.*zero length"):
+        bpy.ops.pose.jointlimit_motion(frame_start=1, frame_end=10)
+    assert mods["animation"].keyed_frames(rig, pb, "rotation_quaternion", 1, 10) == [1, 10]
