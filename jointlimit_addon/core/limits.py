@@ -216,11 +216,14 @@ class JointLimit:
         w, x, y, z = q.tolist() if isinstance(q, np.ndarray) else (float(c) for c in q)
         if (w - w) + (x - x) + (y - y) + (z - z) != 0.0:     # NaN for any NaN or inf
             raise ValueError("quaternion contains NaN or infinite values")
-        big = max(abs(w), abs(x), abs(y), abs(z))
-        if big == 0.0:
-            raise ValueError("quaternion has zero length and is not a rotation")
-        w, x, y, z = w / big, x / big, y / big, z / big     # scaled first: no overflow/underflow
-        norm = math.sqrt(w * w + x * x + y * y + z * z)
+        n2 = w * w + x * x + y * y + z * z
+        if not quat._SAFE_NORM2[0] <= n2 <= quat._SAFE_NORM2[1]:    # scale first: no over/underflow
+            big = max(abs(w), abs(x), abs(y), abs(z))
+            if big == 0.0:
+                raise ValueError("quaternion has zero length and is not a rotation")
+            w, x, y, z = w / big, x / big, y / big, z / big
+            n2 = w * w + x * x + y * y + z * z
+        norm = math.sqrt(n2)
         w, x, y, z = w / norm, x / norm, y / norm, z / norm
         px, py, pz, s, t, psi, pole = _parts1(w, x, y, z)
         swing_in = not pole and self.region.contains1(s, t)

@@ -23,6 +23,9 @@ def as_unit_quats(q, name="quaternion"):
         raise ValueError(f"{name} must have shape (..., 4) in (w, x, y, z) order, got {q.shape}")
     if not np.all(np.isfinite(q)):
         raise ValueError(f"{name} contains NaN or infinite values")
+    n2 = _norm2(q)
+    if np.all((n2 >= _SAFE_NORM2[0]) & (n2 <= _SAFE_NORM2[1])):     # the common case, fast
+        return q / np.sqrt(n2)
     if np.any(np.max(np.abs(q), axis=-1) == 0.0):
         raise ValueError(f"{name} has zero length and is not a rotation")
     return normalize(q)
@@ -38,16 +41,33 @@ def as_vectors(v, name="vector"):
     return v
 
 
+# Squared norms in this range are computed without overflow or loss to underflow.
+_SAFE_NORM2 = (1e-290, 1e290)
+
+
+def _norm2(q):
+    """Squared norms along the last axis, kept as ``(..., 1)``; summed in order, so a single
+    quaternion's pure-Python norm (``limits``) is bit-identical."""
+    with np.errstate(over="ignore", under="ignore"):     # out of range: the caller rescales
+        n2 = q[..., 0] * q[..., 0]
+        for i in range(1, q.shape[-1]):
+            n2 = n2 + q[..., i] * q[..., i]
+    return np.asarray(n2)[..., None]
+
+
 def normalize(q):
     """Return ``q / |q|`` along the last axis (no validation; quaternions or axes).
 
-    Divided by the largest component first, so that the norm of huge components does not
-    overflow (``1e200`` squared) nor that of tiny ones underflow to zero; an all-zero vector
-    gives NaN, as ``0 / 0``.
+    Vectors whose squared norm would overflow (``1e200`` squared) or underflow are divided by
+    their largest component first; an all-zero vector gives NaN, as ``0 / 0``.
     """
     q = np.asarray(q, dtype=np.float64)
+    n2 = _norm2(q)
+    safe = (n2 >= _SAFE_NORM2[0]) & (n2 <= _SAFE_NORM2[1])
+    if np.all(safe):
+        return q / np.sqrt(n2)
     with np.errstate(invalid="ignore", divide="ignore"):
-        q = q / np.max(np.abs(q), axis=-1, keepdims=True)
+        q = q / np.where(safe, 1.0, np.max(np.abs(q), axis=-1, keepdims=True))
         return q / np.linalg.norm(q, axis=-1, keepdims=True)
 
 
