@@ -348,7 +348,10 @@ def _swivel_zero(chain, n):
 
 
 def _check_range(hinge_range):
-    lo, hi = (float(x) for x in hinge_range)
+    try:
+        lo, hi = (float(x) for x in hinge_range)
+    except (TypeError, ValueError):
+        raise ValueError(f"hinge range must be a pair (lo, hi) of angles in radians, got {hinge_range!r}") from None
     if not (math.isfinite(lo) and math.isfinite(hi)) or lo > hi:
         raise ValueError(f"hinge range must be finite (lo, hi) with lo <= hi, got {hinge_range}")
     if hi - lo >= _TWO_PI:
@@ -722,7 +725,7 @@ def _wrap_scalar(a):
 
 def _distance_band(chain, hinge_range):
     """``distance_range`` in the base frame, cached per hinge range."""
-    key = tuple(float(x) for x in hinge_range)
+    key = _check_range(hinge_range)
     band = chain._bands.get(key)
     if band is None:
         lo, hi = chain.distance_range(key)

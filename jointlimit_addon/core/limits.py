@@ -72,6 +72,15 @@ def _twist_range(rng):
     return max(lo, -math.pi), min(hi, math.pi)
 
 
+def _exponent(exponent):
+    """``(m, n)`` floats of a SUPERELLIPSE exponent pair [000 eq.9]."""
+    try:
+        m, n = (float(e) for e in exponent)
+    except (TypeError, ValueError):
+        raise ValueError(f"exponent must be a pair (m, n) of numbers >= 1, got {exponent!r}") from None
+    return m, n
+
+
 def _smooth_regions():
     try:
         from .regions_smooth import EllipseRegion, SuperellipseRegion
@@ -99,7 +108,7 @@ def make_region(shape, swing_x=None, swing_z=None, exponent=(4.0, 4.0), outline=
     ellipse, superellipse = _smooth_regions()
     if shape == "ELLIPSE":
         return ellipse(s0, s1, t0, t1)
-    m, n = (float(e) for e in exponent)
+    m, n = _exponent(exponent)
     return superellipse(s0, s1, t0, t1, m, n)
 
 
@@ -130,7 +139,7 @@ class JointLimit:
         self.swing_z = None if swing_z is None else tuple(float(a) for a in swing_z)
         self.twist = _twist_range(twist)
         self.correction = correction
-        self.exponent = tuple(float(e) for e in exponent)
+        self.exponent = _exponent(exponent)
         self.outline = outline
         self.fix_twist = bool(fix_twist)
 

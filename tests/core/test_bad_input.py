@@ -176,3 +176,35 @@ def test_narrowest_accepted_ranges_clamp_exactly(shape, lo, other, extra, axis, 
 def test_scalar_range_is_a_clear_value_error(make, what):
     with pytest.raises(ValueError, match=rf"{what}.*pair \(min, max\)|{what}.*pair \(lo, hi\)"):
         make()
+
+
+def _straight_chain():
+    rest = np.eye(4)
+    lower = np.eye(4)
+    lower[:3, 3] = (0.0, 1.0, 0.0)
+    end = np.eye(4)
+    end[:3, 3] = (0.0, 2.0, 0.0)
+    return limb_ik.LimbChain(rest, lower, end)
+
+
+@pytest.mark.parametrize("hinge", [1.0, (0.1, 0.2, 0.3), "ab"])
+def test_scalar_hinge_range_of_a_limb_is_a_clear_value_error(hinge):
+    chain = _straight_chain()
+    limits_ = limb_ik.LimbLimits(hinge=hinge)
+    with pytest.raises(ValueError, match=r"hinge range must be a pair \(lo, hi\)"):
+        limb_ik.solve_position(chain, np.array([0.5, 1.0, 0.3]), 0.0, limits=limits_)
+    with pytest.raises(ValueError, match=r"hinge range must be a pair \(lo, hi\)"):
+        chain.distance_range(hinge)
+
+
+@pytest.mark.parametrize("outline", [0.5, [0.5, 0.2], [(0, 0), (1, 0), 0.3], [(0, 0), (1, 0), (0, "a")], [(0, 0, 0, 0)]])
+def test_scalar_outline_vertex_is_a_clear_value_error(outline):
+    with pytest.raises(ValueError, match=r"outline must be a list of \(s, t\) or \(s, t, bulge\) vertices"):
+        JointLimit("POLYGON", outline=outline)
+
+
+@pytest.mark.parametrize("exponent", [4.0, (1.0, 2.0, 3.0), None])
+def test_scalar_exponent_is_a_clear_value_error(exponent):
+    for shape in ("SUPERELLIPSE", "RECT"):
+        with pytest.raises(ValueError, match=r"exponent must be a pair \(m, n\)"):
+            JointLimit(shape, swing_x=(-0.4, 0.6), swing_z=(-0.4, 0.6), exponent=exponent)
