@@ -186,5 +186,6 @@ def test_zero_quaternion_key_is_reported_and_nothing_keyed(rig, mods):
     with pytest.raises(RuntimeError, match="'joint'.*zero length") as info:
         bpy.ops.pose.jointlimit_motion(frame_start=1, frame_end=10)
     assert "Traceback" not in str(info.value) and "\n" not in str(info.value).strip()
+    assert str(info.value).count("joint") == 1       # the same one line as apply and bake
     assert bpy.context.scene.frame_current == 4
     assert mods["animation"].keyed_frames(rig, pb, "rotation_quaternion", 1, 10) == [1, 10]

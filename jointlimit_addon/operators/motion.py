@@ -104,13 +104,16 @@ class POSE_OT_jointlimit_motion(PosePoll, bpy.types.Operator):
             order = pb.rotation_mode if pb.rotation_mode in bone_limits.EULER_MODES else "XYZ"
             options = dict(use_via_points=self.use_via_points, order=order, via=self.via_velocity)
             try:
-                quats = sample_rotations(scene, [pb], keys)[:, 0]     # ValueError for a zero quaternion
+                quats = sample_rotations(scene, [pb], keys)[:, 0]     # a zero quaternion: names the bone
                 args = (np.array(keys, dtype=np.float64), quats, np.array(frames, dtype=np.float64), self.profile,
                         self.channels)
-                result = motion.interpolate_rotations(*args, limit=limit, **options)
-                over = motion.overshoot_degrees(*args, **options)
+                try:
+                    result = motion.interpolate_rotations(*args, limit=limit, **options)
+                    over = motion.overshoot_degrees(*args, **options)
+                except ValueError as exc:
+                    raise ValueError(f"Bone '{pb.name}': {exc}") from exc
             except ValueError as exc:
-                self.report({"ERROR"}, f"Bone '{pb.name}': {exc}")
+                self.report({"ERROR"}, str(exc))
                 scene.frame_set(original_frame)
                 return {"CANCELLED"}
             written.append((pb, frames, result))
