@@ -327,7 +327,7 @@ class EulerMultiLimit(_EulerRanges):
         return _compose(a_all, b_all, c_all, self.order)
 
     def _nearest(self, q):
-        cand = self._candidates(q)
+        cand = self._candidates(_sign_fixed(q))     # q and -q: the same candidates, ties included
         dist = quat.angle_between(q[..., None, :], cand)
         best = np.argmin(dist, axis=-1)
         near = np.take_along_axis(cand, best[..., None, None], axis=-2)[..., 0, :]

@@ -208,3 +208,16 @@ def test_scalar_exponent_is_a_clear_value_error(exponent):
     for shape in ("SUPERELLIPSE", "RECT"):
         with pytest.raises(ValueError, match=r"exponent must be a pair \(m, n\)"):
             JointLimit(shape, swing_x=(-0.4, 0.6), swing_z=(-0.4, 0.6), exponent=exponent)
+
+
+def test_euler_multi_tie_gives_the_same_rotation_for_q_and_minus_q():
+    """A rotation equally far from two allowed ones (90° about (0, 1, 1)/√2 with only X free):
+    ``q`` and ``-q`` are one rotation and must be clamped to one rotation (found by hypothesis
+    in test_euler_limits; it failed before this change)."""
+    lim = EulerMultiLimit(x=(-1.0, 1.0), y=(0.0, 0.0), z=(0.0, 0.0), order="XYZ")
+    half = float.fromhex("0x1.ffffffffffffep-2")    # 0.5 one ulp low, as a rotation matrix gives it
+    q = np.array([[1.0, 0.0, 0.0, 0.0], [np.sqrt(0.5), 0.0, half, half], [np.sqrt(0.5), 0.0, 0.5, 0.5]])
+    a, b = lim.clamp(q), lim.clamp(-q)
+    assert np.all(quat.angle_between(a, b) < 1e-12)
+    for qi in q:
+        assert quat.angle_between(lim.clamp(qi), lim.clamp(-qi)) < 1e-12
