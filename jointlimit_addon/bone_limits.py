@@ -88,6 +88,15 @@ def build_limit(settings):
     raise ValueError(f"unknown limit kind {kind!r}")
 
 
+def bone_limit(pose_bone):
+    """``build_limit`` of a pose bone's settings; the ``ValueError`` names the bone
+    (``Bone 'forearm.L': Hinge: minimum (100.0°) must be below maximum (10.0°)``)."""
+    try:
+        return build_limit(pose_bone.jointlimit)
+    except ValueError as exc:
+        raise ValueError(f"Bone '{pose_bone.name}': {exc}") from exc
+
+
 def settings_error(settings):
     """``None`` when the settings make a valid limit, else the message to show the user."""
     return cached_limit(settings)[1]
@@ -225,13 +234,7 @@ def clamp_bones(pose_bones):
 
     Raises ``ValueError`` naming the bone when its settings are invalid (nothing is written then).
     """
-    work = []
-    for pb in pose_bones:
-        try:
-            limit = build_limit(pb.jointlimit)
-        except ValueError as exc:
-            raise ValueError(f"Bone '{pb.name}': {exc}") from exc
-        work.append((pb, limit, read_rotation(pb)))
+    work = [(pb, bone_limit(pb), read_rotation(pb)) for pb in pose_bones]
     moved = []
     for pb, limit, q in work:
         clamped = limit.clamp(q)

@@ -289,6 +289,15 @@ MESSAGES = {
         "ボーンの順序のオイラー角（クォータニオンのボーンは XYZ）、±180° をまたいで連続化",
     "Step": "間隔",
     "Key every Nth frame (key poses are always kept)": "N フレームごとにキーを打ちます（キーポーズは常に残ります）",
+    "Via Velocities": "経由点の速度",
+    "How the motion passes the keys between the first and the last": "最初と最後の間のキーを動きがどう通過するか",
+    "Clamped": "クランプ",
+    "Never overshoot: the in-betweens stay within the range of the keys around them (like Auto Clamped handles)":
+        "行き過ぎません：中割りは前後のキーの範囲内にとどまります（自動クランプハンドルと同様）",
+    "The exact minimum of the profile: can swing far past unevenly spaced keys":
+        "プロファイルの厳密な最小解：間隔が不均一なキーでは大きく行き過ぎることがあります",
+    "The motion of {bones} leaves the range of its keys by up to {angle:.1f}°: set Via Velocities to Clamped to stay within the keys":
+        "{bones} の動きはキーの範囲を最大 {angle:.1f}° はみ出します：キーの範囲内に収めるには経由点の速度をクランプにしてください",
     "CCD IK": "CCD IK",
     "Drag the tip of a chain (tail, spine, hair) with length-weighted CCD IK that respects joint limits":
         "長さで重み付けした CCD IK でチェーン（尻尾・背骨・髪）の先端をドラッグします（関節制限を守ります）",

@@ -511,7 +511,7 @@ def motion_figure(ctx):
     colours = {"MIN_ACCELERATION": (0.2, 0.45, 0.9, 1), "MIN_JERK": (0.9, 0.4, 0.1, 1)}
     flat = lambda p: np.c_[p[:, 0], np.zeros(len(p)), p[:, 1]]  # noqa: E731
     for profile, colour in colours.items():
-        v = motion.evaluate(profile, keys_t, keys_v, t)[:, 0]
+        v = motion.evaluate(profile, keys_t, keys_v, t, via=motion.VIA_OPTIMAL)[:, 0]  # as the figure shows
         curve(profile, flat(np.c_[t * sx, v * sy]), 0.035, colour)
     curve("axis_t", flat(np.array([(0, 0), (sx, 0)])), 0.015, (0.2, 0.2, 0.2, 1))
     curve("axis_v", flat(np.array([(0, 0), (0, 70 * sy)])), 0.015, (0.2, 0.2, 0.2, 1))

@@ -221,3 +221,25 @@ def test_invoke_without_view_reports(arm):
     op = OperatorStandIn(bpy.types.POSE_OT_jointlimit_limb_ik, **PROPS)
     assert op.invoke(ViewContext(None, None), Event("NONE")) == {"CANCELLED"}
     assert "3D Viewport" in op.reports[0][1]
+
+
+def test_invalid_hinge_range_reports_like_apply_and_bake(arm):
+    """The lower bone's Hinge range min > max: the same message as apply and bake, in degrees
+    with the bone's name, and nothing written."""
+    import bpy
+
+    s = arm.pose.bones["forearm"].jointlimit
+    s.enabled, s.kind = True, "HINGE"
+    s.hinge_min, s.hinge_max = math.radians(100), math.radians(10)
+    before = [tuple(pb.rotation_quaternion) for pb in arm.pose.bones]
+    want = "Bone 'forearm': Hinge: minimum (100.0°) must be below maximum (10.0°)"
+    errors = []
+    for op, kw in ((bpy.ops.pose.jointlimit_limb_ik, dict(target=(0.6, 0.1, 1.2))),
+                   (bpy.ops.pose.jointlimit_apply, dict(all_bones=True)),
+                   (bpy.ops.pose.jointlimit_bake, dict(frame_start=1, frame_end=2))):
+        with pytest.raises(RuntimeError) as info:
+            op(**kw)
+        errors.append(str(info.value).strip())
+    assert errors[0].endswith(want) and "rad" not in errors[0]
+    assert errors[0] == errors[1] == errors[2]
+    assert [tuple(pb.rotation_quaternion) for pb in arm.pose.bones] == before

@@ -403,3 +403,44 @@ def test_playback_clamp_on_frame_change(rig, core):
     bpy.context.scene.frame_set(1)
     limit = core["bone_limits"].build_limit(pb.jointlimit)
     assert limit.contains(core["bone_limits"].read_rotation(pb))
+
+
+def _error_of(op, **kw):
+    """The error text an operator reports (raised as RuntimeError by a headless call)."""
+    with pytest.raises(RuntimeError) as info:
+        op(**kw)
+    return str(info.value).strip()
+
+
+def test_bake_zero_quaternion_reports_like_apply_and_keys_nothing(rig, core):
+    """A keyed all-zero quaternion: bake gives apply's one-line error, keys nothing, keeps the frame."""
+    import bpy
+
+    scene = bpy.context.scene
+    pb = rig.pose.bones["upper_arm.L"]
+    configure(pb.jointlimit, "SWING_TWIST")
+    pb.rotation_mode = "QUATERNION"
+    for frame in (1, 5):
+        _key_rotation(pb, (0.0, 0.0, 0.0, 0.0), frame)
+    keys_before = _keyed_frames(rig, 'pose.bones["upper_arm.L"]')
+    scene.frame_set(3)
+    select_only(rig, {"upper_arm.L"}, active="upper_arm.L")
+    applied = _error_of(bpy.ops.pose.jointlimit_apply)
+    baked = _error_of(bpy.ops.pose.jointlimit_bake, frame_start=1, frame_end=10)
+    assert "zero length" in baked and "upper_arm.L" in baked and "\n" not in baked and "Traceback" not in baked
+    assert baked == applied
+    assert _keyed_frames(rig, 'pose.bones["upper_arm.L"]') == keys_before == {1, 5}
+    assert scene.frame_current == 3
+
+
+def test_invalid_range_message_names_the_bone_in_apply_and_bake(rig):
+    import bpy
+
+    pb = rig.pose.bones["forearm.L"]
+    configure(pb.jointlimit, "HINGE")
+    pb.jointlimit.hinge_min, pb.jointlimit.hinge_max = math.radians(100), math.radians(10)
+    select_only(rig, {"forearm.L"}, active="forearm.L")
+    want = "Bone 'forearm.L': Hinge: minimum (100.0°) must be below maximum (10.0°)"
+    assert _error_of(bpy.ops.pose.jointlimit_apply).endswith(want)
+    assert _error_of(bpy.ops.pose.jointlimit_bake, frame_start=1, frame_end=3).endswith(want)
+    assert rig.animation_data is None

@@ -120,3 +120,72 @@ def test_errors(rig, mods):
         bpy.ops.pose.jointlimit_motion(frame_start=1, frame_end=20)
     with pytest.raises(RuntimeError, match="must be after"):
         bpy.ops.pose.jointlimit_motion(frame_start=20, frame_end=5)
+
+
+def _uneven_keys(pb, mods):
+    """The reported keys: frames 1, 2 and 100 at 0°, 14.3° and 28.6° about X."""
+    Q = mods["core.quat"]
+    pb.rotation_mode = "QUATERNION"
+    for frame, deg in ((1, 0.0), (2, 14.3), (100, 28.6)):
+        _key(pb, Q.from_axis_angle([1.0, 0.0, 0.0], math.radians(deg)), frame, mods)
+
+
+def _angles_about_x(pb, mods):
+    q = _sample(pb, range(1, 101), mods)
+    return np.degrees(2.0 * np.arctan2(q[:, 1], q[:, 0]))
+
+
+@pytest.mark.parametrize("profile", ["MIN_ACCELERATION", "MIN_JERK"])
+@pytest.mark.parametrize("channels", ["SWING_TWIST", "EULER"])
+def test_uneven_keys_stay_between_the_keys_by_default(rig, mods, profile, channels):
+    import bpy
+
+    pb = rig.pose.bones["joint"]
+    _uneven_keys(pb, mods)
+    assert bpy.ops.pose.jointlimit_motion(frame_start=1, frame_end=100, profile=profile, channels=channels) == {"FINISHED"}
+    angle = _angles_about_x(pb, mods)
+    assert angle.min() >= -1e-3 and angle.max() <= 28.6 + 1e-3
+    assert angle[[0, 1, 99]] == pytest.approx([0.0, 14.3, 28.6], abs=1e-3)
+    assert np.all(np.diff(angle) >= -1e-4)     # monotone keys, monotone motion
+
+
+def test_exact_optimum_on_request_warns_about_the_overshoot(rig, mods):
+    import bpy
+
+    from modal_harness import OperatorStandIn
+
+    pb = rig.pose.bones["joint"]
+    _uneven_keys(pb, mods)
+    props = dict(frame_start=1, frame_end=100, profile="MIN_ACCELERATION", use_via_points=True, channels="SWING_TWIST",
+                 step=1)
+    assert bpy.ops.pose.jointlimit_motion.get_rna_type().properties["via_velocity"].default == "CLAMPED"
+    clamped = OperatorStandIn(bpy.types.POSE_OT_jointlimit_motion, via_velocity="CLAMPED", **props)
+    assert clamped.execute(bpy.context) == {"FINISHED"}
+    assert [kind for kind, _ in clamped.reports] == [{"INFO"}]
+    rig.animation_data_clear()      # every frame is a key now: start again from the three keys
+    _uneven_keys(pb, mods)
+    optimal = OperatorStandIn(bpy.types.POSE_OT_jointlimit_motion, via_velocity="OPTIMAL", **props)
+    assert optimal.execute(bpy.context) == {"FINISHED"}
+    warnings = [text for kind, text in optimal.reports if kind == {"WARNING"}]
+    assert len(warnings) == 1 and "joint" in warnings[0] and "Clamped" in warnings[0]
+    reported = float(warnings[0].split("up to ")[1].split("°")[0])
+    angle = _angles_about_x(pb, mods)
+    assert angle.max() > 100.0                  # the exact optimum swings far past 28.6°
+    assert reported >= 100.0
+
+
+def test_zero_quaternion_key_is_reported_and_nothing_keyed(rig, mods):
+    import bpy
+
+    pb = rig.pose.bones["joint"]
+    pb.rotation_mode = "QUATERNION"
+    for frame, q in ((1, (1.0, 0.0, 0.0, 0.0)), (10, (0.0, 0.0, 0.0, 0.0))):
+        pb.rotation_quaternion = q
+        pb.keyframe_insert("rotation_quaternion", frame=frame)
+    bpy.context.scene.frame_set(4)
+    with pytest.raises(RuntimeError, match="'joint'.*zero length") as info:
+        bpy.ops.pose.jointlimit_motion(frame_start=1, frame_end=10)
+    assert "Traceback" not in str(info.value) and "\n" not in str(info.value).strip()
+    assert str(info.value).count("joint") == 1       # the same one line as apply and bake
+    assert bpy.context.scene.frame_current == 4
+    assert mods["animation"].keyed_frames(rig, pb, "rotation_quaternion", 1, 10) == [1, 10]

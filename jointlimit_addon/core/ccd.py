@@ -208,11 +208,10 @@ class Chain:
         if np.any(lengths <= _EPS):
             raise ValueError("consecutive points must differ (zero-length bone)")
         mats = np.tile(np.eye(4), (len(seg), 1, 1))
-        for i, (d, l) in enumerate(zip(seg, lengths)):
-            y = d / l
+        for i, d in enumerate(seg):
+            y = quat.normalize(d)
             helper = np.array([0.0, 0.0, 1.0]) if abs(y[2]) < 0.9 else np.array([1.0, 0.0, 0.0])
-            x = np.cross(y, helper)
-            x /= np.linalg.norm(x)
+            x = quat.normalize(np.cross(y, helper))
             mats[i, :3, :3] = np.column_stack((x, y, np.cross(x, y)))
             mats[i, :3, 3] = p[i]
         return cls.from_rest_matrices(mats, lengths)
@@ -346,9 +345,9 @@ def _hinge_axis(limit):
     if axis is None:
         return None
     axis = np.asarray(axis, dtype=np.float64)
-    if axis.shape != (3,) or not np.all(np.isfinite(axis)) or np.linalg.norm(axis) < _EPS:
+    if axis.shape != (3,) or not np.all(np.isfinite(axis)) or not np.any(axis):
         return None
-    return tuple(float(c) for c in axis / np.linalg.norm(axis))
+    return tuple(float(c) for c in quat.normalize(axis))
 
 
 def _distance(a, b):

@@ -166,10 +166,9 @@ class HingeLimit:
             vec = quat.as_vectors(axis, "hinge axis")
             if vec.shape != (3,):
                 raise ValueError(f"hinge axis must be a single 3-vector, got shape {vec.shape}")
-            norm = np.linalg.norm(vec)
-            if norm < 1e-12:
+            if not np.any(vec):
                 raise ValueError("hinge axis has zero length")
-            vec = vec / norm
+            vec = quat.normalize(vec)
         self.axis = vec
 
     def hinge_angle(self, q):
@@ -328,7 +327,7 @@ class EulerMultiLimit(_EulerRanges):
         return _compose(a_all, b_all, c_all, self.order)
 
     def _nearest(self, q):
-        cand = self._candidates(q)
+        cand = self._candidates(_sign_fixed(q))     # q and -q: the same candidates, ties included
         dist = quat.angle_between(q[..., None, :], cand)
         best = np.argmin(dist, axis=-1)
         near = np.take_along_axis(cand, best[..., None, None], axis=-2)[..., 0, :]

@@ -154,7 +154,7 @@ def _polar(m, name):
 
 
 def _unit(v):
-    return v / np.linalg.norm(v)
+    return Q.normalize(v)
 
 
 class LimbChain:
@@ -198,7 +198,7 @@ class LimbChain:
     def _hinge_axis(r_u, r_l, hinge_axis):
         if hinge_axis is not None:
             a = Q.as_vectors(hinge_axis, "hinge_axis")
-            if a.shape != (3,) or np.linalg.norm(a) < 1e-12:
+            if a.shape != (3,) or not np.any(a):
                 raise ValueError("hinge_axis must be one non-zero 3-vector (lower bone local frame)")
             return _unit(a)
         # Rotating about u x l turns u towards l, i.e. bends l further away from u.
@@ -309,6 +309,9 @@ def _dot(a, b):
 
 
 def _normalize(v):
+    """Unit vectors (zero stays zero), scaled first so huge or tiny ones do not over/underflow."""
+    m = np.max(np.abs(v), axis=-1, keepdims=True)
+    v = v / np.where(m > 0.0, m, 1.0)
     n = np.linalg.norm(v, axis=-1, keepdims=True)
     return v / np.where(n > 0.0, n, 1.0)
 
@@ -345,7 +348,10 @@ def _swivel_zero(chain, n):
 
 
 def _check_range(hinge_range):
-    lo, hi = (float(x) for x in hinge_range)
+    try:
+        lo, hi = (float(x) for x in hinge_range)
+    except (TypeError, ValueError):
+        raise ValueError(f"hinge range must be a pair (lo, hi) of angles in radians, got {hinge_range!r}") from None
     if not (math.isfinite(lo) and math.isfinite(hi)) or lo > hi:
         raise ValueError(f"hinge range must be finite (lo, hi) with lo <= hi, got {hinge_range}")
     if hi - lo >= _TWO_PI:
@@ -719,7 +725,7 @@ def _wrap_scalar(a):
 
 def _distance_band(chain, hinge_range):
     """``distance_range`` in the base frame, cached per hinge range."""
-    key = tuple(float(x) for x in hinge_range)
+    key = _check_range(hinge_range)
     band = chain._bands.get(key)
     if band is None:
         lo, hi = chain.distance_range(key)

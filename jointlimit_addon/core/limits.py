@@ -27,31 +27,58 @@ from .regions import OvalRegion, PolygonRegion, RectRegion, outline_points  # no
 SHAPES = ("RECT", "ELLIPSE", "OVAL", "SUPERELLIPSE", "POLYGON")
 CORRECTIONS = ("OPTIMAL", "SIMPLE")
 TWIST_TOL = 1e-12
+# Narrowest swing range (radians) per shape: narrower ranges are refused, as their corrections
+# would land outside the region. The numeric OPTIMAL correction of ELLIPSE and SUPERELLIPSE fails
+# below ~1e-3 rad; the closed forms of RECT and OVAL stay exact down to ~1e-13 rad.
+MIN_SWING_WIDTH = math.radians(0.1)
+MIN_SWING_WIDTHS = {"RECT": 1e-9, "OVAL": 1e-9, "ELLIPSE": MIN_SWING_WIDTH, "SUPERELLIPSE": MIN_SWING_WIDTH}
 _CHUNK = 1 << 14
 
 
-def _swing_range(rng, what):
-    """Angle range (radians) inside (-pi, pi) -> plane range ``tan(a / 2)`` [000 eq.5]."""
+def _pair(rng, what):
+    """``(lo, hi)`` floats of a range, else ``ValueError`` saying what is expected."""
+    try:
+        lo, hi = (float(a) for a in rng)
+    except (TypeError, ValueError):
+        raise ValueError(f"{what} range must be a pair (min, max) of angles in radians, got {rng!r}") from None
+    return lo, hi
+
+
+def _swing_range(rng, what, min_width=0.0):
+    """Angle range (radians) inside (-pi, pi), at least ``min_width`` wide -> plane range
+    ``tan(a / 2)`` [000 eq.5]."""
     if rng is None:
         raise ValueError(f"{what} range is required for this shape")
-    lo, hi = (float(a) for a in rng)
+    lo, hi = _pair(rng, what)
     if not (math.isfinite(lo) and math.isfinite(hi)):
         raise ValueError(f"{what} range must be finite, got ({lo}, {hi})")
     if not (-math.pi < lo < hi < math.pi):
         raise ValueError(f"{what} range must satisfy -pi < min < max < pi (radians), got ({lo}, {hi})")
+    if hi - lo < min_width * (1.0 - 1e-6):     # slack for rounding (degrees converted to radians)
+        raise ValueError(f"{what} range must be at least {math.degrees(min_width):.3g}° wide, got "
+                         f"{math.degrees(hi - lo):.3g}°")
     return math.tan(0.5 * lo), math.tan(0.5 * hi)
 
 
 def _twist_range(rng):
     if rng is None:
         return None
-    lo, hi = (float(a) for a in rng)
+    lo, hi = _pair(rng, "twist")
     slack = 1e-9
     if not (math.isfinite(lo) and math.isfinite(hi)):
         raise ValueError(f"twist range must be finite, got ({lo}, {hi})")
     if not (-math.pi - slack <= lo <= hi <= math.pi + slack):
         raise ValueError(f"twist range must satisfy -pi <= min <= max <= pi (radians), got ({lo}, {hi})")
     return max(lo, -math.pi), min(hi, math.pi)
+
+
+def _exponent(exponent):
+    """``(m, n)`` floats of a SUPERELLIPSE exponent pair [000 eq.9]."""
+    try:
+        m, n = (float(e) for e in exponent)
+    except (TypeError, ValueError):
+        raise ValueError(f"exponent must be a pair (m, n) of numbers >= 1, got {exponent!r}") from None
+    return m, n
 
 
 def _smooth_regions():
@@ -71,8 +98,9 @@ def make_region(shape, swing_x=None, swing_z=None, exponent=(4.0, 4.0), outline=
         return PolygonRegion(outline)
     if outline is not None:
         raise ValueError(f"outline is only used by POLYGON, not {shape}")
-    s0, s1 = _swing_range(swing_z, "swing_z")
-    t0, t1 = _swing_range(swing_x, "swing_x")
+    min_width = MIN_SWING_WIDTHS[shape]
+    s0, s1 = _swing_range(swing_z, "swing_z", min_width)
+    t0, t1 = _swing_range(swing_x, "swing_x", min_width)
     if shape == "RECT":
         return RectRegion(s0, s1, t0, t1)
     if shape == "OVAL":
@@ -80,7 +108,7 @@ def make_region(shape, swing_x=None, swing_z=None, exponent=(4.0, 4.0), outline=
     ellipse, superellipse = _smooth_regions()
     if shape == "ELLIPSE":
         return ellipse(s0, s1, t0, t1)
-    m, n = (float(e) for e in exponent)
+    m, n = _exponent(exponent)
     return superellipse(s0, s1, t0, t1, m, n)
 
 
@@ -111,7 +139,7 @@ class JointLimit:
         self.swing_z = None if swing_z is None else tuple(float(a) for a in swing_z)
         self.twist = _twist_range(twist)
         self.correction = correction
-        self.exponent = tuple(float(e) for e in exponent)
+        self.exponent = _exponent(exponent)
         self.outline = outline
         self.fix_twist = bool(fix_twist)
 
@@ -195,12 +223,15 @@ class JointLimit:
 
     def _clamp1(self, q):
         w, x, y, z = q.tolist() if isinstance(q, np.ndarray) else (float(c) for c in q)
+        if (w - w) + (x - x) + (y - y) + (z - z) != 0.0:     # NaN for any NaN or inf
+            raise ValueError("quaternion contains NaN or infinite values")
         n2 = w * w + x * x + y * y + z * z
-        if not 1e-24 <= n2 < math.inf:      # NaN fails this too
-            if not (math.isfinite(w) and math.isfinite(x) and math.isfinite(y) and math.isfinite(z)):
-                raise ValueError("quaternion contains NaN or infinite values")
-            if n2 < 1e-24:
+        if not quat._SAFE_NORM2[0] <= n2 <= quat._SAFE_NORM2[1]:    # scale first: no over/underflow
+            big = max(abs(w), abs(x), abs(y), abs(z))
+            if big == 0.0:
                 raise ValueError("quaternion has zero length and is not a rotation")
+            w, x, y, z = w / big, x / big, y / big, z / big
+            n2 = w * w + x * x + y * y + z * z
         norm = math.sqrt(n2)
         w, x, y, z = w / norm, x / norm, y / norm, z / norm
         px, py, pz, s, t, psi, pole = _parts1(w, x, y, z)

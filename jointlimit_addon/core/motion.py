@@ -28,6 +28,13 @@ seed's own problem [004 eq.6-10] is
 i.e. the printed ``4T + S`` must read ``4T`` and the ``c`` term ``-2S c``. The two cubic pieces
 printed there are correct; :func:`via_point_cubic` implements them verbatim.
 
+Via-point velocities: the exact minimiser overshoots between unevenly spaced keys (keys at
+frames 1, 2 and 100 at 0°, 14.3° and 28.6° swing to 141° on the way). ``via="CLAMPED"``, the
+default, keeps the optimal derivatives where each segment is monotone between its two keys and
+limits them where it is not, so no segment leaves the range of its keys, like Blender's *Auto
+Clamped* handles (see :func:`_clamp_via`); ``via="OPTIMAL"`` is the exact minimiser. Both are C1 and use
+the profile's polynomial between keys.
+
 Channels for joints: a local rotation is turned into three channel values per key, either
 ``SWING_TWIST`` = (s, t, psi) on the stereographic plane [000 eq.1-2, 37-39] (swing stays a
 smooth curve on the plane where the joint limits live; psi unwrapped across keys) or
@@ -43,6 +50,12 @@ from . import quat
 MIN_ACCELERATION = "MIN_ACCELERATION"
 MIN_JERK = "MIN_JERK"
 PROFILES = (MIN_ACCELERATION, MIN_JERK)
+
+VIA_CLAMPED = "CLAMPED"
+VIA_OPTIMAL = "OPTIMAL"
+VIA_MODES = (VIA_CLAMPED, VIA_OPTIMAL)
+# Closest allowed key times (frames): closer keys make the segment energies h^(1-2r) overflow.
+MIN_KEY_GAP = 1e-6
 
 SWING_TWIST = "SWING_TWIST"
 EULER = "EULER"
@@ -78,6 +91,13 @@ def check_profile(profile):
     if profile not in PROFILES:
         raise ValueError(f"motion profile must be one of {', '.join(PROFILES)}, got {profile!r}")
     return profile
+
+
+def check_via(via):
+    """Raise ``ValueError`` unless ``via`` is one of :data:`VIA_MODES`."""
+    if via not in VIA_MODES:
+        raise ValueError(f"via must be one of {', '.join(VIA_MODES)}, got {via!r}")
+    return via
 
 
 def _end_order(profile):
@@ -196,8 +216,13 @@ def _check_keys(key_times, key_values):
         )
     if not (np.all(np.isfinite(key_times)) and np.all(np.isfinite(key_values))):
         raise ValueError("key_times and key_values must be finite")
-    if np.any(np.diff(key_times) <= 0.0):
+    gaps = np.diff(key_times)
+    if np.any(gaps <= 0.0):
         raise ValueError("key_times must be strictly increasing")
+    if np.any(gaps < MIN_KEY_GAP):
+        i = int(np.argmin(gaps))
+        raise ValueError(f"keys at {key_times[i]:.9g} and {key_times[i + 1]:.9g} are closer than {MIN_KEY_GAP:g} "
+                         "frames: merge or remove one of them")
     return key_times, key_values
 
 
@@ -232,12 +257,93 @@ def _solve_block_tridiagonal(diag, upper, rhs):
     return x
 
 
-def _key_data(profile, key_times, key_values, start_velocity, end_velocity, use_via_points):
+def _clamp_via(profile, key_times, x):
+    """Via-key derivatives of ``x`` (K, d, C) changed where needed so that every segment is
+    monotone between its keys (never overshoots them); the optimum is kept where it already is.
+
+    A segment is accepted when its Bézier control points are monotone (the curve then is too).
+    Where a segment is not, the derivatives at its via keys are replaced by boxed ones
+    (:func:`_boxed_via`), which make every segment between two boxed keys monotone; this
+    repeats until every segment is accepted or all its via keys are boxed.
+    """
+    K, _, C = x.shape
+    if K < 3:
+        return x
+    h = np.diff(key_times)[:, None]
+    boxed = _boxed_via(profile, h, x.copy())
+    done = np.zeros((K, C), dtype=bool)
+    for _ in range(K):
+        bad = ~_monotone_segments(profile, h, x)
+        need = np.zeros((K, C), dtype=bool)
+        need[:-1] |= bad
+        need[1:] |= bad
+        need[[0, -1]] = False       # the ends keep their given velocities
+        new = need & ~done
+        if not new.any():
+            break
+        x[:, 1:] = np.where(new[:, None, :], boxed[:, 1:], x[:, 1:])
+        done |= new
+    return x
+
+
+def _control_points(profile, h, x):
+    """Bézier control points (K-1, n+1, C) of every segment's Hermite polynomial."""
+    p0, p1 = x[:-1, 0], x[1:, 0]
+    v0, v1 = h * x[:-1, 1], h * x[1:, 1]
+    if profile == MIN_ACCELERATION:
+        return np.stack((p0, p0 + v0 / 3.0, p1 - v1 / 3.0, p1), axis=1)
+    a0, a1 = h * h * x[:-1, 2], h * h * x[1:, 2]
+    return np.stack((p0, p0 + v0 / 5.0, p0 + 0.4 * v0 + a0 / 20.0, p1 - 0.4 * v1 + a1 / 20.0, p1 - v1 / 5.0, p1),
+                    axis=1)
+
+
+def _monotone_segments(profile, h, x):
+    """(K-1, C): do a segment's control points run monotonically from one key to the next
+    (all equal on a flat segment)?"""
+    b = _control_points(profile, h, x)
+    rise = x[1:, 0] - x[:-1, 0]
+    tol = 1e-12 * (np.abs(b).max(axis=1) + 1e-300)
+    steps = np.diff(b, axis=1)
+    flat = (rise == 0.0)[:, None]
+    ok = np.where(flat, np.abs(steps) <= tol[:, None], steps * np.sign(rise)[:, None] >= -tol[:, None])
+    return np.all(ok, axis=1)
+
+
+def _boxed_via(profile, h, x):
+    """Via-key derivatives limited so that any segment between two such keys is monotone.
+
+    Per segment, with rise ``Δ`` and the normalised end velocities ``α = h v0 / Δ``,
+    ``β = h v1 / Δ``: a cubic is monotone for ``α, β`` in ``[0, 3]`` (Fritsch & Carlson 1980).
+    A quintic is monotone when its Bézier control points
+    ``0, α/5, 2α/5 + A0/20, 1 - 2β/5 + A1/20, 1 - β/5, 1`` (``A = h² a / Δ``) increase; with
+    ``α, β <= 5/4`` that holds for ``A0`` in ``[-4α, 10 - 8α]`` and ``A1`` in ``[8β - 10, 4β]``,
+    intervals that both hold 0, so a key's acceleration always has a common admissible value.
+    A key between a rise and a fall (or next to a flat segment) gets velocity 0.
+    """
+    rise = x[1:, 0] - x[:-1, 0]
+    slope = rise / h
+    left, right = slope[:-1], slope[1:]
+    direction = np.where(left * right > 0.0, np.sign(left), 0.0)
+    limit = (3.0 if profile == MIN_ACCELERATION else 1.25) * np.minimum(np.abs(left), np.abs(right))
+    v = direction * np.clip(direction * x[1:-1, 1], 0.0, limit)
+    x[1:-1, 1] = v
+    if x.shape[1] == 3:
+        h_in, h_out = h[:-1], h[1:]
+        rise_in, rise_out = rise[:-1] / h_in**2, rise[1:] / h_out**2
+        ends = (8.0 * v / h_in - 10.0 * rise_in, 4.0 * v / h_in, -4.0 * v / h_out, 10.0 * rise_out - 8.0 * v / h_out)
+        lo = np.maximum(np.minimum(ends[0], ends[1]), np.minimum(ends[2], ends[3]))
+        hi = np.minimum(np.maximum(ends[0], ends[1]), np.maximum(ends[2], ends[3]))
+        x[1:-1, 2] = np.clip(x[1:-1, 2], lo, np.maximum(lo, hi))
+    return x
+
+
+def _key_data(profile, key_times, key_values, start_velocity, end_velocity, use_via_points, via=VIA_CLAMPED):
     """End data (K, d, C): values, velocities [and accelerations] at every key.
 
     Ends: given velocities, zero acceleration. Via points: the derivatives minimising the sum
-    over segments of ``∫ (θ^(r))² dt`` (r = 2 or 3) [004 eq.9-10], or zero (stop at every key,
-    [004 eq.5] per segment) when ``use_via_points`` is false.
+    over segments of ``∫ (θ^(r))² dt`` (r = 2 or 3) [004 eq.9-10], limited by
+    :func:`_clamp_via` unless ``via`` is ``OPTIMAL``, or zero (stop at every key, [004 eq.5]
+    per segment) when ``use_via_points`` is false.
     """
     d = _end_order(profile)
     K, C = key_values.shape
@@ -266,39 +372,45 @@ def _key_data(profile, key_times, key_values, start_velocity, end_velocity, use_
     diag = diag * (free[:, :, None] & free[:, None, :]) + np.eye(d) * ~free[:, :, None]
     upper = upper * (free[:-1, :, None] & free[1:, None, :])
     delta = _solve_block_tridiagonal(diag, upper, rhs)
-    return x + np.where(free[:, :, None], delta, 0.0)
+    x = x + np.where(free[:, :, None], delta, 0.0)
+    return _clamp_via(profile, key_times, x) if via == VIA_CLAMPED else x
 
 
-def key_derivatives(profile, key_times, key_values, start_velocity=0.0, end_velocity=0.0, use_via_points=True):
-    """Velocities (and, for ``MIN_JERK``, accelerations) at every key.
+def key_derivatives(profile, key_times, key_values, start_velocity=0.0, end_velocity=0.0, use_via_points=True,
+                    via=VIA_CLAMPED):
+    """Velocities (and, for ``MIN_JERK``, accelerations) at every key (``via``: see module).
 
     Returns ``(K, 1, C)`` (velocity) for ``MIN_ACCELERATION`` and ``(K, 2, C)`` (velocity,
     acceleration) for ``MIN_JERK``; ``(K, n)`` for 1-D ``key_values``. For one via point and
-    ``MIN_ACCELERATION`` the velocity equals :func:`via_point_velocity` [004 §4.1].
+    ``MIN_ACCELERATION`` and ``via="OPTIMAL"`` the velocity equals :func:`via_point_velocity`
+    [004 §4.1].
     """
     check_profile(profile)
+    check_via(via)
     key_times, values = _check_keys(key_times, key_values)
     flat = values.ndim == 1
     values = values.reshape(values.shape[0], -1)
     C = values.shape[1]
     a = _end_velocity(start_velocity, C, "start_velocity")
     c = _end_velocity(end_velocity, C, "end_velocity")
-    x = _key_data(profile, key_times, values, a, c, use_via_points)[:, 1:]
+    x = _key_data(profile, key_times, values, a, c, use_via_points, via)[:, 1:]
     return x[..., 0] if flat else x
 
 
 def evaluate(profile, key_times, key_values, times, start_velocity=0.0, end_velocity=0.0,
-             use_via_points=True, derivative=0):
+             use_via_points=True, derivative=0, via=VIA_CLAMPED):
     """Evaluate a smooth motion through keys at arbitrary ``times`` [004 eq.5, §4.1].
 
     ``key_values`` (K, C) (or (K,)) at strictly increasing ``key_times`` (K,); ``times`` of any
     shape -> ``times.shape + (C,)``. ``start_velocity``/``end_velocity``: scalars or (C,)
     (``a`` and ``c`` of [004 §4.1]); accelerations at the ends are zero for ``MIN_JERK``.
     ``use_via_points=False`` stops at every key (rest-to-rest per segment [004 eq.5]).
-    ``derivative`` 0, 1, 2, ... gives the value, velocity, acceleration, ... Outside the key
-    range the end values are held (derivatives 0 there).
+    ``via``: ``CLAMPED`` (never overshoots the neighbouring keys) or ``OPTIMAL`` (the exact
+    minimiser). ``derivative`` 0, 1, 2, ... gives the value, velocity, acceleration, ...
+    Outside the key range the end values are held (derivatives 0 there).
     """
     check_profile(profile)
+    check_via(via)
     key_times, values = _check_keys(key_times, key_values)
     times = np.asarray(times, dtype=np.float64)
     if not np.all(np.isfinite(times)):
@@ -315,7 +427,8 @@ def evaluate(profile, key_times, key_values, times, start_velocity=0.0, end_velo
     if K == 1:
         out = np.broadcast_to(values[0] if derivative == 0 else 0.0 * values[0], (t.size, C)).copy()
     else:
-        out = _evaluate_segments(profile, key_times, _key_data(profile, key_times, values, a, c, use_via_points), t, derivative)
+        data = _key_data(profile, key_times, values, a, c, use_via_points, via)
+        out = _evaluate_segments(profile, key_times, data, t, derivative)
     out = out.reshape(times.shape + (C,))
     return out[..., 0] if flat else out
 
@@ -439,14 +552,14 @@ def _sign_continuous(q):
 
 
 def interpolate_rotations(key_times, key_quats, times, profile, channels, limit=None,
-                          use_via_points=True, order="XYZ"):
+                          use_via_points=True, order="XYZ", via=VIA_CLAMPED):
     """Per-frame local rotations (M, 4) of one joint moving smoothly through key rotations.
 
     The keys (K, 4) become channel values (:func:`rotations_to_channels`), each channel is
     interpolated with ``profile`` starting and ending at rest [004 eq.5, §4.1], the result is
     turned back into quaternions and every frame is clamped by ``limit`` (any object with
     ``clamp(q)``; ``None`` = no limit). Signs are made continuous along ``times`` (first frame
-    ``w >= 0``) so the result can be keyed as quaternion F-curves.
+    ``w >= 0``) so the result can be keyed as quaternion F-curves. ``via``: see :func:`evaluate`.
     """
     check_profile(profile)
     check_channels(channels)
@@ -454,8 +567,35 @@ def interpolate_rotations(key_times, key_quats, times, profile, channels, limit=
     if times.ndim != 1:
         raise ValueError(f"times must be a 1-D array, got shape {times.shape}")
     values = rotations_to_channels(key_quats, channels, order)
-    curve = evaluate(profile, key_times, values, times, use_via_points=use_via_points)
+    curve = evaluate(profile, key_times, values, times, use_via_points=use_via_points, via=via)
     q = quat.normalize(channels_to_rotations(curve, channels, order))
     if limit is not None:
         q = np.asarray(limit.clamp(q), dtype=np.float64)
     return _sign_continuous(q)
+
+
+def _channel_angles(values, channels):
+    """Channel values as angles (radians): ``s, t`` are ``tan(angle / 2)`` [000 eq.5]."""
+    if channels == EULER:
+        return values
+    return np.concatenate((2.0 * np.arctan(values[..., :2]), values[..., 2:]), axis=-1)
+
+
+def overshoot_degrees(key_times, key_quats, times, profile, channels, use_via_points=True, order="XYZ",
+                      via=VIA_CLAMPED):
+    """How far (degrees) the channels of :func:`interpolate_rotations` leave the range of the
+    two keys around each of ``times`` (before any limit): 0 when every in-between stays within
+    its keys; the largest excess of any channel otherwise."""
+    check_channels(channels)
+    key_times = np.asarray(key_times, dtype=np.float64)
+    times = np.asarray(times, dtype=np.float64).ravel()
+    values = rotations_to_channels(key_quats, channels, order)
+    curve = _channel_angles(evaluate(profile, key_times, values, times, use_via_points=use_via_points, via=via), channels)
+    keys = _channel_angles(values, channels)
+    if len(key_times) < 2 or times.size == 0:
+        return 0.0
+    seg = np.clip(np.searchsorted(key_times, times, side="right") - 1, 0, len(key_times) - 2)
+    lo = np.minimum(keys[seg], keys[seg + 1])
+    hi = np.maximum(keys[seg], keys[seg + 1])
+    excess = np.maximum(np.maximum(curve - hi, lo - curve), 0.0)
+    return float(np.degrees(excess.max()))

@@ -171,8 +171,7 @@ def _mean_direction(P):
 def _tangent_frame(c):
     """Unit vectors ``u, v`` with ``(u, v, c)`` orthonormal."""
     helper = np.array([1.0, 0.0, 0.0]) if abs(c[0]) < 0.9 else np.array([0.0, 0.0, 1.0])
-    u = np.cross(helper, c)
-    u /= np.linalg.norm(u)
+    u = quat.normalize(np.cross(helper, c))
     return u, np.cross(c, u)
 
 
@@ -268,7 +267,7 @@ def region_outline(P, centre, n=64, grid=96):
     n = _check_n(n)
     P = np.asarray(P, dtype=np.float64)
     centre = np.asarray(centre, dtype=np.float64)
-    centre = centre / np.linalg.norm(centre)
+    centre = quat.normalize(centre)
     keep = (P @ POLE < np.cos(POLE_MARGIN)) & (P @ centre > -np.cos(0.05))
     if not np.any(keep):
         raise ValueError("no samples away from the pole to outline")

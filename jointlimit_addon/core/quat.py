@@ -14,17 +14,21 @@ _AXIS_INDEX = {"X": 0, "Y": 1, "Z": 2}
 def as_unit_quats(q, name="quaternion"):
     """Validate ``q`` as ``(..., 4)`` finite, non-zero quaternions and return them normalised.
 
-    Raises ``ValueError`` with a clear message for a wrong shape, NaN/inf or a zero quaternion.
+    Any non-zero length is a rotation: ``(1e200, 1e200, 0, 0)`` and ``(1e-200, 1e-200, 0, 0)``
+    are ``(1, 1, 0, 0)`` (see ``normalize``). Raises ``ValueError`` with a clear message for a
+    wrong shape, NaN/inf or an all-zero quaternion.
     """
     q = np.asarray(q, dtype=np.float64)
     if q.ndim == 0 or q.shape[-1] != 4:
         raise ValueError(f"{name} must have shape (..., 4) in (w, x, y, z) order, got {q.shape}")
     if not np.all(np.isfinite(q)):
         raise ValueError(f"{name} contains NaN or infinite values")
-    norm = np.linalg.norm(q, axis=-1, keepdims=True)
-    if np.any(norm < 1e-12):
+    n2 = _norm2(q)
+    if np.all((n2 >= _SAFE_NORM2[0]) & (n2 <= _SAFE_NORM2[1])):     # the common case, fast
+        return q / np.sqrt(n2)
+    if np.any(np.max(np.abs(q), axis=-1) == 0.0):
         raise ValueError(f"{name} has zero length and is not a rotation")
-    return q / norm
+    return normalize(q)
 
 
 def as_vectors(v, name="vector"):
@@ -37,10 +41,34 @@ def as_vectors(v, name="vector"):
     return v
 
 
+# Squared norms in this range are computed without overflow or loss to underflow.
+_SAFE_NORM2 = (1e-290, 1e290)
+
+
+def _norm2(q):
+    """Squared norms along the last axis, kept as ``(..., 1)``; summed in order, so a single
+    quaternion's pure-Python norm (``limits``) is bit-identical."""
+    with np.errstate(over="ignore", under="ignore"):     # out of range: the caller rescales
+        n2 = q[..., 0] * q[..., 0]
+        for i in range(1, q.shape[-1]):
+            n2 = n2 + q[..., i] * q[..., i]
+    return np.asarray(n2)[..., None]
+
+
 def normalize(q):
-    """Return ``q / |q|`` along the last axis (no validation)."""
+    """Return ``q / |q|`` along the last axis (no validation; quaternions or axes).
+
+    Vectors whose squared norm would overflow (``1e200`` squared) or underflow are divided by
+    their largest component first; an all-zero vector gives NaN, as ``0 / 0``.
+    """
     q = np.asarray(q, dtype=np.float64)
-    return q / np.linalg.norm(q, axis=-1, keepdims=True)
+    n2 = _norm2(q)
+    safe = (n2 >= _SAFE_NORM2[0]) & (n2 <= _SAFE_NORM2[1])
+    if np.all(safe):
+        return q / np.sqrt(n2)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        q = q / np.where(safe, 1.0, np.max(np.abs(q), axis=-1, keepdims=True))
+        return q / np.linalg.norm(q, axis=-1, keepdims=True)
 
 
 def identity(shape=()):
@@ -94,7 +122,7 @@ def from_axis_angle(axis, angle):
     """Quaternions for rotations by ``angle`` (radians) about ``axis`` (normalised here)."""
     axis = np.asarray(axis, dtype=np.float64)
     angle = np.asarray(angle, dtype=np.float64)
-    axis = axis / np.linalg.norm(axis, axis=-1, keepdims=True)
+    axis = normalize(axis)
     half = 0.5 * angle[..., None]
     return np.concatenate((np.cos(half), np.sin(half) * axis), axis=-1)
 

@@ -594,10 +594,13 @@ def _parse_outline(outline):
     """Validate a POLYGON outline; return ``(vertices (E, 2), bulges (E,))``."""
     if outline is None:
         raise ValueError("POLYGON needs an outline: a list of (s, t) or (s, t, bulge) vertices")
-    rows = [tuple(v) for v in outline]
-    if any(len(r) not in (2, 3) for r in rows):
-        raise ValueError("each outline vertex must be (s, t) or (s, t, bulge)")
-    data = np.array([(r[0], r[1], r[2] if len(r) == 3 else 0.0) for r in rows], dtype=np.float64).reshape(-1, 3)
+    try:
+        rows = [tuple(v) for v in outline]
+        if any(len(r) not in (2, 3) for r in rows):
+            raise TypeError
+        data = np.array([(r[0], r[1], r[2] if len(r) == 3 else 0.0) for r in rows], dtype=np.float64).reshape(-1, 3)
+    except (TypeError, ValueError):
+        raise ValueError(f"the outline must be a list of (s, t) or (s, t, bulge) vertices, got {outline!r}") from None
     if not np.all(np.isfinite(data)):
         raise ValueError("outline contains NaN or infinite values")
     verts, bulges = data[:, :2], data[:, 2]

@@ -198,7 +198,7 @@ class _SmoothRegion(PlaneRegion):
         """Inside or within ``tol`` of the outline on the plane [000 eq.7, 9]."""
         s, t = np.broadcast_arrays(np.asarray(s, dtype=np.float64), np.asarray(t, dtype=np.float64))
         level = self._level(s, t)
-        inside = level <= 1.0
+        inside = np.array(level <= 1.0)     # an array even for one point (a numpy.bool_ is read-only)
         near = ~inside & (level <= self._near_level)
         if np.any(near):
             sm, tm = self._scale(s[near], t[near])

@@ -52,15 +52,16 @@ class POSE_OT_jointlimit_bake(PosePoll, bpy.types.Operator):
         if not bones:
             self.report({"ERROR"}, "No limited bones to bake")
             return {"CANCELLED"}
-        try:
-            limits = [bone_limits.build_limit(pb.jointlimit) for pb in bones]
-        except ValueError as exc:
-            self.report({"ERROR"}, str(exc))
-            return {"CANCELLED"}
         scene = context.scene
         original_frame = scene.frame_current
         frames = list(range(self.frame_start, self.frame_end + 1))
-        sampled = sample_rotations(scene, bones, frames)
+        try:
+            limits = [bone_limits.bone_limit(pb) for pb in bones]
+            sampled = sample_rotations(scene, bones, frames)     # ValueError for a zero quaternion
+        except ValueError as exc:
+            scene.frame_set(original_frame)
+            self.report({"ERROR"}, str(exc))
+            return {"CANCELLED"}
         clamped = np.stack([limit.clamp(sampled[:, b]) for b, limit in enumerate(limits)], axis=1)
         key_rotations(bones, frames, clamped)
         scene.frame_set(original_frame)

@@ -43,14 +43,12 @@ def build_limits(upper, lower, end):
     """Joint limits of the upper and end bones, and the hinge range of the lower bone."""
 
     def limit(pb):
-        return bone_limits.build_limit(pb.jointlimit) if pb.jointlimit.enabled else None
+        return bone_limits.bone_limit(pb) if pb.jointlimit.enabled else None
 
     settings = lower.jointlimit
-    hinge = (settings.hinge_min, settings.hinge_max) if settings.enabled and settings.kind == "HINGE" else None
-    try:
-        return limb_ik.LimbLimits(upper=limit(upper), hinge=hinge, end=limit(end))
-    except ValueError as exc:
-        raise ValueError(f"Invalid joint limit: {exc}") from exc
+    # the lower bone's settings are checked as apply and bake check them (message in degrees)
+    hinge = limit(lower).angle if settings.enabled and settings.kind == "HINGE" else None
+    return limb_ik.LimbLimits(upper=limit(upper), hinge=hinge, end=limit(end))
 
 
 class LimbSolver:

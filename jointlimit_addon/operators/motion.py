@@ -9,6 +9,14 @@ from ..core import motion
 from ._common import PosePoll, selected_pose_bones
 from .bake import sample_rotations
 
+# In-betweens further than this outside the range of their keys get a warning (degrees).
+OVERSHOOT_WARNING_DEGREES = 3.0
+
+
+def _rpt(template, **values):
+    """A report template translated (``pgettext_rpt``) before it is formatted."""
+    return bpy.app.translations.pgettext_rpt(template).format(**values)
+
 
 def output_frames(keys, step):
     """Every ``step``-th frame between the first and last key, plus every key frame itself."""
@@ -36,6 +44,16 @@ class POSE_OT_jointlimit_motion(PosePoll, bpy.types.Operator):
     use_via_points: BoolProperty(
         name="Via Points", description="Pass through the keys between the first and the last (otherwise stop at each)",
         default=True,
+    )
+    via_velocity: EnumProperty(
+        name="Via Velocities",
+        description="How the motion passes the keys between the first and the last",
+        items=(
+            ("CLAMPED", "Clamped", "Never overshoot: the in-betweens stay within the range of the keys around them "
+                                   "(like Auto Clamped handles)"),
+            ("OPTIMAL", "Optimal", "The exact minimum of the profile: can swing far past unevenly spaced keys"),
+        ),
+        default="CLAMPED",
     )
     channels: EnumProperty(
         name="Channels",
@@ -66,12 +84,7 @@ class POSE_OT_jointlimit_motion(PosePoll, bpy.types.Operator):
             if len(keys) < 2:
                 skipped.append(pb.name)
                 continue
-            limit = None
-            if pb.jointlimit.enabled:
-                try:
-                    limit = bone_limits.build_limit(pb.jointlimit)
-                except ValueError as exc:
-                    raise ValueError(f"Bone '{pb.name}': {exc}") from exc
+            limit = bone_limits.bone_limit(pb) if pb.jointlimit.enabled else None
             plans.append((pb, keys, limit))
         if not plans:
             raise ValueError("None of the selected bones has two or more rotation keys in the frame range")
@@ -85,22 +98,27 @@ class POSE_OT_jointlimit_motion(PosePoll, bpy.types.Operator):
             return {"CANCELLED"}
         scene = context.scene
         original_frame = scene.frame_current
-        written = []
+        written, overshoot = [], {}
         for pb, keys, limit in plans:
-            quats = sample_rotations(scene, [pb], keys)[:, 0]
             frames = output_frames(keys, self.step)
-            keep = self.use_via_points
             order = pb.rotation_mode if pb.rotation_mode in bone_limits.EULER_MODES else "XYZ"
+            options = dict(use_via_points=self.use_via_points, order=order, via=self.via_velocity)
             try:
-                result = motion.interpolate_rotations(
-                    np.array(keys, dtype=np.float64), quats, np.array(frames, dtype=np.float64), self.profile,
-                    self.channels, limit=limit, use_via_points=keep, order=order,
-                )
+                quats = sample_rotations(scene, [pb], keys)[:, 0]     # a zero quaternion: names the bone
+                args = (np.array(keys, dtype=np.float64), quats, np.array(frames, dtype=np.float64), self.profile,
+                        self.channels)
+                try:
+                    result = motion.interpolate_rotations(*args, limit=limit, **options)
+                    over = motion.overshoot_degrees(*args, **options)
+                except ValueError as exc:
+                    raise ValueError(f"Bone '{pb.name}': {exc}") from exc
             except ValueError as exc:
-                self.report({"ERROR"}, f"Bone '{pb.name}': {exc}")
+                self.report({"ERROR"}, str(exc))
                 scene.frame_set(original_frame)
                 return {"CANCELLED"}
             written.append((pb, frames, result))
+            if over > OVERSHOOT_WARNING_DEGREES:
+                overshoot[pb.name] = over
         for pb, frames, result in written:
             path, _ = bone_limits.rotation_path(pb)
             for frame, q in zip(frames, result):
@@ -111,4 +129,9 @@ class POSE_OT_jointlimit_motion(PosePoll, bpy.types.Operator):
         if skipped:
             message += f"; skipped (fewer than two keys): {', '.join(skipped[:5])}"
         self.report({"INFO"}, message)
+        if overshoot:
+            self.report({"WARNING"}, _rpt(
+                "The motion of {bones} leaves the range of its keys by up to {angle:.1f}°: "
+                "set Via Velocities to Clamped to stay within the keys",
+                bones=", ".join(sorted(overshoot)[:5]), angle=max(overshoot.values())))
         return {"FINISHED"}

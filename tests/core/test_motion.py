@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 
 from jointlimit_addon.core import motion, quat
 from jointlimit_addon.core.motion import MIN_ACCELERATION, MIN_JERK, PROFILES
+from jointlimit_addon.core.motion import VIA_OPTIMAL as OPTIMAL  # the exact minimiser (default: CLAMPED)
 
 DEG = np.pi / 180.0
 
@@ -106,7 +107,7 @@ def test_via_velocity_closed_form_is_the_numeric_minimiser(alpha, beta, S, T, a,
     b = motion.via_point_velocity(alpha, beta, S, T, a, c)
     assert b == pytest.approx(brute_force_b(alpha, beta, S, T, a, c), abs=1e-6)
     # The general chain solver reduces to the closed form for one via point.
-    v = motion.key_derivatives(MIN_ACCELERATION, [0.0, S, T], [0.0, alpha, alpha + beta], a, c)
+    v = motion.key_derivatives(MIN_ACCELERATION, [0.0, S, T], [0.0, alpha, alpha + beta], a, c, via=OPTIMAL)
     assert v[1, 0] == pytest.approx(b, rel=1e-13, abs=1e-13)
     np.testing.assert_allclose(v[[0, 2], 0], [a, c], atol=1e-15)
 
@@ -131,7 +132,8 @@ def test_via_point_cubic_pieces_as_printed_match_the_general_evaluator():
     theta0, alpha, beta, S, T, a, c = 0.25, 1.0, -1.5, 0.3, 1.2, 0.2, -0.7
     t = np.linspace(0.0, T, 97)
     seed = motion.via_point_cubic(theta0, alpha, beta, S, T, t, a, c)
-    general = motion.evaluate(MIN_ACCELERATION, [0, S, T], [theta0, theta0 + alpha, theta0 + alpha + beta], t, a, c)
+    general = motion.evaluate(MIN_ACCELERATION, [0, S, T], [theta0, theta0 + alpha, theta0 + alpha + beta], t, a, c,
+                              via=OPTIMAL)
     np.testing.assert_allclose(seed, general, atol=1e-12)
     assert motion.via_point_cubic(theta0, alpha, beta, S, T, S, a, c) == pytest.approx(theta0 + alpha, abs=1e-12)
 
@@ -168,10 +170,10 @@ def test_continuity_at_via_points(profile, orders):
     key_times, key_values = random_keys(7, K=7)
     inner = key_times[1:-1]
     for n in orders:
-        left, right, tol = one_sided(profile, key_times, key_values, inner, n, start_velocity=0.3)
+        left, right, tol = one_sided(profile, key_times, key_values, inner, n, start_velocity=0.3, via=OPTIMAL)
         np.testing.assert_allclose(left, right, atol=tol)
     # The next derivative does jump (a non-trivial check that one_sided can fail).
-    left, right, tol = one_sided(profile, key_times, key_values, inner, orders[-1] + 1, start_velocity=0.3)
+    left, right, tol = one_sided(profile, key_times, key_values, inner, orders[-1] + 1, start_velocity=0.3, via=OPTIMAL)
     assert np.abs(left - right).max() > 100 * tol
 
 
@@ -196,7 +198,7 @@ def numeric_energy(profile, key_times, key_values, derivs, n=4001):
 def test_via_derivatives_minimise_the_energy(profile):
     key_times, key_values = random_keys(3, K=5, C=1)
     key_values = key_values[:, 0]
-    derivs = motion.key_derivatives(profile, key_times, key_values, 0.4, -0.2)
+    derivs = motion.key_derivatives(profile, key_times, key_values, 0.4, -0.2, via=OPTIMAL)
     best = numeric_energy(profile, key_times, key_values, derivs)
     rng = np.random.default_rng(11)
     for _ in range(20):
@@ -229,7 +231,7 @@ def test_quintic_one_via_point_matches_brute_force():
     haa = (energy(0, s) - 2 * e0 + energy(0, -s)) / s**2
     hva = (energy(s, s) - energy(s, -s) - energy(-s, s) + energy(-s, -s)) / (4 * s**2)
     want = np.linalg.solve([[hvv, hva], [hva, haa]], -g)
-    got = motion.key_derivatives(MIN_JERK, key_times, key_values, 0.3, -0.6)[1]
+    got = motion.key_derivatives(MIN_JERK, key_times, key_values, 0.3, -0.6, via=OPTIMAL)[1]
     np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-8)
 
 
@@ -409,9 +411,9 @@ def test_generated_rotations_stay_within_the_limit(channels, profile, limit_inde
     assert np.all(limit.contains(keys))
     key_times = np.array([0.0, 0.3, 0.5, 1.1, 1.2, 2.0])
     times = np.linspace(-0.1, 2.1, 400)
-    free = motion.interpolate_rotations(key_times, keys, times, profile, channels, order="ZXY")
+    free = motion.interpolate_rotations(key_times, keys, times, profile, channels, order="ZXY", via=OPTIMAL)
     assert not np.all(limit.contains(free))
-    q = motion.interpolate_rotations(key_times, keys, times, profile, channels, limit=limit, order="ZXY")
+    q = motion.interpolate_rotations(key_times, keys, times, profile, channels, limit=limit, order="ZXY", via=OPTIMAL)
     assert q.shape == (400, 4)
     assert np.all(np.isfinite(q))
     assert np.all(limit.contains(q))
