@@ -318,12 +318,20 @@ def test_upper_and_end_limits_respected(seed):
     pose = L.solve_pose(chain, targets, rot, swivel, limits=L.LimbLimits(upper, None, end))
     assert upper.contains(pose.upper).all() and end.contains(pose.end).all()
     free = L.solve_pose(chain, targets, rot, swivel)
-    assert np.array_equal(pose.upper_clamped, ~upper.contains(free.upper))
+    # The limits are checked at the requested swivel; only where they fail does the swivel move.
+    assert np.array_equal(pose.upper_blocked, ~upper.contains(free.upper))
+    assert np.array_equal(pose.end_blocked, ~end.contains(free.end))
+    kept = ~(pose.upper_blocked | pose.end_blocked)
+    assert np.abs(pose.quats[kept] - free.quats[kept]).max(initial=0.0) < 1e-12
+    assert _wrap_diff(pose.swivel[kept], swivel[kept]).max(initial=0.0) == 0.0
+    # A clamp acts only when no swivel satisfies both limits.
+    assert not np.any((pose.upper_clamped | pose.end_clamped) & ~pose.no_feasible_swivel)
     tip = np.linalg.norm(L.forward(chain, pose.quats)[:, 2] - targets, axis=1)
     assert np.allclose(pose.tip_error, tip, atol=1e-12)
     assert np.all(pose.reached == (tip <= 1e-9 * _reach(chain)))
+    assert np.all(pose.reached[~pose.no_feasible_swivel])
     assert np.all(pose.status[pose.upper_clamped & ~pose.out_of_reach] == L.STATUS_LIMITED)
-    # R2 is computed after the R1 clamp: orientation stays exact where the end limit did not act.
+    # R2 is computed after R1: orientation stays exact where the end limit did not act.
     ok = ~pose.end_clamped
     assert np.all(pose.orientation_error[ok] < 1e-9)
 
