@@ -24,17 +24,21 @@ The per-joint work is on 3-vectors and single quaternions, where numpy's per-cal
 dominates, so the inner loop uses plain Python floats on tuples; arrays are used at the API.
 """
 
+import copy
 import math
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from . import quat
+from .limits import JointLimit
+from .swivel_limits import contains1
 
 _EPS = 1e-12
 _EPS2 = _EPS * _EPS
 _ARC_EPS = 1e-12     # |u x v| <= this |u| |v|: no unique shortest arc
 DEFAULT_TOLERANCE = 9e-4  # relative to the chain length, see solve()
+SLOW_GAIN = 1e-3  # a SIMPLE-corrected sweep gaining less than this share of the error hands over
 
 
 # --- tiny float helpers on tuples: quaternions (w, x, y, z), vectors (x, y, z) -------------
@@ -426,13 +430,22 @@ def solve(chain, local_quats=None, target=None, iterations=256, tolerance=None, 
     _, _, effector = _forward_fast(chain, local)
     error = _distance(effector, goal)
     sweeps = 0
-    while error > tol and sweeps < iterations:
-        sweeps += 1
-        error, moved = _sweep(chain, local, goal, tol, weights, cap, limits, hinges)
-        if callback is not None:
-            callback(sweeps, np.array(local))
-        if moved <= 1e-15:  # a fixed point: further sweeps would repeat this one
-            break
+    cheap = [_per_sweep_limit(lim) for lim in limits]
+    # Smooth OPTIMAL limits: sweep with their SIMPLE twins (same region, cheap correction toward
+    # the centre) while that makes good progress; the OPTIMAL limits then take over for the
+    # rest, so a pose that still needs correcting is corrected geodesically. Every pose is inside.
+    phases = ([cheap] if any(c is not lim for c, lim in zip(cheap, limits)) else []) + [limits]
+    for phase in phases:
+        while error > tol and sweeps < iterations:
+            sweeps += 1
+            before = error
+            error, moved = _sweep(chain, local, goal, tol, weights, cap, phase, hinges)
+            if callback is not None:
+                callback(sweeps, np.array(local))
+            if moved <= 1e-15:
+                break  # a fixed point: further sweeps would repeat this one
+            if phase is not limits and before - error <= SLOW_GAIN * before:
+                break  # the cheap correction crawls along the outline: hand over to OPTIMAL
     # Recompute from scratch so the reported error is that of the returned pose.
     _, _, effector = _forward_fast(chain, local)
     error = _distance(effector, goal)
@@ -512,8 +525,22 @@ def _sweep(chain, local, goal, tol, weights, cap, limits, hinges):
     return math.sqrt((ex - gx) ** 2 + (ey - gy) ** 2 + (ez - gz) ** 2), moved
 
 
+def _per_sweep_limit(limit):
+    """The limit used inside the sweeps: a SIMPLE twin of a smooth-shape OPTIMAL ``JointLimit``
+    (ELLIPSE, SUPERELLIPSE: numeric geodesic correction), else the limit itself."""
+    if (isinstance(limit, JointLimit) and limit.correction == "OPTIMAL"
+            and limit.shape in ("ELLIPSE", "SUPERELLIPSE")):
+        twin = copy.copy(limit)
+        twin.correction = "SIMPLE"
+        return twin
+    return limit
+
+
 def _clamped(limit, q):
-    """``limit.clamp`` on one tuple quaternion, validated and renormalised."""
+    """``limit.clamp`` on one tuple quaternion, validated and renormalised (a ``JointLimit`` that
+    already holds ``q`` is checked on Python floats and ``q`` returned as it is)."""
+    if isinstance(limit, JointLimit) and contains1(limit, q):
+        return q
     out = np.asarray(limit.clamp(np.array(q)), dtype=np.float64)
     if out.shape != (4,):
         raise ValueError(f"{type(limit).__name__}.clamp must return shape (4,) for one quaternion, got {out.shape}")
