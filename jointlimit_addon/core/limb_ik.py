@@ -510,7 +510,7 @@ def _choose_swivel(chain, n, q1, theta, hinge_clamped, limits, target_rotation, 
     delta, blocked = SW.nearest_feasible(fams)
     ub, eb = (upper is not None and blocked[0]), (end is not None and blocked[-1])
     if delta is not None:
-        return _Choice(SW.Family(None, n, q1).at(delta) if delta else q1, theta, delta, ub, eb, False)
+        return _Choice(np.array(SW.Family(None, n, q1).at1(delta)) if delta else q1, theta, delta, ub, eb, False)
     alt = _other_branch(chain, theta, hinge_clamped, limits.hinge)
     if alt is not None:
         frame, _ = _limb_frame(chain, theta)
@@ -806,7 +806,7 @@ def _solve_scalar(chain, target, swivel, target_rotation, limits):
         q1, used, ub, eb = tuple(ch.q1.tolist()), _wrap_scalar(swivel + ch.delta), ch.upper_blocked, ch.end_blocked
         none = ch.none
     upper_clamped = end_clamped = False
-    if limits.upper is not None:
+    if limits.upper is not None and (none or not _needs_swivel_choice(limits, target_rotation)):
         q1c, flag = _clamp(limits.upper, np.array(q1))
         q1, upper_clamped = tuple(q1c.tolist()), bool(flag)
     ha = math.sin(0.5 * theta)

@@ -19,18 +19,19 @@ bone ``a = -m``). Tolani et al. compute the swivel intervals allowed by each joi
   change is bisected.
 
 All crossing angles together cut the circle into arcs on which every limit is either satisfied or
-not; one vectorised ``contains`` per limit at the crossings and the arcs' midpoints classifies
-them, so every feasible interval is bracketed (isolated feasible points, e.g. a fixed twist,
-included). ``nearest_feasible`` returns the feasible offset nearest 0 (the requested swivel).
+not, so every feasible interval is bracketed (isolated feasible points, e.g. a fixed twist,
+included). ``nearest_feasible`` visits the arcs outward from 0 (the requested swivel), testing
+each arc's midpoint and each crossing with the limits' own ``contains`` (on Python floats for
+``JointLimit``), and returns the nearest feasible offset. Everything on the way is scalar Python:
+a handful of crossings costs less than numpy's per-call overhead.
 """
 
 import math
 
 import numpy as np
 
-from . import quat as Q
 from .limits import JointLimit
-from .projection import MATH, NP, TWO_PI, _parts1, _sphere_to_plane
+from .projection import MATH, TWO_PI, _parts1
 
 LEVEL_SAMPLES = 64  # samples of a smooth region's level function along the swivel circle
 GENERIC_SAMPLES = 256  # samples of ``contains`` for limit kinds without crossings
@@ -44,87 +45,107 @@ class Family:
 
     def __init__(self, limit, axis, q0):
         self.limit = limit
-        self.axis = np.asarray(axis, dtype=np.float64)
-        self.q0 = np.asarray(q0, dtype=np.float64)
+        ax, ay, az = (float(c) for c in axis)
+        w, x, y, z = (float(c) for c in q0)
+        self.axis = (ax, ay, az)
+        self.q0 = (w, x, y, z)
         # q(delta) = cos(delta/2) q0 + sin(delta/2) qa, qa = (0, axis) q0
-        self.qa = Q.mul(np.concatenate(([0.0], self.axis)), self.q0)
+        self.qa = (-ax * x - ay * y - az * z, ax * w + ay * z - az * y,
+                   ay * w - ax * z + az * x, az * w + ax * y - ay * x)
 
     def at(self, delta):
         """Rotations ``(..., 4)`` at offsets ``delta``."""
         half = 0.5 * np.asarray(delta, dtype=np.float64)[..., None]
-        return np.cos(half) * self.q0 + np.sin(half) * self.qa
+        return np.cos(half) * np.array(self.q0) + np.sin(half) * np.array(self.qa)
+
+    def at1(self, delta):
+        """One rotation (tuple) at offset ``delta``."""
+        c, s = math.cos(0.5 * delta), math.sin(0.5 * delta)
+        a, b = self.q0, self.qa
+        return (c * a[0] + s * b[0], c * a[1] + s * b[1], c * a[2] + s * b[2], c * a[3] + s * b[3])
 
     def contains(self, delta):
         return np.asarray(self.limit.contains(self.at(delta)), dtype=bool)
 
+    def contains1(self, delta):
+        """Does the limit hold at one offset (Python floats where the limit allows)."""
+        return contains1(self.limit, self.at1(delta))
+
     def contains0(self):
-        """Does the limit hold at offset 0 (scalar path where the limit has one)."""
+        """Does the limit hold at offset 0."""
         return contains1(self.limit, self.q0)
 
     # --- crossing candidates --------------------------------------------------------------
 
     def crossings(self):
-        """Offsets in (-pi, pi] where this joint may enter or leave its limit."""
+        """Offsets in (-pi, pi] (a list) where this joint may enter or leave its limit."""
         lim = self.limit
         if not isinstance(lim, JointLimit):
             return _sampled_changes(self)
-        out = [self._twist_crossings()]
+        out = self._twist_crossings()
         region = lim.region
         outline = getattr(region, "outline", None)
         if outline is not None and hasattr(outline, "edges3"):
-            out.append(self._plane_crossings([e[:4] for e in outline.edges3]))
-        elif hasattr(region, "_level") and hasattr(region, "_level1"):
-            out.append(_level_crossings(self, region))
-        else:
-            return _sampled_changes(self)
-        return np.concatenate(out)
+            return out + self._plane_crossings([e[:4] for e in outline.edges3])
+        if hasattr(region, "_level") and hasattr(region, "_level1"):
+            return out + _level_crossings(self, region)
+        return _sampled_changes(self)
 
     def _circle(self):
-        """Swing circle ``P(delta) = c + cos(delta) e1 + sin(delta) e2``."""
-        p0 = Q.rotate(self.q0, [0.0, 1.0, 0.0])
-        c = np.dot(self.axis, p0) * self.axis
-        return c, p0 - c, np.cross(self.axis, p0)
+        """Swing circle ``P(delta) = c + cos(delta) e1 + sin(delta) e2`` (tuples)."""
+        w, x, y, z = self.q0
+        p0 = (2.0 * (x * y - w * z), w * w + y * y - x * x - z * z, 2.0 * (y * z + w * x))  # R(q0) (0, 1, 0)
+        ax, ay, az = self.axis
+        k = ax * p0[0] + ay * p0[1] + az * p0[2]
+        c = (k * ax, k * ay, k * az)
+        e1 = (p0[0] - c[0], p0[1] - c[1], p0[2] - c[2])
+        e2 = (ay * p0[2] - az * p0[1], az * p0[0] - ax * p0[2], ax * p0[1] - ay * p0[0])
+        return c, e1, e2
 
     def _plane_crossings(self, planes):
         c, e1, e2 = self._circle()
-        k = np.array(planes, dtype=np.float64).reshape(-1, 4)
-        a, b = k[:, :3] @ e1, k[:, :3] @ e2
-        rhs = k[:, 3] - k[:, :3] @ c
-        return _trig_roots(a, b, rhs)
+        out = []
+        for nx, ny, nz, h in planes:
+            a = nx * e1[0] + ny * e1[1] + nz * e1[2]
+            b = nx * e2[0] + ny * e2[1] + nz * e2[2]
+            out += _trig_roots1(a, b, h - (nx * c[0] + ny * c[1] + nz * c[2]))
+        return out
 
     def _twist_crossings(self):
         lim = self.limit
         if lim.fix_twist:
-            ends = np.array([0.0])
+            ends = (0.0,)
         elif lim.twist is None:
-            return np.zeros(0)
+            return []
         else:
-            ends = np.array(lim.twist)
-        # q_y cos(L/2) - q_w sin(L/2) = alpha cos(x) + beta sin(x), x = delta / 2
-        cl, sl = np.cos(0.5 * ends), np.sin(0.5 * ends)
-        alpha = self.q0[2] * cl - self.q0[0] * sl
-        beta = self.qa[2] * cl - self.qa[0] * sl
-        ok = np.hypot(alpha, beta) > 1e-15
-        x = np.arctan2(-alpha[ok], beta[ok])
-        return _wrap(2.0 * x)
+            ends = lim.twist
+        out = []
+        for end in ends:
+            # q_y cos(L/2) - q_w sin(L/2) = alpha cos(x) + beta sin(x), x = delta / 2
+            cl, sl = math.cos(0.5 * end), math.sin(0.5 * end)
+            alpha = self.q0[2] * cl - self.q0[0] * sl
+            beta = self.qa[2] * cl - self.qa[0] * sl
+            if math.hypot(alpha, beta) > 1e-15:
+                out.append(_wrap1(2.0 * math.atan2(-alpha, beta)))
+        return out
 
     def level1(self, delta):
         """Scalar level of the region (``<= 1`` inside) at ``delta``; ``inf`` at the pole."""
         half = 0.5 * delta
         cs, sn = math.cos(half), math.sin(half)
-        w, x, y, z = (cs * a + sn * b for a, b in zip(self.q0.tolist(), self.qa.tolist()))
-        px, py, pz = 2.0 * (x * y - w * z), w * w + y * y - (x * x + z * z), 2.0 * (y * z + w * x)
-        s, t = _sphere_to_plane(px, py, pz, MATH)
-        if not (math.isfinite(s) and math.isfinite(t)):
+        a, b = self.q0, self.qa
+        w, x, y, z = cs * a[0] + sn * b[0], cs * a[1] + sn * b[1], cs * a[2] + sn * b[2], cs * a[3] + sn * b[3]
+        bw2 = w * w + y * y
+        if bw2 <= 1e-24:
             return math.inf
-        return self.limit.region._level1(s, t)
+        return self.limit.region._level1((w * z - x * y) / bw2, (y * z + w * x) / bw2)
 
 
 def contains1(limit, q):
     """``limit.contains`` for one unit quaternion ``(4,)``, on Python floats for ``JointLimit``."""
     if not isinstance(limit, JointLimit):
         return bool(np.asarray(limit.contains(q)))
-    w, x, y, z = (float(c) for c in q)
+    w, x, y, z = q if isinstance(q, tuple) else (float(c) for c in q)
     *_, s, t, psi, pole = _parts1(w, x, y, z)
     return not pole and limit.region.contains1(s, t) and bool(limit._twist_inside(psi, MATH))
 
@@ -133,44 +154,54 @@ def _wrap(a):
     return np.pi - np.mod(np.pi - np.asarray(a, dtype=np.float64), TWO_PI)
 
 
-def _trig_roots(a, b, c):
-    """All ``delta`` with ``a cos(delta) + b sin(delta) = c`` (arrays of equations)."""
-    r = np.hypot(a, b)
-    ok = (r > 1e-15) & (np.abs(c) <= r * (1.0 + 1e-12))
-    base = np.arctan2(b[ok], a[ok])
-    spread = np.arccos(np.clip(c[ok] / r[ok], -1.0, 1.0))
-    return _wrap(np.concatenate((base + spread, base - spread)))
+def _wrap1(a):
+    return math.pi - (math.pi - a) % TWO_PI
+
+
+def _trig_roots1(a, b, c):
+    """Both ``delta`` with ``a cos(delta) + b sin(delta) = c`` (none when out of range)."""
+    r = math.hypot(a, b)
+    if not (r > 1e-15 and abs(c) <= r * (1.0 + 1e-12)):
+        return []
+    base = math.atan2(b, a)
+    spread = math.acos(min(max(c / r, -1.0), 1.0))
+    return [_wrap1(base + spread), _wrap1(base - spread)]
 
 
 def _grid(n):
     return -np.pi + TWO_PI * np.arange(n) / n
 
 
+_LEVEL_GRID = -np.pi + TWO_PI * np.arange(LEVEL_SAMPLES) / LEVEL_SAMPLES
+_LEVEL_COS, _LEVEL_SIN = np.cos(0.5 * _LEVEL_GRID), np.sin(0.5 * _LEVEL_GRID)
+_LEVEL_NEXT = np.roll(np.arange(LEVEL_SAMPLES), -1)
+_LEVEL_PREV = np.roll(np.arange(LEVEL_SAMPLES), 1)
+
+
 def _level_crossings(fam, region):
     """Sign changes of ``level - 1`` along the circle, refined; hidden pairs near grazing."""
-    delta = _grid(LEVEL_SAMPLES)
-    q = fam.at(delta)
-    w, x, y, z = q[:, 0], q[:, 1], q[:, 2], q[:, 3]
-    px, py, pz = 2.0 * (x * y - w * z), w * w + y * y - (x * x + z * z), 2.0 * (y * z + w * x)
+    (a0, a1, a2, a3), (b0, b1, b2, b3) = fam.q0, fam.qa
+    c, sn = _LEVEL_COS, _LEVEL_SIN
+    w, x, y, z = c * a0 + sn * b0, c * a1 + sn * b1, c * a2 + sn * b2, c * a3 + sn * b3
+    bw2 = w * w + y * y  # (1 + P.y) / 2 without cancellation; s, t as in projection._parts
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        s, t = _sphere_to_plane(px, py, pz, NP)
-        g = np.where(np.isfinite(s) & np.isfinite(t), region._level(np.nan_to_num(s), np.nan_to_num(t)), np.inf) - 1.0
-    g = np.where(np.isnan(g), np.inf, g)
-    nxt = np.roll(np.arange(LEVEL_SAMPLES), -1)
+        g = region._level((w * z - x * y) / bw2, (y * z + w * x) / bw2) - 1.0
+    g = np.where((bw2 > 1e-24) & np.isfinite(g), g, np.inf)
+    delta, nxt, prev = _LEVEL_GRID, _LEVEL_NEXT, _LEVEL_PREV
     step = TWO_PI / LEVEL_SAMPLES
     roots = []
     f = lambda d: fam.level1(d) - 1.0  # noqa: E731
-    for i in np.flatnonzero((g <= 0.0) != (g[nxt] <= 0.0)):
+    inside = g <= 0.0
+    for i in np.flatnonzero(inside != inside[nxt]).tolist():
         roots.append(_illinois(f, delta[i], delta[i] + step, g[i], g[nxt[i]]))
-    prev = np.roll(np.arange(LEVEL_SAMPLES), 1)
     rise = np.maximum(g[prev], g[nxt]) - g
-    for i in np.flatnonzero((g > 0.0) & (g <= g[prev]) & (g <= g[nxt]) & (g < 4.0 * rise)):
+    for i in np.flatnonzero(~inside & (g <= g[prev]) & (g <= g[nxt]) & (g < 4.0 * rise)).tolist():
         lo, hi = delta[i] - step, delta[i] + step
         x_min, g_min = _golden_min(f, lo, hi)
         if g_min <= 0.0:
             roots.append(_illinois(f, lo, x_min, g[prev[i]], g_min))
             roots.append(_illinois(f, x_min, hi, g_min, g[nxt[i]]))
-    return _wrap(np.array(roots, dtype=np.float64))
+    return [_wrap1(float(r)) for r in roots]
 
 
 def _illinois(f, a, b, fa, fb, iters=60):
@@ -234,22 +265,18 @@ def _sampled_changes(fam, iters=34):
     nxt = np.roll(np.arange(GENERIC_SAMPLES), -1)
     idx = np.flatnonzero(inside != inside[nxt])
     if idx.size == 0:
-        return np.zeros(0)
+        return []
     lo, hi = delta[idx], delta[idx] + TWO_PI / GENERIC_SAMPLES
     lo_in = inside[idx]
     for _ in range(iters):
         mid = 0.5 * (lo + hi)
         same = fam.contains(mid) == lo_in
         lo, hi = np.where(same, mid, lo), np.where(same, hi, mid)
-    return _wrap(np.concatenate((lo, hi)))
+    return _wrap(np.concatenate((lo, hi))).tolist()
 
 
-def feasible_at(families, delta):
-    """Bool array: every family's limit holds at each offset."""
-    ok = np.ones(np.shape(delta), dtype=bool)
-    for fam in families:
-        ok &= fam.contains(delta)
-    return ok
+def _holds(families, delta):
+    return all(f.contains1(delta) for f in families)
 
 
 def nearest_feasible(families):
@@ -257,51 +284,43 @@ def nearest_feasible(families):
 
     Returns ``(delta, blocked)``: ``blocked`` a tuple of bools, one per family, telling which limits
     fail at offset 0; ``delta`` is 0.0 when nothing is blocked and ``None`` when no offset is
-    feasible. A returned non-zero offset lies inside the feasible set (a crossing stepped into its
-    feasible arc by at most ~1e-7 rad, or an isolated feasible point itself)."""
+    feasible. The crossings cut the circle into arcs on which feasibility does not change; they
+    are visited outward from 0 in both directions, testing each arc's midpoint and each crossing,
+    until the nearest feasible one is found. A returned non-zero offset is feasible: a crossing,
+    or one stepped into its feasible arc by at most ~1e-7 rad (else the arc's midpoint)."""
     blocked = tuple(not f.contains0() for f in families)
     if not any(blocked):
         return 0.0, blocked
-    cand = np.unique(np.concatenate([f.crossings() for f in families] + [np.zeros(0)]))
-    if cand.size == 0:
+    cand = sorted({c for f in families for c in f.crossings()})
+    if not cand:
         return None, blocked
-    mids = 0.5 * (cand + np.append(cand[1:], cand[0] + TWO_PI))
-    ok = feasible_at(families, np.concatenate((cand, mids)))
-    ok_pt, ok_mid = ok[:cand.size], ok[cand.size:]
-    ok_before = np.roll(ok_mid, 1)
-    usable = ok_pt | ok_mid | ok_before
-    if not usable.any():
-        return None, blocked
-    dist = np.where(usable, np.abs(cand), np.inf)
-    for i in np.argsort(dist)[:4]:
-        if not usable[i]:
-            break
-        got = _step_inside(families, cand, mids, ok_pt, ok_mid, ok_before, int(i))
-        if got is not None:
-            return got, blocked
-    return None, blocked
+    best = None
+    for sign in (1.0, -1.0):
+        offsets = sorted((sign * c) % TWO_PI for c in cand)
+        prev = 0.0
+        for d in offsets + [TWO_PI]:
+            if best is not None and prev >= best[0]:
+                break
+            if d > prev and _holds(families, sign * 0.5 * (prev + d)):  # arc (prev, d) is feasible
+                got = _enter(families, sign, prev, d)
+                if best is None or got[0] < best[0]:
+                    best = got
+                break
+            if d < TWO_PI and _holds(families, sign * d):  # an isolated feasible crossing
+                if best is None or d < best[0]:
+                    best = (d, sign * d)
+                break
+            prev = d
+    return (None if best is None else _wrap1(best[1])), blocked
 
 
-def _step_inside(families, cand, mids, ok_pt, ok_mid, ok_before, i):
-    """A feasible offset at crossing ``i``: the crossing itself, or a tiny step into a feasible
-    neighbouring arc (the side away from 0 first), or that arc's midpoint."""
-    n = cand.size
-    arcs = []
-    after = (mids[i] - cand[i], mids[i]) if ok_mid[i] else None
-    before_mid = mids[i - 1] - (TWO_PI if i == 0 else 0.0)
-    before = (before_mid - cand[i], before_mid) if ok_before[i] else None
-    away_after = cand[i] >= 0.0
-    for arc in ((after, before) if away_after else (before, after)):
-        if arc is not None:
-            arcs.append(arc)
-    trials = [cand[i]] if ok_pt[i] else []
-    for span, mid in arcs:
-        trials += [cand[i] + math.copysign(min(e, 0.5 * abs(span)), span) for e in _NUDGES[1:]] + [mid]
-    if not trials:
-        return None
-    trials = np.array(trials)
-    good = feasible_at(families, trials)
-    if not good.any():
-        return None
-    pick = trials[good]
-    return float(_wrap(pick[np.argmin(np.abs(pick - cand[i]))])) if n else None
+def _enter(families, sign, start, end):
+    """(distance, offset) of the feasible point of arc ``(start, end)`` (walked in direction
+    ``sign``) nearest its start: the crossing itself, a tiny step into the arc, or the midpoint."""
+    half = 0.5 * (end - start)
+    for eps in _NUDGES:
+        d = start + min(eps, half)
+        if _holds(families, sign * d):
+            return d, sign * d
+    d = start + half
+    return d, sign * d
