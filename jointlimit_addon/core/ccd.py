@@ -80,9 +80,10 @@ def _tuple_quats(q):
 
 def _rigid_rotation(m3, name):
     """Rotation quaternion of an orthonormal, right-handed 3x3 matrix, else ValueError."""
-    if not np.allclose(m3.T @ m3, np.eye(3), atol=1e-6) or np.linalg.det(m3) <= 0:
+    if not np.allclose(m3.T @ m3, np.eye(3), atol=1e-4) or np.linalg.det(m3) <= 0:
         raise ValueError(f"{name} must be a rigid transform (orthonormal rotation, no scale)")
-    return quat.from_matrix(m3)
+    u, _, vt = np.linalg.svd(m3)  # the nearest rotation: Blender stores rest matrices as float32
+    return quat.from_matrix(u @ vt)
 
 
 def _affine(m, name):
@@ -502,7 +503,8 @@ def _sweep(chain, local, goal, tol, weights, cap, limits, hinges):
         ny, nz = c * oy - bx * oz + by * ow + bz * ox, c * oz + bx * oy - by * ox + bz * ow
         norm = math.sqrt(nw * nw + nx * nx + ny * ny + nz * nz)
         new = (nw / norm, nx / norm, ny / norm, nz / norm)
-        if limits[i] is None:
+        limited = new if limits[i] is None else _clamped(limits[i], new)
+        if limited is new:  # no limit, or the limit holds the new rotation: the step as it is
             local[i] = new
             moved += s * (abs(ax) + abs(ay) + abs(az))
             # Rodrigues: u cos + (a x u) sin + a (a.u)(1 - cos), with cos, sin of the full angle
@@ -512,7 +514,7 @@ def _sweep(chain, local, goal, tol, weights, cap, limits, hinges):
             ey = jy + uy * cos_a + (az * ux - ax * uz) * sin_a + ay * k
             ez = jz + uz * cos_a + (ax * uy - ay * ux) * sin_a + az * k
         else:
-            new = _clamped(limits[i], new)
+            new = limited
             frame = (fw, fx, fy, fz)
             # The rotation actually applied, in the base frame: F (new old^-1) F^-1.
             delta = _qmul(_qmul(frame, _qmul(new, _qconj(old))), _qconj(frame))
