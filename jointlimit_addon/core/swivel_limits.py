@@ -30,8 +30,8 @@ import math
 
 import numpy as np
 
-from .limits import JointLimit
-from .projection import MATH, TWO_PI, _parts1
+from .limits import TWIST_TOL, JointLimit
+from .projection import POLE_EPS2, TWO_PI
 
 LEVEL_SAMPLES = 64  # samples of a smooth region's level function along the swivel circle
 GENERIC_SAMPLES = 256  # samples of ``contains`` for limit kinds without crossings
@@ -142,12 +142,26 @@ class Family:
 
 
 def contains1(limit, q):
-    """``limit.contains`` for one unit quaternion ``(4,)``, on Python floats for ``JointLimit``."""
+    """``limit.contains`` for one unit quaternion ``(4,)``, on Python floats for ``JointLimit``
+    (the same tests as ``JointLimit.contains``: ``projection._parts`` and ``_twist_inside``)."""
     if not isinstance(limit, JointLimit):
         return bool(np.asarray(limit.contains(q)))
     w, x, y, z = q if isinstance(q, tuple) else (float(c) for c in q)
-    *_, s, t, psi, pole = _parts1(w, x, y, z)
-    return not pole and limit.region.contains1(s, t) and bool(limit._twist_inside(psi, MATH))
+    if w < 0.0 or (w == 0.0 and y < 0.0):
+        w, x, y, z = -w, -x, -y, -z
+    bw2 = w * w + y * y
+    if bw2 < POLE_EPS2 or not limit.region.contains1((w * z - x * y) / bw2, (y * z + w * x) / bw2):
+        return False
+    if limit.fix_twist or limit.twist is not None:
+        psi = 2.0 * math.atan2(y, w)
+        if psi <= -math.pi:
+            psi += TWO_PI
+        if limit.fix_twist:
+            return -TWIST_TOL <= psi <= TWIST_TOL
+        lo, hi = limit.twist
+        lo, hi = lo - TWIST_TOL, hi + TWIST_TOL
+        return lo <= psi <= hi or psi - TWO_PI >= lo or psi + TWO_PI <= hi
+    return True
 
 
 def _wrap(a):

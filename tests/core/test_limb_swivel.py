@@ -185,3 +185,21 @@ def test_swivel_zero_is_the_rest_pose_turned_by_the_shortest_rotation():
             pose = L.solve_position(chain, root + np.linalg.norm(w) * n, 0.0)
             got = L.forward(chain, pose.quats)[1]
             assert np.linalg.norm(got - (root + rot @ (elbow - root))) < 1e-8 * _reach(chain)
+
+
+@pytest.mark.parametrize("kind", ["RECT", "OVAL", "POLYGON", "ELLIPSE", "SUPERELLIPSE"])
+def test_scalar_contains_equals_the_limits_contains(kind):
+    """The feasible-swivel search and CCD test limits with ``swivel_limits.contains1``: it must
+    answer as ``JointLimit.contains`` does, boundary points included."""
+    from jointlimit_addon.core.swivel_limits import contains1
+
+    rng = np.random.default_rng(len(kind))
+    for _ in range(4):
+        lim = _random_limit(rng, kind)
+        for fix in (False, True):
+            lim.fix_twist = fix
+            q = np.concatenate([Q.random_unit(300, rng), lim.clamp(Q.random_unit(300, rng)),
+                                _inside_rotations(lim, 100, rng)])
+            expected = lim.contains(q)
+            assert [contains1(lim, row) for row in q] == expected.tolist()
+            assert expected.sum() >= 300  # the clamped and sampled ones are inside
