@@ -69,6 +69,7 @@ SMOOTH_CHAINS = (  # (name, bones, bone step, swing_x, swing_z, twist) in degree
     ("10-bone tail", 10, (0.0, -0.08, 0.0), (-25, 25), (-25, 25), (-10, 10)),
 )
 DRAG_FRAMES = 60
+DRAG_REPEATS = 3
 
 
 def _set_smooth_limits(bones, shape, swing_x, swing_z, twist, presets):
@@ -80,6 +81,10 @@ def _set_smooth_limits(bones, shape, swing_x, swing_z, twist, presets):
 
 def _ms(times):
     return f"{statistics.median(times) * 1e3:.2f}"
+
+
+def _range(medians):
+    return f"{min(medians) * 1e3:.2f}–{max(medians) * 1e3:.2f}"
 
 
 def smooth_limit_rows(addon, ccd, quat, write):
@@ -112,21 +117,27 @@ def smooth_limit_rows(addon, ccd, quat, write):
             path = [ccd.forward(chain, ref.clamp(quat.slerp(poses[0], poses[1], k / DRAG_FRAMES)))[-1]
                     for k in range(DRAG_FRAMES + 1)]
             options = dict(iterations=ITERATIONS, tolerance=None, use_weights=True, limits=limits, unit_angle=None)
-            solver = ccd_op.CCDSolver(bones, chain, options)
-            solver(path[0])
-            core, full = [], []
-            for target in path[1:]:
-                start = time.perf_counter()
-                quats, info = solver(target)
-                mid = time.perf_counter()
-                for pb, q in zip(bones, quats):
-                    write(pb, q)
-                bpy.context.view_layer.update()
-                end = time.perf_counter()
-                core.append(mid - start)
-                full.append(end - start)
+            core_runs, full_runs = [], []
+            for _ in range(DRAG_REPEATS):  # the machine is shared: the range of the medians
+                for pb in bones:
+                    pb.rotation_quaternion = (1, 0, 0, 0)
+                solver = ccd_op.CCDSolver(bones, chain, options)
+                solver(path[0])
+                core, full = [], []
+                for target in path[1:]:
+                    start = time.perf_counter()
+                    quats, info = solver(target)
+                    mid = time.perf_counter()
+                    for pb, q in zip(bones, quats):
+                        write(pb, q)
+                    bpy.context.view_layer.update()
+                    end = time.perf_counter()
+                    core.append(mid - start)
+                    full.append(end - start)
+                core_runs.append(statistics.median(core))
+                full_runs.append(statistics.median(full))
             label = f"{name}, {shape or 'no limits'}"
-            rows.append((label, _ms(cold), f"{hits / N_TARGETS:.0%}", _ms(core), _ms(full)))
+            rows.append((label, _ms(cold), f"{hits / N_TARGETS:.0%}", _range(core_runs), _range(full_runs)))
     return rows
 
 
@@ -251,7 +262,7 @@ def main():
     print("\nchains with a RECT limit on every joint, targets from limit-respecting poses")
     print(table(("chain", "success", "median sweeps", "limit violations"), with_limits_rows(ccd, quat, limits_mod)))
     print(f"\nsmooth OPTIMAL limits on every joint: ms per solve (median); drag = {DRAG_FRAMES} frames, "
-          "each solved from the previous one (the modal tool)")
+          f"each solved from the previous one (the modal tool), range of the medians of {DRAG_REPEATS} runs")
     print(table(("chain, limits", "cold core solve", "cold success", "drag: core solve", "drag: modal update"),
                 smooth_limit_rows(addon, ccd, quat, write)))
     what, rows = human_success_rows(addon, ccd, quat)
