@@ -299,3 +299,27 @@ def test_blocked_swivel_moves_to_the_nearest_feasible_and_says_so(arm, mods):
     op = OperatorStandIn(bpy.types.POSE_OT_jointlimit_limb_ik, **dict(PROPS, target=root + np.array([-0.2, 0.0, -0.5])))
     assert op.execute(bpy.context) == {"FINISHED"}
     assert "out of range of the limits" in op.reports[-1][1] and _inside(limit, bl.read_rotation(bones[0]), mods)
+
+
+def test_modal_swivel_stays_feasible_and_follows_the_previous_frame(arm, mods):
+    bl = mods["bone_limits"]
+    _hinge_forearm(arm)
+    upper = arm.pose.bones["upper_arm"]
+    s = upper.jointlimit
+    s.enabled, s.kind, s.shape, s.use_twist_limit = True, "SWING_TWIST", "OVAL", True
+    s.swing_x_min, s.swing_x_max, s.swing_z_min, s.swing_z_max = math.radians(-40), math.radians(60), math.radians(-30), math.radians(50)
+    s.twist_min, s.twist_max = math.radians(-10), math.radians(10)
+    limit = bl.build_limit(s)
+    op, ctx, to_px, world_hand = _start_modal(arm, mods)
+    assert op.invoke(ctx, Event("NONE")) == {"RUNNING_MODAL"}
+    session = op._session
+    px = to_px(world_hand + np.array([-0.1, 0.0, -0.1]))
+    op.modal(ctx, Event("MOUSEMOVE", x=px[0], y=px[1]))
+    notes = []
+    for _ in range(40):  # turn the elbow by 200°: the limits stop it
+        op.modal(ctx, Event("WHEELUPMOUSE", value="PRESS"))
+        assert session.swivel == pytest.approx(session.info["swivel"], abs=1e-12)  # the next frame asks for it
+        assert _inside(limit, bl.read_rotation(upper), mods)
+        notes.append(op.header_text(session))
+    assert any("to respect the upper_arm limit" in h for h in notes)
+    assert op.modal(ctx, Event("ESC", value="PRESS")) == {"CANCELLED"}
