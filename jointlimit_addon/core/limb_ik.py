@@ -33,6 +33,11 @@ Degenerate inputs never produce NaN (see ``LimbPose`` for the flags):
 * a target at the root (closer than ``1e-9 (L1 + L2)``): status ``TOO_CLOSE``; the rest pose (or
   the ``current`` pose passed in) is returned.
 
+Limits (``LimbLimits``): the hinge range bounds the elbow/knee angle; the swivel is a free
+parameter spent on the upper and end limits — the feasible swivel nearest the requested one is
+used (Tolani, Goswami, Badler 2000, cited by [001]; the intervals are computed in
+``swivel_limits``), and joints are clamped only when no swivel is feasible.
+
 All functions accept batches: targets ``(..., 3)``, swivels ``(...)``, target rotations
 ``(..., 4)`` broadcast together (and with a batched parent pose in the chain). A single target
 with an unbatched chain takes a scalar fast path (plain floats, same results to rounding).
@@ -641,9 +646,13 @@ def solve_position(chain, target, swivel=0.0, limits=None, end_local=None, curre
     ``target`` (..., 3) armature space; ``swivel`` (...) radians; ``limits`` a ``LimbLimits`` or a
     tuple ``(upper_limit, hinge_range, end_limit)``. Limit semantics: the hinge angle is kept in
     its range while solving, which shrinks the reachable distances (targets outside are treated
-    as unreachable: stretched/folded as far as the range allows); then ``R1`` is clamped by the
-    upper limit — the wrist then misses the target, see ``tip_error`` — and ``R2`` by the end
-    limit. ``current`` (..., 3, 4): local rotations kept for TOO_CLOSE targets (default rest).
+    as unreachable: stretched/folded as far as the range allows). The swivel is then spent on the
+    upper limit [001; Tolani et al. 2000]: if ``R1`` breaks it at the requested swivel, the
+    feasible swivel nearest the requested one is used (``swivel``, ``upper_blocked``; the wrist
+    still reaches). Only when no swivel fits (at either hinge branch inside the range) is ``R1``
+    clamped at the swivel whose clamped pose lands nearest — the wrist then misses the target,
+    see ``tip_error`` and ``no_feasible_swivel``. ``R2`` is clamped by the end limit.
+    ``current`` (..., 3, 4): local rotations kept for TOO_CLOSE targets (default rest).
     """
     if end_local is None and current is None:
         fast = _scalar_inputs(chain, target, swivel, limits)
@@ -660,7 +669,9 @@ def solve_pose(chain, target, target_rotation, swivel=0.0, limits=None, current=
     """Position and orientation: wrist on ``target`` and the end bone's armature-space rotation
     equal to ``target_rotation`` (..., 4) [001 §3, Solve(mGoal)]: R1 and the hinge as in
     ``solve_position``, then ``R2`` takes the remaining rotation (computed after the R1/hinge
-    limits, so the orientation stays exact unless the end limit clamps it)."""
+    limits, so the orientation stays exact unless the end limit clamps it). With limits the
+    swivel is chosen so that both ``R1`` and ``R2`` keep their limits (nearest the requested
+    swivel); the end limit clamps only when no swivel fits both."""
     if current is None:
         fast = _scalar_inputs(chain, target, swivel, limits, target_rotation)
         if fast is not None:
