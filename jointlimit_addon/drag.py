@@ -95,6 +95,8 @@ class DragSession:
 
     def _update(self):
         quats, self.info = self.solve(self.target, self.swivel)
+        if self.swivel is not None and "swivel" in self.info:
+            self.swivel = self.info["swivel"]  # the next frame asks for this one: no elbow jumps
         for pb, q in zip(self.bones, quats):
             bone_limits.write_rotation(pb, q)
 

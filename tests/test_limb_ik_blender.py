@@ -101,12 +101,17 @@ def test_exec_respects_limits(arm, mods):
     root = np.array(upper.head)
     bpy.ops.pose.jointlimit_limb_ik(target=root + np.array([-0.2, 0.3, 0.1]), swivel=1.0)
     bl = mods["bone_limits"]
-    assert bl.build_limit(s).contains(bl.read_rotation(upper))
+    assert _inside(bl.build_limit(s), bl.read_rotation(upper), mods)  # float32 channels: 1e-6
     axis, angle = mods["core.quat"].to_axis_angle(bl.read_rotation(fore))
     hinge_axis = _chain(arm, mods)[1].axis
     assert np.linalg.norm(np.cross(axis, hinge_axis)) < 1e-4 or angle < 1e-6  # a pure hinge rotation
     theta = angle * np.sign(axis @ hinge_axis)
     assert -1e-5 <= theta <= math.radians(60) + 1e-5
+
+
+def _inside(limit, q, mods):
+    """Inside the limit up to the float32 rounding of the rotation channels."""
+    return mods["core.quat"].angle_between(limit.clamp(q), q) < 1e-6
 
 
 def test_unreachable_target_stretches_toward_it(arm, mods):
@@ -243,3 +248,100 @@ def test_invalid_hinge_range_reports_like_apply_and_bake(arm):
     assert errors[0].endswith(want) and "rad" not in errors[0]
     assert errors[0] == errors[1] == errors[2]
     assert [tuple(pb.rotation_quaternion) for pb in arm.pose.bones] == before
+
+
+def _hinge_forearm(arm, lo=0.0, hi=145.0):
+    h = arm.pose.bones["forearm"].jointlimit
+    h.enabled, h.kind, h.hinge_axis = True, "HINGE", "X"
+    h.hinge_min, h.hinge_max = math.radians(lo), math.radians(hi)
+    return h
+
+
+def test_auto_hinge_axis_is_the_hinge_limits_axis(arm, mods):
+    """The rest forearm is slightly bent (not about local X): with a Hinge limit about X, Auto
+    must bend about X too, so the solved forearm is inside the limit (issue 19)."""
+    import bpy
+
+    bl = mods["bone_limits"]
+    h = _hinge_forearm(arm)
+    fore = arm.pose.bones["forearm"]
+    rest_axis = mods["operators.limb_ik"].build_chain(*_chain(arm, mods)[0], hinge_axis="AUTO").axis
+    assert np.allclose(rest_axis, [1.0, 0.0, 0.0])
+    h.enabled = False
+    assert np.degrees(np.arccos(abs(_chain(arm, mods)[1].axis[0]))) > 5.0  # the rest bend's axis is not X
+    h.enabled = True
+    rng = np.random.default_rng(2)
+    root = np.array(arm.pose.bones["upper_arm"].head)
+    length = _limb_length(arm)
+    for axis in ("AUTO", "X", "NEG_X"):
+        for _ in range(8):
+            direction = rng.normal(size=3)
+            target = root + direction / np.linalg.norm(direction) * rng.uniform(0.4, 0.95) * length
+            op = OperatorStandIn(bpy.types.POSE_OT_jointlimit_limb_ik, **dict(PROPS, target=target, hinge_axis=axis,
+                                                                              swivel=rng.uniform(-3, 3)))
+            assert op.execute(bpy.context) == {"FINISHED"}
+            assert _inside(bl.build_limit(h), bl.read_rotation(fore), mods), axis
+            assert np.linalg.norm(_hand_head(arm) - target) < 1e-5 * length
+            assert "exact" in op.reports[-1][1] and "limits on" in op.reports[-1][1]
+    op = OperatorStandIn(bpy.types.POSE_OT_jointlimit_limb_ik, **dict(PROPS, target=root + 0.5, hinge_axis="Z"))
+    assert op.execute(bpy.context) == {"CANCELLED"} and "across the Hinge limit" in op.reports[-1][1]
+
+
+def test_blocked_swivel_moves_to_the_nearest_feasible_and_says_so(arm, mods):
+    import bpy
+
+    bl, limb = mods["bone_limits"], mods["core.limb_ik"]
+    _hinge_forearm(arm)
+    s = arm.pose.bones["upper_arm"].jointlimit
+    s.enabled, s.kind, s.shape, s.use_twist_limit = True, "SWING_TWIST", "OVAL", True
+    s.swing_x_min, s.swing_x_max, s.swing_z_min, s.swing_z_max = math.radians(-40), math.radians(60), math.radians(-30), math.radians(50)
+    s.twist_min, s.twist_max = math.radians(-30), math.radians(30)
+    bones, chain = _chain(arm, mods)
+    limit = bl.build_limit(s)
+    rng = np.random.default_rng(5)
+    root = np.array(bones[0].head)
+    length = _limb_length(arm)
+    moved = 0
+    for _ in range(20):
+        # a target from a pose inside the limits, asked for with a random swivel
+        pose = np.array([[1.0, 0.0, 0.0, 0.0]] * 3)
+        q = limit.clamp(mods["core.quat"].random_unit(1, rng)[0])
+        pose[0], pose[1] = q, mods["core.quat"].from_axis_angle([1, 0, 0], rng.uniform(0.2, 2.0))
+        target = limb.forward(chain, pose)[2]
+        op = OperatorStandIn(bpy.types.POSE_OT_jointlimit_limb_ik, **dict(PROPS, target=target, swivel=rng.uniform(-3, 3)))
+        assert op.execute(bpy.context) == {"FINISHED"}
+        assert _inside(limit, bl.read_rotation(bones[0]), mods)
+        assert np.linalg.norm(_hand_head(arm) - target) < 1e-5 * length
+        text = op.reports[-1][1]
+        if "to respect the upper_arm limit" in text:
+            moved += 1
+            assert text.startswith("swivel ") and "→" in text and "exact" in text
+    assert moved > 0
+    # a target no swivel can reach inside the limits: the report says so
+    op = OperatorStandIn(bpy.types.POSE_OT_jointlimit_limb_ik, **dict(PROPS, target=root + np.array([-0.2, 0.0, -0.5])))
+    assert op.execute(bpy.context) == {"FINISHED"}
+    assert "out of range of the limits" in op.reports[-1][1] and _inside(limit, bl.read_rotation(bones[0]), mods)
+
+
+def test_modal_swivel_stays_feasible_and_follows_the_previous_frame(arm, mods):
+    bl = mods["bone_limits"]
+    _hinge_forearm(arm)
+    upper = arm.pose.bones["upper_arm"]
+    s = upper.jointlimit
+    s.enabled, s.kind, s.shape, s.use_twist_limit = True, "SWING_TWIST", "OVAL", True
+    s.swing_x_min, s.swing_x_max, s.swing_z_min, s.swing_z_max = math.radians(-40), math.radians(60), math.radians(-30), math.radians(50)
+    s.twist_min, s.twist_max = math.radians(-10), math.radians(10)
+    limit = bl.build_limit(s)
+    op, ctx, to_px, world_hand = _start_modal(arm, mods)
+    assert op.invoke(ctx, Event("NONE")) == {"RUNNING_MODAL"}
+    session = op._session
+    px = to_px(world_hand + np.array([-0.1, 0.0, -0.1]))
+    op.modal(ctx, Event("MOUSEMOVE", x=px[0], y=px[1]))
+    notes = []
+    for _ in range(40):  # turn the elbow by 200°: the limits stop it
+        op.modal(ctx, Event("WHEELUPMOUSE", value="PRESS"))
+        assert session.swivel == pytest.approx(session.info["swivel"], abs=1e-12)  # the next frame asks for it
+        assert _inside(limit, bl.read_rotation(upper), mods)
+        notes.append(op.header_text(session))
+    assert any("to respect the upper_arm limit" in h for h in notes)
+    assert op.modal(ctx, Event("ESC", value="PRESS")) == {"CANCELLED"}

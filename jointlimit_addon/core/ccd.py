@@ -24,17 +24,21 @@ The per-joint work is on 3-vectors and single quaternions, where numpy's per-cal
 dominates, so the inner loop uses plain Python floats on tuples; arrays are used at the API.
 """
 
+import copy
 import math
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from . import quat
+from .limits import JointLimit
+from .swivel_limits import contains1
 
 _EPS = 1e-12
 _EPS2 = _EPS * _EPS
 _ARC_EPS = 1e-12     # |u x v| <= this |u| |v|: no unique shortest arc
 DEFAULT_TOLERANCE = 9e-4  # relative to the chain length, see solve()
+SLOW_GAIN = 1e-3  # a SIMPLE-corrected sweep gaining less than this share of the error hands over
 
 
 # --- tiny float helpers on tuples: quaternions (w, x, y, z), vectors (x, y, z) -------------
@@ -76,9 +80,10 @@ def _tuple_quats(q):
 
 def _rigid_rotation(m3, name):
     """Rotation quaternion of an orthonormal, right-handed 3x3 matrix, else ValueError."""
-    if not np.allclose(m3.T @ m3, np.eye(3), atol=1e-6) or np.linalg.det(m3) <= 0:
+    if not np.allclose(m3.T @ m3, np.eye(3), atol=1e-4) or np.linalg.det(m3) <= 0:
         raise ValueError(f"{name} must be a rigid transform (orthonormal rotation, no scale)")
-    return quat.from_matrix(m3)
+    u, _, vt = np.linalg.svd(m3)  # the nearest rotation: Blender stores rest matrices as float32
+    return quat.from_matrix(u @ vt)
 
 
 def _affine(m, name):
@@ -425,13 +430,22 @@ def solve(chain, local_quats=None, target=None, iterations=256, tolerance=None, 
     _, _, effector = _forward_fast(chain, local)
     error = _distance(effector, goal)
     sweeps = 0
-    while error > tol and sweeps < iterations:
-        sweeps += 1
-        error, moved = _sweep(chain, local, goal, tol, weights, cap, limits, hinges)
-        if callback is not None:
-            callback(sweeps, np.array(local))
-        if moved <= 1e-15:  # a fixed point: further sweeps would repeat this one
-            break
+    cheap = [_per_sweep_limit(lim) for lim in limits]
+    # Smooth OPTIMAL limits: sweep with their SIMPLE twins (same region, cheap correction toward
+    # the centre) while that makes good progress; the OPTIMAL limits then take over for the
+    # rest, so a pose that still needs correcting is corrected geodesically. Every pose is inside.
+    phases = ([cheap] if any(c is not lim for c, lim in zip(cheap, limits)) else []) + [limits]
+    for phase in phases:
+        while error > tol and sweeps < iterations:
+            sweeps += 1
+            before = error
+            error, moved = _sweep(chain, local, goal, tol, weights, cap, phase, hinges)
+            if callback is not None:
+                callback(sweeps, np.array(local))
+            if moved <= 1e-15:
+                break  # a fixed point: further sweeps would repeat this one
+            if phase is not limits and before - error <= SLOW_GAIN * before:
+                break  # the cheap correction crawls along the outline: hand over to OPTIMAL
     # Recompute from scratch so the reported error is that of the returned pose.
     _, _, effector = _forward_fast(chain, local)
     error = _distance(effector, goal)
@@ -488,7 +502,8 @@ def _sweep(chain, local, goal, tol, weights, cap, limits, hinges):
         ny, nz = c * oy - bx * oz + by * ow + bz * ox, c * oz + bx * oy - by * ox + bz * ow
         norm = math.sqrt(nw * nw + nx * nx + ny * ny + nz * nz)
         new = (nw / norm, nx / norm, ny / norm, nz / norm)
-        if limits[i] is None:
+        limited = new if limits[i] is None else _clamped(limits[i], new)
+        if limited is new:  # no limit, or the limit holds the new rotation: the step as it is
             local[i] = new
             moved += s * (abs(ax) + abs(ay) + abs(az))
             # Rodrigues: u cos + (a x u) sin + a (a.u)(1 - cos), with cos, sin of the full angle
@@ -498,7 +513,7 @@ def _sweep(chain, local, goal, tol, weights, cap, limits, hinges):
             ey = jy + uy * cos_a + (az * ux - ax * uz) * sin_a + ay * k
             ez = jz + uz * cos_a + (ax * uy - ay * ux) * sin_a + az * k
         else:
-            new = _clamped(limits[i], new)
+            new = limited
             frame = (fw, fx, fy, fz)
             # The rotation actually applied, in the base frame: F (new old^-1) F^-1.
             delta = _qmul(_qmul(frame, _qmul(new, _qconj(old))), _qconj(frame))
@@ -511,8 +526,22 @@ def _sweep(chain, local, goal, tol, weights, cap, limits, hinges):
     return math.sqrt((ex - gx) ** 2 + (ey - gy) ** 2 + (ez - gz) ** 2), moved
 
 
+def _per_sweep_limit(limit):
+    """The limit used inside the sweeps: a SIMPLE twin of a smooth-shape OPTIMAL ``JointLimit``
+    (ELLIPSE, SUPERELLIPSE: numeric geodesic correction), else the limit itself."""
+    if (isinstance(limit, JointLimit) and limit.correction == "OPTIMAL"
+            and limit.shape in ("ELLIPSE", "SUPERELLIPSE")):
+        twin = copy.copy(limit)
+        twin.correction = "SIMPLE"
+        return twin
+    return limit
+
+
 def _clamped(limit, q):
-    """``limit.clamp`` on one tuple quaternion, validated and renormalised."""
+    """``limit.clamp`` on one tuple quaternion, validated and renormalised (a ``JointLimit`` that
+    already holds ``q`` is checked on Python floats and ``q`` returned as it is)."""
+    if isinstance(limit, JointLimit) and contains1(limit, q):
+        return q
     out = np.asarray(limit.clamp(np.array(q)), dtype=np.float64)
     if out.shape != (4,):
         raise ValueError(f"{type(limit).__name__}.clamp must return shape (4,) for one quaternion, got {out.shape}")

@@ -33,6 +33,11 @@ Degenerate inputs never produce NaN (see ``LimbPose`` for the flags):
 * a target at the root (closer than ``1e-9 (L1 + L2)``): status ``TOO_CLOSE``; the rest pose (or
   the ``current`` pose passed in) is returned.
 
+Limits (``LimbLimits``): the hinge range bounds the elbow/knee angle; the swivel is a free
+parameter spent on the upper and end limits — the feasible swivel nearest the requested one is
+used (Tolani, Goswami, Badler 2000, cited by [001]; the intervals are computed in
+``swivel_limits``), and joints are clamped only when no swivel is feasible.
+
 All functions accept batches: targets ``(..., 3)``, swivels ``(...)``, target rotations
 ``(..., 4)`` broadcast together (and with a batched parent pose in the chain). A single target
 with an unbatched chain takes a scalar fast path (plain floats, same results to rounding).
@@ -45,6 +50,7 @@ from typing import Any, NamedTuple, Optional
 import numpy as np
 
 from . import quat as Q
+from . import swivel_limits as SW
 
 STATUS_OK = "OK"
 STATUS_LIMITED = "LIMITED"
@@ -86,6 +92,12 @@ class LimbPose:
     out_of_reach   (S,) the target distance is outside what the hinge (and its range) allows.
     too_close      (S,) target at the root; the rest/current pose was returned.
     hinge_clamped, upper_clamped, end_clamped  (S,) a limit changed that joint's solution.
+    swivel         (S,) swivel used, in (-pi, pi]; ``swivel_requested`` the one asked for.
+    upper_blocked, end_blocked  (S,) that joint's limit fails at the requested swivel.
+    no_feasible_swivel  (S,) no swivel satisfies the limits at this hinge angle: the solution
+                   is the best pose found inside the limits (status ``LIMITED``).
+    ``swivel_moved`` (property): a limit failed at the requested swivel and another one that
+    satisfies every limit was used (the wrist still reaches the target).
     """
 
     quats: np.ndarray
@@ -98,6 +110,16 @@ class LimbPose:
     upper_clamped: np.ndarray
     end_clamped: np.ndarray
     orientation_error: Optional[np.ndarray] = None
+    swivel: Optional[np.ndarray] = None
+    swivel_requested: Optional[np.ndarray] = None
+    upper_blocked: Optional[np.ndarray] = None
+    end_blocked: Optional[np.ndarray] = None
+    no_feasible_swivel: Optional[np.ndarray] = None
+
+    @property
+    def swivel_moved(self):
+        """(S,) the requested swivel broke a limit and a feasible swivel was used instead."""
+        return (self.upper_blocked | self.end_blocked) & ~self.no_feasible_swivel
 
     @property
     def upper(self):
@@ -440,16 +462,130 @@ def _upper_rotation(chain, target, swivel, hinge_range):
     too_close = dist <= _CLOSE_REL * chain.reach
     n = np.where(too_close[..., None], chain.w_rest_hat, _normalize(t_loc))
     theta, hinge_clamped = _hinge_angle(chain, np.clip(dist, chain.d_min, chain.d_max), hinge_range)
-    w0 = _wrist_local(chain, theta)
-    w0_hat = np.where((np.linalg.norm(w0, axis=-1) > 0.0)[..., None], _normalize(w0), chain.w_rest_hat)
-    b0 = _bend_direction(w0_hat, chain.axis_upper, chain.o_l)
+    f0, _ = _limb_frame(chain, theta)
     u, v = _swivel_zero(chain, n)
     cs, sn = np.cos(swivel)[..., None], np.sin(swivel)[..., None]
     b = cs * u + sn * v
-    f0 = np.stack((w0_hat, b0, _cross(w0_hat, b0)), axis=-1)
     ft = np.stack((n, b, _cross(n, b)), axis=-1)
     q1 = Q.from_matrix(np.einsum("...ik,...jk->...ij", ft, f0))
     return q1, theta, dist, too_close, hinge_clamped
+
+
+def _limb_frame(chain, theta):
+    """The limb's own frame (root->wrist, bend direction, their cross) in the upper bone's frame
+    at hinge angle ``theta``, as matrix columns; and the wrist ``w0``."""
+    w0 = _wrist_local(chain, theta)
+    w0_hat = np.where((np.linalg.norm(w0, axis=-1) > 0.0)[..., None], _normalize(w0), chain.w_rest_hat)
+    b0 = _bend_direction(w0_hat, chain.axis_upper, chain.o_l)
+    return np.stack((w0_hat, b0, _cross(w0_hat, b0)), axis=-1), w0
+
+
+# --------------------------------------------------------------------------------------------
+# feasible swivel [001; Tolani, Goswami, Badler 2000]
+
+
+class _Choice(NamedTuple):
+    q1: np.ndarray
+    theta: float
+    delta: float  # swivel offset used (0 when the requested swivel is feasible)
+    upper_blocked: bool
+    end_blocked: bool
+    none: bool  # no feasible swivel at any hinge branch: best pose inside the limits instead
+
+
+def _needs_swivel_choice(limits, target_rotation):
+    return limits.upper is not None or (target_rotation is not None and limits.end is not None)
+
+
+def _families(chain, n, q1, theta, limits, target_rotation, base_quat):
+    """Swivel families (see ``swivel_limits``) of the upper joint and, with a target
+    orientation, of the end joint; ``None`` entries where that joint has no limit to respect."""
+    upper = end = None
+    if limits.upper is not None:
+        upper = SW.Family(limits.upper, n, q1)
+    if target_rotation is not None and limits.end is not None:
+        k = Q.mul(Q.mul(chain.q_rel_lower, Q.from_axis_angle(chain.axis, theta)), chain.q_rel_end)
+        m = Q.mul(q1, k)  # end parent frame in the base frame; R2(delta) = R_{m^-1 n}(-delta) R2
+        r2 = Q.canonical(Q.mul(Q.conjugate(Q.mul(base_quat, m)), target_rotation))
+        end = SW.Family(limits.end, -Q.rotate(Q.conjugate(m), n), r2)
+    return upper, end
+
+
+def _choose_swivel(chain, n, q1, theta, hinge_clamped, limits, target_rotation, base_quat):
+    """The feasible swivel nearest the requested one, for one target (``n``, ``q1`` at the
+    requested swivel, ``theta`` the hinge angle) [001; Tolani et al. 2000]. If no swivel is
+    feasible, the other hinge branch (when inside the hinge range) is tried; if neither has one,
+    the swivel whose clamped pose lands nearest the target. Returns a ``_Choice``."""
+    upper, end = _families(chain, n, q1, theta, limits, target_rotation, base_quat)
+    fams = [f for f in (upper, end) if f is not None]
+    delta, blocked = SW.nearest_feasible(fams)
+    ub, eb = (upper is not None and blocked[0]), (end is not None and blocked[-1])
+    if delta is not None:
+        return _Choice(np.array(SW.Family(None, n, q1).at1(delta)) if delta else q1, theta, delta, ub, eb, False)
+    alt = _other_branch(chain, theta, hinge_clamped, limits.hinge)
+    if alt is not None:
+        frame, _ = _limb_frame(chain, theta)
+        ft = Q.to_matrix(q1) @ frame
+        q1_alt = Q.from_matrix(ft @ _limb_frame(chain, alt)[0].T)
+        upper_a, end_a = _families(chain, n, q1_alt, alt, limits, target_rotation, base_quat)
+        delta, _ = SW.nearest_feasible([f for f in (upper_a, end_a) if f is not None])
+        if delta is not None:
+            return _Choice(SW.Family(None, n, q1_alt).at(delta), alt, delta, ub, eb, False)
+    delta = _least_violation(chain, theta, upper, end)
+    return _Choice(SW.Family(None, n, q1).at(delta) if delta else q1, theta, delta, ub, eb, True)
+
+
+def _other_branch(chain, theta, hinge_clamped, hinge_range):
+    """The mirror hinge solution ``2 theta0 - theta`` (same distance) when a hinge range holds it."""
+    if hinge_range is None or hinge_clamped or chain.rigid:
+        return None
+    lo, hi = _check_range(hinge_range)
+    inside, alt = _in_range(_wrap(2.0 * chain.theta0 - theta), lo, hi)
+    if not inside or abs(_wrap(alt - theta)) < 1e-9:
+        return None
+    return float(_wrap(alt))
+
+
+_FALLBACK_GRID = np.concatenate(([0.0], np.pi * np.arange(1, 36) / 36.0, -np.pi * np.arange(1, 36) / 36.0, [np.pi]))
+
+
+def _least_violation(chain, theta, upper, end):
+    """Swivel offset (on a 5° grid, 0 first) whose clamped pose lands the wrist nearest the target,
+    then whose end bone turns least under its limit: the fallback when no swivel is feasible."""
+    score = np.zeros(_FALLBACK_GRID.shape)
+    if upper is not None:
+        q = upper.at(_FALLBACK_GRID)
+        w0 = _wrist_local(chain, theta)
+        moved = Q.rotate(Q.as_unit_quats(upper.limit.clamp(q)), w0) - Q.rotate(q, w0)
+        score += np.linalg.norm(moved, axis=-1) / chain.reach
+    if end is not None:
+        q = end.at(_FALLBACK_GRID)
+        score += 1e-3 * Q.angle_between(Q.as_unit_quats(end.limit.clamp(q)), q)
+    return float(_FALLBACK_GRID[np.argmin(score)])
+
+
+def _spend_swivel(chain, target, swivel, q1, theta, too_close, hinge_clamped, limits, target_rotation):
+    """``_choose_swivel`` for every target of a batch; returns (q1, theta, swivel info)."""
+    shape = np.shape(q1)[:-1]
+    requested = np.broadcast_to(np.asarray(swivel, dtype=np.float64), shape)
+    used = np.array(requested, dtype=np.float64)
+    ub, eb, none = (np.zeros(shape, dtype=bool) for _ in range(3))
+    if _needs_swivel_choice(limits, target_rotation):
+        q1 = np.array(q1, dtype=np.float64)
+        theta = np.array(np.broadcast_to(theta, shape), dtype=np.float64)
+        n = np.broadcast_to(_normalize(_to_local(chain, target)), shape + (3,))
+        base = np.broadcast_to(chain.base_quat, shape + (4,))
+        goal = None if target_rotation is None else np.broadcast_to(target_rotation, shape + (4,))
+        clamped = np.broadcast_to(hinge_clamped, shape)
+        close = np.broadcast_to(too_close, shape)
+        for i in np.ndindex(shape):
+            if close[i]:
+                continue
+            ch = _choose_swivel(chain, n[i], q1[i], float(theta[i]), bool(clamped[i]), limits,
+                                None if goal is None else goal[i], base[i])
+            q1[i], theta[i], ub[i], eb[i], none[i] = ch.q1, ch.theta, ch.upper_blocked, ch.end_blocked, ch.none
+            used[i] = requested[i] + ch.delta
+    return q1, theta, (_wrap(used), _wrap(requested), ub, eb, none)
 
 
 def _prepare(chain, target, swivel, limits):
@@ -469,7 +605,7 @@ def _clamp(limit, q):
 
 
 def _finish(chain, target, q1, theta, dist, too_close, hinge_clamped, limits, end_q, current,
-            target_rotation=None):
+            target_rotation=None, swivel_info=None):
     """Apply R1/R2 limits, handle TOO_CLOSE, compute errors and flags."""
     q1, upper_clamped = _clamp(limits.upper, q1)
     q_hinge = Q.from_axis_angle(chain.axis, theta)
@@ -497,7 +633,9 @@ def _finish(chain, target, q1, theta, dist, too_close, hinge_clamped, limits, en
         quats=quats, hinge_angle=np.asarray(theta, dtype=np.float64), tip_error=tip_error,
         reached=tip_error <= _REACH_REL * chain.reach * scale, out_of_reach=out, too_close=too_close,
         hinge_clamped=hinge_clamped, upper_clamped=upper_clamped, end_clamped=end_clamped,
-        orientation_error=orient,
+        orientation_error=orient, swivel=swivel_info[0], swivel_requested=swivel_info[1],
+        upper_blocked=swivel_info[2] & ~too_close, end_blocked=swivel_info[3] & ~too_close,
+        no_feasible_swivel=swivel_info[4] & ~too_close,
     )
 
 
@@ -514,9 +652,13 @@ def solve_position(chain, target, swivel=0.0, limits=None, end_local=None, curre
     ``target`` (..., 3) armature space; ``swivel`` (...) radians; ``limits`` a ``LimbLimits`` or a
     tuple ``(upper_limit, hinge_range, end_limit)``. Limit semantics: the hinge angle is kept in
     its range while solving, which shrinks the reachable distances (targets outside are treated
-    as unreachable: stretched/folded as far as the range allows); then ``R1`` is clamped by the
-    upper limit — the wrist then misses the target, see ``tip_error`` — and ``R2`` by the end
-    limit. ``current`` (..., 3, 4): local rotations kept for TOO_CLOSE targets (default rest).
+    as unreachable: stretched/folded as far as the range allows). The swivel is then spent on the
+    upper limit [001; Tolani et al. 2000]: if ``R1`` breaks it at the requested swivel, the
+    feasible swivel nearest the requested one is used (``swivel``, ``upper_blocked``; the wrist
+    still reaches). Only when no swivel fits (at either hinge branch inside the range) is ``R1``
+    clamped at the swivel whose clamped pose lands nearest — the wrist then misses the target,
+    see ``tip_error`` and ``no_feasible_swivel``. ``R2`` is clamped by the end limit.
+    ``current`` (..., 3, 4): local rotations kept for TOO_CLOSE targets (default rest).
     """
     if end_local is None and current is None:
         fast = _scalar_inputs(chain, target, swivel, limits)
@@ -524,15 +666,18 @@ def solve_position(chain, target, swivel=0.0, limits=None, end_local=None, curre
             return _solve_scalar(chain, *fast)
     target, swivel, limits = _prepare(chain, target, swivel, limits)
     q1, theta, dist, close, hinge_clamped = _upper_rotation(chain, target, swivel, limits.hinge)
+    q1, theta, info = _spend_swivel(chain, target, swivel, q1, theta, close, hinge_clamped, limits, None)
     end_q = Q.identity() if end_local is None else Q.as_unit_quats(end_local, "end_local")
-    return _finish(chain, target, q1, theta, dist, close, hinge_clamped, limits, end_q, current)
+    return _finish(chain, target, q1, theta, dist, close, hinge_clamped, limits, end_q, current, swivel_info=info)
 
 
 def solve_pose(chain, target, target_rotation, swivel=0.0, limits=None, current=None):
     """Position and orientation: wrist on ``target`` and the end bone's armature-space rotation
     equal to ``target_rotation`` (..., 4) [001 §3, Solve(mGoal)]: R1 and the hinge as in
     ``solve_position``, then ``R2`` takes the remaining rotation (computed after the R1/hinge
-    limits, so the orientation stays exact unless the end limit clamps it)."""
+    limits, so the orientation stays exact unless the end limit clamps it). With limits the
+    swivel is chosen so that both ``R1`` and ``R2`` keep their limits (nearest the requested
+    swivel); the end limit clamps only when no swivel fits both."""
     if current is None:
         fast = _scalar_inputs(chain, target, swivel, limits, target_rotation)
         if fast is not None:
@@ -540,8 +685,10 @@ def solve_pose(chain, target, target_rotation, swivel=0.0, limits=None, current=
     target, swivel, limits = _prepare(chain, target, swivel, limits)
     target_rotation = Q.as_unit_quats(target_rotation, "target_rotation")
     q1, theta, dist, close, hinge_clamped = _upper_rotation(chain, target, swivel, limits.hinge)
+    q1, theta, info = _spend_swivel(chain, target, swivel, q1, theta, close, hinge_clamped, limits,
+                                    target_rotation)
     return _finish(chain, target, q1, theta, dist, close, hinge_clamped, limits, Q.identity(), current,
-                   target_rotation=target_rotation)
+                   target_rotation=target_rotation, swivel_info=info)
 
 
 def get_swivel(chain, local_quats):
@@ -665,8 +812,18 @@ def _solve_scalar(chain, target, swivel, target_rotation, limits):
     ft = (n, b, _cross3(n, b))
     m = [[ft[0][i] * f0[0][j] + ft[1][i] * f0[1][j] + ft[2][i] * f0[2][j] for j in range(3)] for i in range(3)]
     q1 = _quat_from_rows(m)
+    used, ub, eb, none = _wrap_scalar(swivel), False, False, False
+    if _needs_swivel_choice(limits, target_rotation):
+        ch = _choose_swivel(chain, np.array(n), np.array(q1), theta, hinge_clamped, limits,
+                            None if target_rotation is None else np.array(target_rotation), np.array(c.base_quat))
+        if ch.theta != theta:  # rare: the general path handles the other hinge branch
+            if target_rotation is None:
+                return solve_position(chain, np.array(target), swivel, limits, end_local=Q.identity())
+            return solve_pose(chain, np.array(target), np.array(target_rotation), swivel, limits, current=_REST3)
+        q1, used, ub, eb = tuple(ch.q1.tolist()), _wrap_scalar(swivel + ch.delta), ch.upper_blocked, ch.end_blocked
+        none = ch.none
     upper_clamped = end_clamped = False
-    if limits.upper is not None:
+    if limits.upper is not None and (none or not _needs_swivel_choice(limits, target_rotation)):
         q1c, flag = _clamp(limits.upper, np.array(q1))
         q1, upper_clamped = tuple(q1c.tolist()), bool(flag)
     ha = math.sin(0.5 * theta)
@@ -695,7 +852,9 @@ def _solve_scalar(chain, target, swivel, target_rotation, limits):
         reached=np.bool_(tip_error <= tol * s),
         out_of_reach=np.bool_(dist < d_lo - tol or dist > d_hi + tol),
         too_close=np.False_, hinge_clamped=np.bool_(hinge_clamped), upper_clamped=np.bool_(upper_clamped),
-        end_clamped=np.bool_(end_clamped), orientation_error=orient,
+        end_clamped=np.bool_(end_clamped), orientation_error=orient, swivel=np.float64(used),
+        swivel_requested=np.float64(_wrap_scalar(swivel)), upper_blocked=np.bool_(ub), end_blocked=np.bool_(eb),
+        no_feasible_swivel=np.bool_(none),
     )
 
 

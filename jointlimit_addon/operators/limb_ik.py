@@ -34,9 +34,43 @@ def build_chain(upper, lower, end, hinge_axis="AUTO"):
         rests[0], rests[1], rests[2],
         parent_pose=parent_pose,
         parent_rest=parent_rest,
-        hinge_axis=HINGE_AXES.get(hinge_axis),
+        hinge_axis=solver_hinge_axis(lower, hinge_axis),
         end_length=end.bone.length,
     )
+
+
+def _hinge_limit_axis(lower):
+    """The axis of the lower bone's enabled Hinge limit (local frame), or ``None``."""
+    settings = lower.jointlimit
+    if settings.enabled and settings.kind == "HINGE":
+        return HINGE_AXES[settings.hinge_axis]
+    return None
+
+
+def solver_hinge_axis(lower, hinge_axis):
+    """The solver's elbow/knee axis: the chosen one; for ``AUTO`` the Hinge limit's axis when the
+    lower bone has one (so the solved hinge rotation is the one the limit measures), else the
+    rest-pose bend (``None``)."""
+    if hinge_axis != "AUTO":
+        return HINGE_AXES[hinge_axis]
+    return _hinge_limit_axis(lower)
+
+
+def align_hinge_range(limits, lower, hinge_axis):
+    """The hinge range measured about the solver's axis: the Hinge limit's range, negated for the
+    opposite axis (-X for a limit about X). ``ValueError`` when the solver's axis is across the
+    limit's: no rotation about it can satisfy the limit."""
+    limit_axis = _hinge_limit_axis(lower)
+    if limits is None or limits.hinge is None or limit_axis is None or hinge_axis == "AUTO":
+        return limits
+    dot = float(np.dot(limit_axis, HINGE_AXES[hinge_axis]))
+    if dot > 0.5:
+        return limits
+    if dot < -0.5:
+        lo, hi = limits.hinge
+        return limits._replace(hinge=(-hi, -lo))
+    raise ValueError(f"Hinge Axis {hinge_axis} is across the Hinge limit's axis {lower.jointlimit.hinge_axis} "
+                     f"of '{lower.name}': use Auto or the limit's axis")
 
 
 def build_limits(upper, lower, end):
@@ -72,6 +106,7 @@ class LimbSolver:
         info = {"status": pose.status, "tip_error": float(pose.tip_error), "root": root, "elbow": elbow,
                 "limits": self.limits is not None and any(x is not None for x in self.limits),
                 "wrist": wrist, "reach": float(np.linalg.norm(target - root)), "max_reach": self.chain.d_max}
+        info.update(swivel_info(pose, self.bones))
         return list(pose.quats), info
 
     def __call__(self, target, swivel):
@@ -88,6 +123,19 @@ class LimbSolver:
                                                   target, tolerance)
         info["tip_error"] = info["evaluated_error"]
         return quats, info
+
+
+def swivel_info(pose, bones):
+    """What the feasible-swivel choice did, for the header and the report: the swivel used and a
+    note (``swivel 35° → 62° to respect the upper_arm limit`` or ``out of range of the limits``)."""
+    note = ""
+    if bool(pose.no_feasible_swivel):
+        note = "out of range of the limits"
+    elif bool(pose.swivel_moved):
+        names = [pb.name for pb, blocked in ((bones[0], pose.upper_blocked), (bones[2], pose.end_blocked)) if blocked]
+        note = (f"swivel {math.degrees(float(pose.swivel_requested)):.0f}° → {math.degrees(float(pose.swivel)):.0f}° "
+                f"to respect the {' and '.join(names)} limit")
+    return {"swivel": float(pose.swivel), "swivel_note": note}
 
 
 class POSE_OT_jointlimit_limb_ik(ModalDragMixin, ActiveBonePoll, bpy.types.Operator):
@@ -124,6 +172,7 @@ class POSE_OT_jointlimit_limb_ik(ModalDragMixin, ActiveBonePoll, bpy.types.Opera
         context.view_layer.update()
         bones = limb_bones(context.active_pose_bone, chains.selected_names(context.object))
         limits = build_limits(*bones) if self.use_limits else None
+        limits = align_hinge_range(limits, bones[1], self.hinge_axis)
         rotation = None
         if use_orientation:
             rotation = np.array(self.target_rotation, dtype=np.float64)
@@ -166,7 +215,8 @@ class POSE_OT_jointlimit_limb_ik(ModalDragMixin, ActiveBonePoll, bpy.types.Opera
 
 def status_text(info):
     reach = f"reach {info['reach']:.3f}/{info['max_reach']:.3f}"
-    labels = {"OK": "exact", "LIMITED": "limited by joint limits", "OUT_OF_REACH": "out of reach: stretched toward target",
+    labels = {"OK": "exact", "LIMITED": "nearest pose inside the joint limits", "OUT_OF_REACH": "out of reach: stretched toward target",
               "TOO_CLOSE": "target too close to the shoulder/hip"}
     limits = "limits on" if info.get("limits") else "limits off"
-    return f"{labels.get(info['status'], info['status'])} ({reach}, tip error {info['tip_error']:.2e}, {limits})"
+    note = f"{info['swivel_note']}; " if info.get("swivel_note") else ""
+    return f"{note}{labels.get(info['status'], info['status'])} ({reach}, tip error {info['tip_error']:.2e}, {limits})"

@@ -19,6 +19,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # Blender does not add the script's folder
 
 import _common  # noqa: E402,F401
+import _human  # noqa: E402
 import bpy  # noqa: E402
 import numpy as np  # noqa: E402
 
@@ -61,6 +62,110 @@ def with_limits_rows(ccd, quat, limits_mod):
             violations += int(np.sum(~limit.contains(result.local_quats)))
         rows.append((f"{n} bones", f"{hits / N_TARGETS:.0%}", f"{statistics.median(sweeps):.0f}", str(violations)))
     return rows
+
+
+SMOOTH_CHAINS = (  # (name, bones, bone step, swing_x, swing_z, twist) in degrees
+    ("4-bone spine", 4, (0.0, 0.0, 0.12), (-10, 30), (-12, 12), (-15, 15)),
+    ("10-bone tail", 10, (0.0, -0.08, 0.0), (-25, 25), (-25, 25), (-10, 10)),
+)
+DRAG_FRAMES = 60
+DRAG_REPEATS = 3
+
+
+def _set_smooth_limits(bones, shape, swing_x, swing_z, twist, presets):
+    entry = {"kind": "SWING_TWIST", "shape": shape, "correction": "OPTIMAL", "swing_x": swing_x, "swing_z": swing_z,
+             "twist": twist, "exponent": (3.0, 3.0)}
+    for pb in bones:
+        presets.write_entry(pb.jointlimit, entry)
+
+
+def _ms(times):
+    return f"{statistics.median(times) * 1e3:.2f}"
+
+
+def _range(medians):
+    return f"{min(medians) * 1e3:.2f}–{max(medians) * 1e3:.2f}"
+
+
+def smooth_limit_rows(addon, ccd, quat, write):
+    """Interactive cost with smooth OPTIMAL limits on every joint (issue 19): core solve from the
+    rest pose for tips of random limit-respecting poses (cold), and a drag — targets along a
+    path between two such poses, each frame solved from the previous one as the modal tool does
+    — with the modal update (solve + pose write + depsgraph) through the operator's solver."""
+    ccd_op = sys.modules[addon.__name__ + ".operators.ccd_ik"]
+    presets = sys.modules[addon.__name__ + ".presets"]
+    rows = []
+    for name, n, step, sx, sz, tw in SMOOTH_CHAINS:
+        for shape in ("ELLIPSE", "SUPERELLIPSE", None):
+            obj = chain_armature(name.split()[1].capitalize(), n, step)
+            bones = list(obj.pose.bones)
+            if shape:
+                _set_smooth_limits(bones, shape, sx, sz, tw, presets)
+            chain = ccd_op.build_chain(bones)
+            limits = ccd_op.chain_limits(bones) if shape else [None] * n
+            ref = limits[0] or sys.modules[addon.__name__ + ".core.limits"].JointLimit(
+                "ELLIPSE", swing_x=np.radians(sx), swing_z=np.radians(sz), twist=np.radians(tw))
+            rng = np.random.default_rng(n)
+            poses = [ref.clamp(quat.from_axis_angle(rng.normal(size=(n, 3)), rng.uniform(0, 1.0, n)))
+                     for _ in range(N_TARGETS)]
+            cold, hits = [], 0
+            for pose in poses:
+                start = time.perf_counter()
+                res = ccd.solve(chain, None, ccd.forward(chain, pose)[-1], iterations=ITERATIONS, limits=limits)
+                cold.append(time.perf_counter() - start)
+                hits += res.reached
+            path = [ccd.forward(chain, ref.clamp(quat.slerp(poses[0], poses[1], k / DRAG_FRAMES)))[-1]
+                    for k in range(DRAG_FRAMES + 1)]
+            options = dict(iterations=ITERATIONS, tolerance=None, use_weights=True, limits=limits, unit_angle=None)
+            core_runs, full_runs = [], []
+            for _ in range(DRAG_REPEATS):  # the machine is shared: the range of the medians
+                for pb in bones:
+                    pb.rotation_quaternion = (1, 0, 0, 0)
+                solver = ccd_op.CCDSolver(bones, chain, options)
+                solver(path[0])
+                core, full = [], []
+                for target in path[1:]:
+                    start = time.perf_counter()
+                    quats, info = solver(target)
+                    mid = time.perf_counter()
+                    for pb, q in zip(bones, quats):
+                        write(pb, q)
+                    bpy.context.view_layer.update()
+                    end = time.perf_counter()
+                    core.append(mid - start)
+                    full.append(end - start)
+                core_runs.append(statistics.median(core))
+                full_runs.append(statistics.median(full))
+            label = f"{name}, {shape or 'no limits'}"
+            rows.append((label, _ms(cold), f"{hits / N_TARGETS:.0%}", _range(core_runs), _range(full_runs)))
+    return rows
+
+
+def human_success_rows(addon, ccd, quat, n_targets=300):
+    """CCD on a human arm (shoulder, elbow, wrist) and leg (hip, knee, ankle) with the built-in
+    presets: targets are the end-bone tails of random limit-respecting poses; solved from the
+    rest pose. Success within the solver's tolerance; violations after float32 storage."""
+    obj, what = _human.human_rig(addon)
+    ccd_op = sys.modules[addon.__name__ + ".operators.ccd_ik"]
+    core = _human.core_modules(addon)
+    rows = []
+    for limb in _human.LIMBS:
+        bones = _human.limb_bones(obj, limb)
+        chain = ccd_op.build_chain(bones)
+        limits = ccd_op.chain_limits(bones)
+        rng = np.random.default_rng(11)
+        hits = bad = 0
+        sweeps, times = [], []
+        for _ in range(n_targets):
+            pose = np.array([_human.inside_rotation(lim, rng, core) for lim in limits])
+            start = time.perf_counter()
+            res = ccd.solve(chain, None, ccd.forward(chain, pose)[-1], iterations=ITERATIONS, limits=limits)
+            times.append(time.perf_counter() - start)
+            hits += res.reached
+            sweeps.append(res.iterations)
+            bad += sum(_human.violates(lim, q, quat) for lim, q in zip(limits, res.local_quats))
+        rows.append((limb, f"{hits / n_targets:.1%}", str(bad), f"{statistics.median(sweeps):.0f}", _ms(times)))
+    return what, rows
 
 
 def summarise(errors, seconds):
@@ -156,6 +261,14 @@ def main():
     limits_mod = sys.modules[addon.__name__ + ".core.limits"]
     print("\nchains with a RECT limit on every joint, targets from limit-respecting poses")
     print(table(("chain", "success", "median sweeps", "limit violations"), with_limits_rows(ccd, quat, limits_mod)))
+    print(f"\nsmooth OPTIMAL limits on every joint: ms per solve (median); drag = {DRAG_FRAMES} frames, "
+          f"each solved from the previous one (the modal tool), range of the medians of {DRAG_REPEATS} runs")
+    print(table(("chain, limits", "cold core solve", "cold success", "drag: core solve", "drag: modal update"),
+                smooth_limit_rows(addon, ccd, quat, write)))
+    what, rows = human_success_rows(addon, ccd, quat)
+    print(f"\nhuman limbs ({what}, built-in presets): targets from random limit-respecting poses, "
+          "solved from the rest pose; violations after float32 storage")
+    print(table(("limb", "success", "violations", "median sweeps", "ms per solve"), rows))
     addon.unregister()
 
 

@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from jointlimit_addon.core import ccd, quat
+from jointlimit_addon.core.limits import JointLimit
 
 
 # --- test doubles and chain builders ------------------------------------------------------
@@ -395,3 +396,53 @@ def test_unlimited_error_never_grows_and_is_finite(seed, n, use_weights, unit_an
     np.testing.assert_allclose(np.linalg.norm(result.local_quats, axis=-1), 1.0, atol=1e-12)
     assert result.error <= start_error + 1e-9
     assert result.error == pytest.approx(np.linalg.norm(ccd.forward(chain, result.local_quats)[-1] - target), abs=1e-9)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_one_sweep_turns_each_joint_by_its_weight_times_the_shortest_arc(seed):
+    """[004 eq.1]: in one sweep (tip joint first) joint i turns by exactly ``w_i`` times the
+    angle of the shortest arc taking joint->effector to joint->target, toward the target."""
+    rng = np.random.default_rng(seed)
+    n = 5
+    points = np.cumsum(np.vstack([np.zeros(3), rng.normal(size=(n, 3)) * 0.2 + [0, 0.3, 0]]), axis=0)
+    chain = ccd.Chain.from_points(points)
+    start = quat.from_axis_angle(rng.normal(size=(n, 3)), rng.uniform(0, 0.6, n))
+    target = ccd.forward(chain, quat.from_axis_angle(rng.normal(size=(n, 3)), rng.uniform(0, 0.6, n)))[-1]
+    result = ccd.solve(chain, start, target, iterations=1, tolerance=0.0).local_quats
+    pose = start.copy()
+    weights = chain.lengths[::-1].cumsum()[::-1] / chain.lengths.sum()  # connected: links = bones
+    assert np.allclose(weights, chain.weights)
+    for i in range(n - 1, -1, -1):
+        joints = ccd.forward(chain, pose)
+        u, v = joints[-1] - joints[i], target - joints[i]
+        arc = np.arctan2(np.linalg.norm(np.cross(u, v)), u @ v)
+        pose[i] = result[i]
+        u_new = ccd.forward(chain, pose)[-1] - joints[i]
+        turned = np.arctan2(np.linalg.norm(np.cross(u, u_new)), u @ u_new)
+        left = np.arctan2(np.linalg.norm(np.cross(u_new, v)), u_new @ v)
+        assert abs(turned - weights[i] * arc) < 1e-9, i
+        assert abs(left - (1.0 - weights[i]) * arc) < 1e-9, i  # in the plane of u and v, toward v
+        assert abs(quat.angle_between(result[i], start[i]) - weights[i] * arc) < 1e-9
+
+
+@pytest.mark.parametrize("shape", ["ELLIPSE", "SUPERELLIPSE"])
+@pytest.mark.parametrize("n", [4, 10])
+def test_smooth_optimal_limits_reach_limit_respecting_targets(shape, n):
+    """Smooth OPTIMAL limits sweep with their SIMPLE twin first (cheap), then OPTIMAL: targets
+    made from poses inside the limits are reached, and no joint ever ends outside."""
+    rng = np.random.default_rng(n)
+    points = np.zeros((n + 1, 3))
+    points[:, 1] = np.arange(n + 1) * 0.1
+    chain = ccd.Chain.from_points(points)
+    lim = JointLimit(shape, swing_x=(-0.5, 0.6), swing_z=(-0.3, 0.3), twist=(-0.3, 0.3), exponent=(3.0, 3.0))
+    twin = ccd._per_sweep_limit(lim)
+    assert twin.correction == "SIMPLE" and twin.region is lim.region and lim.correction == "OPTIMAL"
+    hits, count = 0, 60
+    for _ in range(count):
+        pose = lim.clamp(quat.from_axis_angle(rng.normal(size=(n, 3)), rng.uniform(0, 1.2, n)))
+        result = ccd.solve(chain, None, ccd.forward(chain, pose)[-1], iterations=1000, limits=[lim] * n)
+        assert lim.contains(result.local_quats).all()
+        hits += result.reached
+    assert hits >= 0.98 * count
+    far = ccd.solve(chain, None, [0.0, 0.0, 5.0], iterations=300, limits=[lim] * n)
+    assert lim.contains(far.local_quats).all() and not far.reached

@@ -318,12 +318,21 @@ def test_upper_and_end_limits_respected(seed):
     pose = L.solve_pose(chain, targets, rot, swivel, limits=L.LimbLimits(upper, None, end))
     assert upper.contains(pose.upper).all() and end.contains(pose.end).all()
     free = L.solve_pose(chain, targets, rot, swivel)
-    assert np.array_equal(pose.upper_clamped, ~upper.contains(free.upper))
+    # The limits are checked at the requested swivel; only where they fail does the swivel move.
+    assert np.array_equal(pose.upper_blocked, ~upper.contains(free.upper))
+    assert np.array_equal(pose.end_blocked, ~end.contains(free.end))
+    kept = ~(pose.upper_blocked | pose.end_blocked)
+    assert np.abs(pose.quats[kept] - free.quats[kept]).max(initial=0.0) < 1e-12
+    assert _wrap_diff(pose.swivel[kept], swivel[kept]).max(initial=0.0) == 0.0
+    # A clamp acts only when no swivel satisfies both limits (else by rounding at the boundary).
+    feasible = ~pose.no_feasible_swivel
+    assert pose.orientation_error[feasible].max(initial=0.0) < 1e-6
     tip = np.linalg.norm(L.forward(chain, pose.quats)[:, 2] - targets, axis=1)
     assert np.allclose(pose.tip_error, tip, atol=1e-12)
     assert np.all(pose.reached == (tip <= 1e-9 * _reach(chain)))
+    assert np.all(pose.reached[~pose.no_feasible_swivel])
     assert np.all(pose.status[pose.upper_clamped & ~pose.out_of_reach] == L.STATUS_LIMITED)
-    # R2 is computed after the R1 clamp: orientation stays exact where the end limit did not act.
+    # R2 is computed after R1: orientation stays exact where the end limit did not act.
     ok = ~pose.end_clamped
     assert np.all(pose.orientation_error[ok] < 1e-9)
 
@@ -356,8 +365,8 @@ def test_batch_equals_loop_of_singles(seed):
     for i in range(12):
         p = L.solve_position(chain, targets[i], swivel[i])
         o = L.solve_pose(chain, targets[i], rot[i], swivel[i])
-        assert np.abs(p.quats - batch_p.quats[i]).max() < 1e-12
-        assert np.abs(o.quats - batch_o.quats[i]).max() < 1e-12
+        assert np.abs(p.quats - batch_p.quats[i]).max() < 1e-10  # scalar vs numpy rounding (seed 3930: 1.6e-11)
+        assert np.abs(o.quats - batch_o.quats[i]).max() < 1e-10
         assert abs(p.hinge_angle - batch_p.hinge_angle[i]) < 1e-12
         assert abs(p.tip_error - batch_p.tip_error[i]) < 1e-9 * _reach(chain)
         assert p.status == batch_p.status[i] and o.status == batch_o.status[i]
@@ -365,7 +374,7 @@ def test_batch_equals_loop_of_singles(seed):
     batch_l = L.solve_pose(chain, targets, rot, swivel, limits=limits)
     for i in range(12):
         o = L.solve_pose(chain, targets[i], rot[i], swivel[i], limits=limits)
-        assert np.abs(o.quats - batch_l.quats[i]).max() < 1e-12
+        assert np.abs(o.quats - batch_l.quats[i]).max() < 1e-9  # the swivel search is a root find
         assert abs(o.tip_error - batch_l.tip_error[i]) < 1e-9 * _reach(chain)
         assert abs(o.orientation_error - batch_l.orientation_error[i]) < 1e-7
         for flag in ("reached", "out_of_reach", "hinge_clamped", "upper_clamped", "end_clamped"):

@@ -181,8 +181,13 @@ def check_limit(lim, q, rng):
     else:
         lo, hi = lim.twist
         inside = (psi_q >= lo) & (psi_q <= hi)
-        err = np.minimum(np.abs(wrap_angle(psi_c - lo)), np.abs(wrap_angle(psi_c - hi)))
         assert np.all(np.abs(wrap_angle(psi_c - psi_q))[inside & not_pole] < 1e-8)
+        # outside: the range end nearer round the circle of angles [000 eq.44-45]
+        to_lo, to_hi = np.abs(wrap_angle(psi_q - lo)), np.abs(wrap_angle(psi_q - hi))
+        nearer = np.where(to_lo < to_hi, lo, hi)
+        clear = ~inside & not_pole & (np.abs(to_lo - to_hi) > 1e-9)
+        assert np.all(np.abs(wrap_angle(psi_c - nearer))[clear] < 1e-8)
+        err = np.minimum(np.abs(wrap_angle(psi_c - lo)), np.abs(wrap_angle(psi_c - hi)))
         assert np.all(err[~inside & not_pole] < 1e-8)
     return c, P, Pc
 
