@@ -286,7 +286,7 @@ def test_full_circle_twist_from_the_slider_is_free(rigs, mods):
 # --- 3. presets fit the rig ------------------------------------------------------------------------------
 
 LEGS = {"meta": ("thigh", "shin", "foot", "toe"), "rig": ("thigh_fk", "shin_fk", "foot_fk", "toe_fk"),
-        "basic": ("thigh", "shin", "foot", "toe"), "demo": ("thigh", "shin", "foot")}
+        "basic": ("thigh", "shin", "foot", "toe"), "demo": ("thigh", "shin", "foot", "toe")}
 ARMS = {"meta": ("upper_arm", "forearm", "hand"), "rig": ("upper_arm_fk", "forearm_fk", "hand_fk"),
         "basic": ("upper_arm", "forearm", "hand"), "demo": ("upper_arm", "forearm", "hand")}
 UP = np.array([0.0, 0.0, 1.0])
@@ -298,9 +298,14 @@ def demo_rig(rigs):
     import sys
 
     sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "scripts"))
-    import demo_scene
+    import demo_character
 
-    obj = demo_scene.humanoid()
+    import bpy
+
+    if bpy.context.object is not None and bpy.context.object.mode != "OBJECT":
+        bpy.ops.object.mode_set(mode="OBJECT")
+    # The demo character's rig (scripts/demo_character.py): Rigify's meta-rig trimmed, with a tail.
+    obj = demo_character.trim_and_add_tail(demo_character.add_metarig("DemoCharacter"))
     obj.location = (-3.0, 0.0, 0.0)
     return obj
 
@@ -343,8 +348,6 @@ def _clamped(pb, q, mods):
 def test_leg_and_arm_presets_bend_the_right_way(rigs, demo_rig, mods, key, side):
     import bpy
 
-    if key == "demo" and side == "R":
-        pytest.skip("the demo rig has a left side only")
     rig = _rig(rigs, demo_rig, key)
     leg = [f"{n}.{side}" for n in LEGS[key]]
     arm = [f"{n}.{side}" for n in ARMS[key]]
