@@ -34,11 +34,12 @@ _RIGHT_TOKEN = re.compile(r"(^|[._\- ])r($|[._\- \d])|right", re.IGNORECASE)
 KINDS = ("SWING_TWIST", "HINGE", "EULER", "EULER_MULTI", "QUAT_SWING")
 SHAPES = ("RECT", "ELLIPSE", "OVAL", "SUPERELLIPSE", "POLYGON")
 CORRECTIONS = ("OPTIMAL", "SIMPLE")
+FITS = ("INSCRIBED", "AXES")
 EULER_ORDERS = ("XYZ", "XZY", "YXZ", "YZX", "ZXY", "ZYX")
 # field -> kind of value: "range" (lo, hi) degrees, "range3" [3] degrees, "angle" degrees,
 # "twist" range or null, "bool", "enum" (allowed values), "exponent", "outline"
 FIELDS = {
-    "kind": KINDS, "shape": SHAPES, "correction": CORRECTIONS, "hinge_axis": ("X", "Z"), "euler_order": EULER_ORDERS,
+    "kind": KINDS, "shape": SHAPES, "correction": CORRECTIONS, "fit": FITS, "hinge_axis": ("X", "Z"), "euler_order": EULER_ORDERS,
     "swing_x": "range", "swing_z": "range", "hinge": "range", "twist": "twist", "fix_twist": "bool",
     "euler_min": "range3", "euler_max": "range3", "quat_swing_max": "angle", "exponent": "exponent",
     "outline": "outline",
@@ -191,6 +192,8 @@ def write_entry(settings, entry):
     for field in ("shape", "correction", "hinge_axis", "euler_order", "fix_twist"):
         if field in entry:
             setattr(settings, field, entry[field])
+    if entry["kind"] == "SWING_TWIST":
+        settings.fit = entry.get("fit", "INSCRIBED")   # presets saved before the fit existed
     for field in ("swing_x", "swing_z", "hinge"):
         if field in entry:
             _set_range(settings, field, entry[field])
@@ -226,6 +229,7 @@ def entry_from_settings(settings):
         "kind": settings.kind,
         "shape": settings.shape,
         "correction": settings.correction,
+        "fit": settings.fit,
         "swing_x": _deg_pair(settings.swing_x_min, settings.swing_x_max),
         "swing_z": _deg_pair(settings.swing_z_min, settings.swing_z_max),
         "twist": _deg_pair(settings.twist_min, settings.twist_max) if settings.use_twist_limit else None,

@@ -12,7 +12,7 @@ EULER_ORDER_FOR_SWING = "XYZ"
 SCALAR_FIELDS = (
     "enabled", "kind", "shape", "correction", "swing_x_min", "swing_x_max", "swing_z_min", "swing_z_max",
     "exponent", "use_twist_limit", "twist_min", "twist_max", "fix_twist", "hinge_axis", "hinge_min", "hinge_max",
-    "euler_order", "euler_min", "euler_max", "quat_swing_max",
+    "euler_order", "euler_min", "euler_max", "quat_swing_max", "fit",
 )
 
 

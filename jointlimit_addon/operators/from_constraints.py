@@ -4,7 +4,7 @@ import bpy
 from bpy.props import BoolProperty, EnumProperty
 
 from .. import bone_limits, settings_io
-from ._common import PosePoll, selected_pose_bones
+from ._common import PosePoll, report_rest_pose, selected_pose_bones
 
 
 class POSE_OT_jointlimit_from_constraints(PosePoll, bpy.types.Operator):
@@ -66,4 +66,5 @@ class POSE_OT_jointlimit_from_constraints(PosePoll, bpy.types.Operator):
             self.report({"WARNING"}, f"Converted, but bone '{bad[0][0]}' needs attention: {bad[0][1]}")
         else:
             self.report({"INFO"}, f"Converted {len(converted)} bones")
+        report_rest_pose(self, [pb for pb in bones if pb.name in converted])
         return {"FINISHED"}

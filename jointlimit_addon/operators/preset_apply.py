@@ -4,7 +4,7 @@ import bpy
 from bpy.props import BoolProperty, StringProperty
 
 from .. import presets
-from ._common import PosePoll, selected_pose_bones
+from ._common import PosePoll, report_rest_pose, selected_pose_bones
 
 
 def _rpt(template, **values):
@@ -65,4 +65,5 @@ class POSE_OT_jointlimit_preset_apply(PosePoll, bpy.types.Operator):
         label = bpy.app.translations.pgettext_iface(presets.preset_label(self.preset)[0])
         self.report({"INFO"}, _rpt("Set {count} bones from '{preset}' ({mirrored} mirrored for the right side)",
                                    count=len(plan), preset=label, mirrored=mirrored))
+        report_rest_pose(self, [pb for pb, _ in plan])
         return {"FINISHED"}
