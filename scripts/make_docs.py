@@ -6,6 +6,7 @@ Run: .venv/bin/blender -b --factory-startup --python scripts/make_docs.py   (or 
 - docs/skinning.png  LBS / SDEF / Bezier on a bent cylinder with an asymmetric wide blend
                      (compare [002 Fig.42-49])
 - docs/motion.png    one channel through a via point: minimum-acceleration vs minimum-jerk
+- docs/fits.png      the two fits of a smooth shape (INSCRIBED vs AXES) for one asymmetric range
 """
 
 import math
@@ -96,6 +97,59 @@ def regions_figure(addon):
     return demo_scene.render(scene, DOCS / "regions.png")
 
 
+# An uneven range (issue 17): swing X -20°..140°, swing Z -10°..100°.
+UNEVEN = dict(swing_x=(math.radians(-20), math.radians(140)), swing_z=(math.radians(-10), math.radians(100)))
+
+
+def marker(name, location, colour, radius=0.07):
+    """A small sphere of one colour (vertex colours, as the region spheres)."""
+    bpy.ops.mesh.primitive_ico_sphere_add(subdivisions=2, radius=radius, location=location)
+    obj = bpy.context.object
+    obj.name = name
+    attr = obj.data.color_attributes.new("Region", "FLOAT_COLOR", "POINT")
+    attr.data.foreach_set("color", np.tile(colour, len(obj.data.vertices)).astype(np.float32))
+    obj.data.color_attributes.active_color = attr
+    return obj
+
+
+def fits_figure(addon):
+    """The ellipse of one uneven range with both fits: the paper's inscribed ellipse leaves out
+    the rest pose (+Y, the bone) and falls short of the limits; the AXES fit reaches all four
+    (dark dots: a pure bend about X or Z to each limit) and holds the rest pose."""
+    limits_mod = sys.modules[addon.__name__ + ".core.limits"]
+    proj = sys.modules[addon.__name__ + ".core.projection"]
+    quat = sys.modules[addon.__name__ + ".core.quat"]
+    scene = demo_scene.clear_scene()
+    demo_scene.workbench(scene, 1000, 560)
+    scene.display.shading.color_type = "VERTEX"
+    view = np.array([-0.7, 0.85, 0.75])
+    view /= np.linalg.norm(view)
+    centre = np.array([0.0, 0.3, 0.1])
+    demo_scene.camera(scene, centre + 30 * view, centre, ortho_scale=5.4)
+    right = np.cross(-view, [0.0, 0.0, 1.0])     # to the right on the picture
+    right /= np.linalg.norm(right)
+    up = np.cross(right, -view)
+    limits = [limits_mod.JointLimit("ELLIPSE", fit=fit, **UNEVEN) for fit in ("INSCRIBED", "AXES")]
+    texts = ("Inscribed (paper)", "Axes")
+    for i, (limit, text) in enumerate(zip(limits, texts)):
+        x = (2 * i - 1) * 1.35 * right
+
+        def inside(P, limit=limit):
+            s, t = proj.sphere_to_plane(P)
+            return limit.region.contains_st(s, t) & np.isfinite(s)
+
+        coloured_sphere(text, tuple(x), inside)
+        stick(tuple(x), tuple(x + [0.0, 1.6, 0.0]), 0.045)  # the bone at rest: local +Y
+        for axis, rng in (((1.0, 0.0, 0.0), UNEVEN["swing_x"]), ((0.0, 0.0, 1.0), UNEVEN["swing_z"])):
+            for angle in rng:
+                q = quat.from_axis_angle(np.array(axis), angle)
+                P = quat.rotate(q, np.array([0.0, 1.0, 0.0]))
+                marker("limit", tuple(x + 1.0 * P), (0.1, 0.1, 0.12, 1.0))
+        rest_in = bool(limit.contains(np.array([1.0, 0.0, 0.0, 0.0])))
+        label(text + ("" if rest_in else ": rest pose outside"), tuple(x - 1.3 * up), 0.2)
+    return demo_scene.render(scene, DOCS / "fits.png")
+
+
 def skinning_figure(addon):
     scene = demo_scene.clear_scene()
     demo_scene.workbench(scene, 1200, 520)
@@ -158,7 +212,7 @@ def motion_figure(addon):
 def main():
     addon = register_addon_from_source()
     DOCS.mkdir(exist_ok=True)
-    for make in (regions_figure, skinning_figure, motion_figure):
+    for make in (regions_figure, skinning_figure, motion_figure, fits_figure):
         print("wrote", make(addon).relative_to(ROOT))
     addon.unregister()
 
