@@ -33,7 +33,8 @@ Corrections, as exact as for the INSCRIBED shapes:
   [000 eq.18-23] (``regions._OutlineRegion``).
 - SIMPLE (ELLIPSE, SUPERELLIPSE): toward the centre [000 eq.15, §4.6.1], here the origin. A ray
   from the origin stays in its quadrant, so this is the INSCRIBED scaling of ``(u, v)``.
-- SIMPLE (OVAL): the nearest point on the plane, as for the INSCRIBED oval.
+- SIMPLE (OVAL): the nearest point on the plane, as for the INSCRIBED oval: it lies in the
+  point's own quadrant (``OvalAxesRegion._simple``).
 """
 
 import math
@@ -41,7 +42,7 @@ import math
 import numpy as np
 
 from . import projection
-from .regions import _nearest_on_plane, _Outline, _OutlineRegion, _check_range
+from .regions import _Outline, _OutlineRegion, _check_range
 from .regions_smooth import EllipseRegion, SuperellipseRegion
 
 FITS = ("INSCRIBED", "AXES")
@@ -254,9 +255,23 @@ class OvalAxesRegion(_OutlineRegion):
         return self._excess2(s, t, projection.MATH, self.tol) <= 0.0
 
     def _simple(self, s, t, ops):
-        q_s, q_t, _ = _nearest_on_plane(s, t, self.outline, ops)
-        inside = self._excess2(s, t, ops, 0.0) <= 0.0
-        return ops.where(inside, s, q_s), ops.where(inside, t, q_t)
+        """The nearest point on the plane. The region is convex and its outward normals in a
+        quadrant point into that quadrant, so a point's nearest point lies in its own quadrant:
+        the quarter's core box ``[0, a - r] x [0, b - r]`` clamped, then ``r`` toward the point
+        (as ``OvalRegion`` does with its core segment)."""
+        a_p, a_m, b_p, b_m = self._half
+        pos_s, pos_t = s >= 0.0, t >= 0.0
+        a, b = ops.where(pos_s, a_p, a_m), ops.where(pos_t, b_p, b_m)
+        r = ops.minimum(a, b)
+        x, y = abs(s), abs(t)
+        c_x, c_y = ops.minimum(x, a - r), ops.minimum(y, b - r)
+        d_x, d_y = x - c_x, y - c_y
+        dl = ops.sqrt(d_x * d_x + d_y * d_y)
+        inside = dl <= r
+        f = r / ops.where(inside, 1.0, dl)
+        q_x, q_y = c_x + d_x * f, c_y + d_y * f
+        return (ops.where(inside, s, ops.where(pos_s, q_x, -q_x)),
+                ops.where(inside, t, ops.where(pos_t, q_y, -q_y)))
 
     def clamp_simple(self, s, t):
         s, t = np.broadcast_arrays(np.asarray(s, dtype=np.float64), np.asarray(t, dtype=np.float64))
