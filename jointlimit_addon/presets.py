@@ -5,7 +5,8 @@ A preset entry is a dict of settings with angles in degrees (see ``FIELDS``), wr
 side. Applying it to a right-side bone (``bpy.utils.flip_name`` changes the name and it has a
 ``.R``/``_R``/``Right`` token) mirrors it with the rules of ``settings_io.mirror_settings``: Z and
 twist ranges negated and swapped (also a hinge about Z, the Euler Y and Z ranges, polygon s and
-bulge).
+bulge); an AXES fit follows the mirrored ranges. An entry without ``fit`` (presets saved before
+the choice existed) means the paper's INSCRIBED fit.
 
 Chain presets split the selected bones into parent-child chains and give each chain's bones the
 listed joints from the root down, so selecting both arms and choosing *Arm* sets shoulder, elbow

@@ -37,7 +37,8 @@ def mirror_settings(src, dst):
 
     Mirroring a local rotation keeps its X component and negates Y and Z (Blender's flipped
     paste), so X ranges stay, Z and Y (twist) ranges are negated and swapped, and polygon
-    outlines are reflected in s (which also reverses their arcs' bulge).
+    outlines are reflected in s (which also reverses their arcs' bulge). The AXES fit takes its
+    quadrants' half-axes from the ranges, so the s half-axes swap with the Z range.
     """
     copy_settings(src, dst)
     dst.swing_z_min, dst.swing_z_max = -src.swing_z_max, -src.swing_z_min

@@ -274,3 +274,28 @@ def test_to_and_from_constraints_keep_the_typed_ranges(rig, mods):
     s = pb.jointlimit
     assert s.shape == "RECT" and mods["bone_limits"].build_limit(s).contains(IDENTITY)
     assert (s.swing_x_min, s.swing_x_max) == pytest.approx((math.radians(-60), math.radians(170)), abs=1e-6)
+
+
+def test_overlay_draws_the_axes_outline(rig, mods, addon):
+    """The viewport overlay's outline of an AXES limit lies on that region's boundary (mapped
+    back into the joint frame) and differs from the inscribed one."""
+    import bpy
+
+    ov = importlib.import_module(f"{addon.__name__}.overlay")
+    proj = importlib.import_module(f"{addon.__name__}.core.projection")
+    settings = bpy.context.scene.jointlimit
+    settings.overlay_size = 1.0
+    pb = rig.pose.bones["upper_arm.L"]
+    outlines = {}
+    for fit in ("INSCRIBED", "AXES"):
+        shoulder(pb.jointlimit, "OVAL", fit)
+        data = ov.bone_draw_data(rig, pb, settings)
+        rotation = ov.joint_matrix(rig, pb)[:3, :3]
+        local = (data["outline"] - data["head"]) @ rotation / pb.bone.length
+        local /= np.linalg.norm(local, axis=-1, keepdims=True)
+        limit = mods["bone_limits"].build_limit(pb.jointlimit)
+        assert np.allclose(local, limit.outline_points(len(local)), atol=1e-5)    # float32 matrices
+        s, t = proj.sphere_to_plane(limit.outline_points(len(local)))
+        assert np.all(limit.region.contains_st(s, t))       # on the boundary (core tests: and no farther)
+        outlines[fit] = data["outline"]
+    assert not np.allclose(outlines["INSCRIBED"][:8], outlines["AXES"][:8], atol=1e-3)
