@@ -347,3 +347,30 @@ def test_inscribed_classes_unchanged_by_the_fit_hooks():
     assert (e.sa, e.sb, e.ta, e.tb) == pytest.approx((0.6, 0.4, 0.4, -0.1))
     s = SuperellipseRegion(-0.2, 1.0, -0.5, 0.3, 3.0, 4.0)
     assert np.allclose(s._axes_q, [[0.6, 0.4], [-0.6, 0.4], [-0.6, -0.4], [0.6, -0.4]])
+
+
+@settings(**SETTINGS)
+@given(ranges(), st.sampled_from(SHAPES), st.sampled_from(("OPTIMAL", "SIMPLE")), exponents,
+       st.integers(0, 2**32 - 1))
+def test_joint_limit_properties_with_the_axes_fit(rng_pair, shape, correction, m, seed):
+    """Rotations (the pole and its neighbourhood included): unit, finite, inside, idempotent,
+    unchanged when inside; OPTIMAL no farther on the sphere than a brute-force boundary point."""
+    (z0, z1), (x0, x1) = rng_pair
+    limit = JointLimit(shape=shape, swing_z=(math.radians(z0), math.radians(z1)),
+                       swing_x=(math.radians(x0), math.radians(x1)), twist=(-0.4, 0.6), correction=correction,
+                       exponent=(m, 2.5), fit="AXES")
+    rng = np.random.default_rng(seed)
+    pole = np.array([[0.0, 0.0, 0.0, 1.0], [0.0, 1.0, 0.0, 0.0]])     # half turns about Z and X
+    q = np.concatenate((quat.random_unit(64, rng), pole, unit(pole + 1e-7 * rng.normal(size=pole.shape))))
+    out = limit.clamp(q)
+    assert np.all(np.isfinite(out)) and np.allclose(np.linalg.norm(out, axis=1), 1.0, atol=1e-12)
+    assert np.all(limit.contains(out))
+    assert quat.angle_between(limit.clamp(out), out).max() <= 1e-9
+    inside = limit.contains(q)
+    assert quat.angle_between(out[inside], q[inside]).max(initial=0.0) <= 1e-15
+    if correction == "OPTIMAL":
+        P = quat.rotate(q, np.array([0.0, 1.0, 0.0]))
+        swing = quat.rotate(out, np.array([0.0, 1.0, 0.0]))
+        outside = ~limit.region.contains_sphere(P)
+        d_ref = dense_nearest(limit.region, P[outside])
+        assert np.all(geodesic(P[outside], swing[outside]) <= d_ref + 1e-9)
