@@ -12,7 +12,7 @@ import numpy as np
 from . import chains, compat, settings_io
 from .core import quat
 from .core.euler_limits import EulerLimit, EulerMultiLimit, HingeLimit, QuatSwingLimit
-from .core.limits import JointLimit
+from .core.limits import SMOOTH_SHAPES, JointLimit
 
 EULER_MODES = quat.EULER_ORDERS
 # Blender stores rotations as float32: a rotation clamped exactly onto a limit's boundary reads
@@ -36,6 +36,13 @@ def twist_range(lo, hi):
     return max(lo, -math.pi), min(hi, math.pi)
 
 
+def _axes_range(rng, what):
+    """The AXES fit measures the shape from the rest pose: the range must hold 0° strictly."""
+    if not rng[0] < 0.0 < rng[1]:
+        raise ValueError(f"{what}: the Axes fit needs a range around 0° (minimum below 0°, maximum above 0°)")
+    return rng
+
+
 def _swing_limit(settings):
     twist = None
     if settings.use_twist_limit and not settings.fix_twist:
@@ -54,6 +61,9 @@ def _swing_limit(settings):
     else:
         swing_x = _range(settings.swing_x_min, settings.swing_x_max, "Swing X")
         swing_z = _range(settings.swing_z_min, settings.swing_z_max, "Swing Z")
+        if settings.fit == "AXES" and settings.shape in SMOOTH_SHAPES:
+            _axes_range(swing_x, "Swing X")
+            _axes_range(swing_z, "Swing Z")
     return JointLimit(
         shape=settings.shape,
         swing_x=swing_x,
@@ -63,6 +73,7 @@ def _swing_limit(settings):
         exponent=tuple(settings.exponent),
         outline=outline,
         fix_twist=settings.fix_twist,
+        fit=settings.fit,
     )
 
 
@@ -134,6 +145,44 @@ def cached_limit(settings, key=None):
 
 def clear_cache():
     _limits.clear()
+    _rest_offsets.clear()
+
+
+def rest_pose_offset(limit):
+    """How far (radians) Apply moves the rest pose (the identity rotation) into ``limit``:
+    0 when the rest pose is inside."""
+    rest = quat.identity()
+    return 0.0 if is_inside(limit, rest) else float(quat.angle_between(limit.clamp(rest), rest))
+
+
+_rest_offsets = {}
+REST_WARNING = "The rest pose is outside this limit: it will be moved {angle}° by Apply"
+
+
+def rest_pose_warning(settings, key=None):
+    """``(template, values)`` of the warning that the rest pose lies outside the bone's limit
+    (``REST_WARNING``), or ``None`` when it is inside or the settings are invalid. Cached per
+    distinct settings like ``cached_limit``."""
+    key = signature(settings) if key is None else key
+    if key not in _rest_offsets:
+        limit, error = cached_limit(settings, key)
+        if len(_rest_offsets) >= _LIMITS_MAX:
+            del _rest_offsets[next(iter(_rest_offsets))]
+        _rest_offsets[key] = None if error or not settings.enabled else rest_pose_offset(limit)
+    offset = _rest_offsets[key]
+    if not offset:
+        return None
+    degrees = math.degrees(offset)
+    return REST_WARNING, {"angle": f"{degrees:.0f}" if degrees >= 9.95 else f"{degrees:.1f}"}
+
+
+def rest_pose_message(settings, translate=None):
+    """The rest-pose warning as text (``translate``: e.g. ``pgettext_rpt``), or ``None``."""
+    warning = rest_pose_warning(settings)
+    if warning is None:
+        return None
+    template, values = warning
+    return (translate(template) if translate else template).format(**values)
 
 
 def is_inside(limit, q):

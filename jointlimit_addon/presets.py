@@ -5,7 +5,8 @@ A preset entry is a dict of settings with angles in degrees (see ``FIELDS``), wr
 side. Applying it to a right-side bone (``bpy.utils.flip_name`` changes the name and it has a
 ``.R``/``_R``/``Right`` token) mirrors it with the rules of ``settings_io.mirror_settings``: Z and
 twist ranges negated and swapped (also a hinge about Z, the Euler Y and Z ranges, polygon s and
-bulge).
+bulge); an AXES fit follows the mirrored ranges. An entry without ``fit`` (presets saved before
+the choice existed) means the paper's INSCRIBED fit.
 
 Chain presets split the selected bones into parent-child chains and give each chain's bones the
 listed joints from the root down, so selecting both arms and choosing *Arm* sets shoulder, elbow
@@ -36,11 +37,12 @@ _RIGHT_TOKEN = re.compile(r"(^|[._\- ])r($|[._\- \d])|right", re.IGNORECASE)
 KINDS = ("SWING_TWIST", "HINGE", "EULER", "EULER_MULTI", "QUAT_SWING")
 SHAPES = ("RECT", "ELLIPSE", "OVAL", "SUPERELLIPSE", "POLYGON")
 CORRECTIONS = ("OPTIMAL", "SIMPLE")
+FITS = ("INSCRIBED", "AXES")
 EULER_ORDERS = ("XYZ", "XZY", "YXZ", "YZX", "ZXY", "ZYX")
 # field -> kind of value: "range" (lo, hi) degrees, "range3" [3] degrees, "angle" degrees,
 # "twist" range or null, "bool", "enum" (allowed values), "exponent", "outline"
 FIELDS = {
-    "kind": KINDS, "shape": SHAPES, "correction": CORRECTIONS, "hinge_axis": ("X", "Z"), "euler_order": EULER_ORDERS,
+    "kind": KINDS, "shape": SHAPES, "correction": CORRECTIONS, "fit": FITS, "hinge_axis": ("X", "Z"), "euler_order": EULER_ORDERS,
     "swing_x": "range", "swing_z": "range", "hinge": "range", "twist": "twist", "fix_twist": "bool",
     "euler_min": "range3", "euler_max": "range3", "quat_swing_max": "angle", "exponent": "exponent",
     "outline": "outline",
@@ -193,6 +195,8 @@ def write_entry(settings, entry):
     for field in ("shape", "correction", "hinge_axis", "euler_order", "fix_twist"):
         if field in entry:
             setattr(settings, field, entry[field])
+    if entry["kind"] == "SWING_TWIST":
+        settings.fit = entry.get("fit", "INSCRIBED")   # presets saved before the fit existed
     for field in ("swing_x", "swing_z", "hinge"):
         if field in entry:
             _set_range(settings, field, entry[field])
@@ -228,6 +232,7 @@ def entry_from_settings(settings):
         "kind": settings.kind,
         "shape": settings.shape,
         "correction": settings.correction,
+        "fit": settings.fit,
         "swing_x": _deg_pair(settings.swing_x_min, settings.swing_x_max),
         "swing_z": _deg_pair(settings.swing_z_min, settings.swing_z_max),
         "twist": _deg_pair(settings.twist_min, settings.twist_max) if settings.use_twist_limit else None,

@@ -15,6 +15,9 @@ sign when applying (*Flip Flexion*). Right-side bones get the mirrored ranges (Z
 negated and swapped, as ``pose.jointlimit_mirror`` does). Where the sign of a twist depends on
 the roll, the range is symmetric.
 
+Smooth shapes with uneven ranges use ``"fit": "AXES"``: the outline reaches every range of the
+table and holds the rest pose (the paper's inscribed fit would not).
+
 Each entry: ``label``, ``description`` and the fields ``presets.write_entry`` understands.
 """
 
@@ -36,7 +39,7 @@ JOINTS = {
         "label": "Shoulder",
         "description": "Upper arm (ball joint): flexion 170, extension 60, abduction 170, adduction 30, "
                        "rotation 80",
-        "kind": "SWING_TWIST", "shape": "OVAL",
+        "kind": "SWING_TWIST", "shape": "OVAL", "fit": "AXES",
         "swing_x": (-60, 170), "swing_z": (-30, 170), "twist": (-80, 80),
     },
     "ELBOW": {
@@ -54,13 +57,13 @@ JOINTS = {
         "label": "Wrist",
         "description": "Hand: flexion 80, extension 70, radial deviation 20, ulnar deviation 30, no twist "
                        "(that is the forearm's)",
-        "kind": "SWING_TWIST", "shape": "OVAL",
+        "kind": "SWING_TWIST", "shape": "OVAL", "fit": "AXES",
         "swing_x": (-70, 80), "swing_z": (-30, 20), "fix_twist": True,
     },
     "HIP": {
         "label": "Hip",
         "description": "Thigh (ball joint): flexion 120, extension 30, abduction 45, adduction 30, rotation 45",
-        "kind": "SWING_TWIST", "shape": "OVAL",
+        "kind": "SWING_TWIST", "shape": "OVAL", "fit": "AXES",
         "swing_x": (-30, 120), "swing_z": (-30, 45), "twist": (-45, 45),
     },
     "KNEE": {
@@ -71,7 +74,7 @@ JOINTS = {
     "ANKLE": {
         "label": "Ankle",
         "description": "Foot: dorsiflexion 20, plantar flexion 50, inversion and eversion 25 as twist",
-        "kind": "SWING_TWIST", "shape": "OVAL",
+        "kind": "SWING_TWIST", "shape": "OVAL", "fit": "AXES",
         "swing_x": (-50, 20), "swing_z": (-10, 10), "twist": (-25, 25),
     },
     "TOE": {
@@ -83,7 +86,7 @@ JOINTS = {
     "FINGER_BASE": {
         "label": "Finger Base (MCP)",
         "description": "First finger joint: flexion 90, extension 30, spreading 20 each way",
-        "kind": "SWING_TWIST", "shape": "OVAL",
+        "kind": "SWING_TWIST", "shape": "OVAL", "fit": "AXES",
         "swing_x": (-30, 90), "swing_z": (-20, 20), "fix_twist": True,
     },
     "FINGER_MIDDLE": {

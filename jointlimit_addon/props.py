@@ -24,10 +24,16 @@ KIND_ITEMS = (
 )
 SHAPE_ITEMS = (
     ("RECT", "Rectangle", "Rectangle on the (s, t) plane"),
-    ("ELLIPSE", "Ellipse", "Ellipse inscribed in the rectangle"),
+    ("ELLIPSE", "Ellipse", "Ellipse fitted to the swing ranges (see Fit)"),
     ("OVAL", "Oval", "Stadium: two half circles joined by straight edges"),
     ("SUPERELLIPSE", "Superellipse", "Between the ellipse and the rectangle, set by the exponents"),
     ("POLYGON", "Polygon", "Outline of straight segments and circular arcs"),
+)
+FIT_ITEMS = (
+    ("INSCRIBED", "Inscribed", "The paper's fit: the shape inside the rectangle of the ranges "
+     "(with uneven ranges it misses the limits you typed and can leave out the rest pose)"),
+    ("AXES", "Axes", "Each quarter has its own half-axes: the outline passes through all four axis limits "
+     "and always holds the rest pose (ranges must contain 0°)"),
 )
 CORRECTION_ITEMS = (
     ("OPTIMAL", "Optimal", "Nearest allowed direction on the sphere (geodesic)"),
@@ -74,6 +80,12 @@ class JointLimitSettings(bpy.types.PropertyGroup):
     enabled: BoolProperty(name="Enabled", description="Limit this bone's rotation", default=False)
     kind: EnumProperty(name="Kind", description="How the rotation is limited", items=KIND_ITEMS, default="SWING_TWIST")
     shape: EnumProperty(name="Shape", description="Shape of the allowed swing region", items=SHAPE_ITEMS, default="ELLIPSE")
+    fit: EnumProperty(
+        name="Fit",
+        description="How an Ellipse, Oval or Superellipse meets the swing ranges",
+        items=FIT_ITEMS,
+        default="INSCRIBED",
+    )
     correction: EnumProperty(
         name="Correction", description="How a rotation outside the limit is brought back", items=CORRECTION_ITEMS, default="OPTIMAL"
     )

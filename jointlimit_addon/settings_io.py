@@ -13,7 +13,7 @@ EULER_ORDER_FOR_SWING = "XYZ"
 SCALAR_FIELDS = (
     "enabled", "kind", "shape", "correction", "swing_x_min", "swing_x_max", "swing_z_min", "swing_z_max",
     "exponent", "use_twist_limit", "twist_min", "twist_max", "fix_twist", "hinge_axis", "hinge_min", "hinge_max",
-    "euler_order", "euler_min", "euler_max", "quat_swing_max",
+    "euler_order", "euler_min", "euler_max", "quat_swing_max", "fit",
 )
 
 
@@ -38,7 +38,8 @@ def mirror_settings(src, dst):
 
     Mirroring a local rotation keeps its X component and negates Y and Z (Blender's flipped
     paste), so X ranges stay, Z and Y (twist) ranges are negated and swapped, and polygon
-    outlines are reflected in s (which also reverses their arcs' bulge).
+    outlines are reflected in s (which also reverses their arcs' bulge). The AXES fit takes its
+    quadrants' half-axes from the ranges, so the s half-axes swap with the Z range.
     """
     copy_settings(src, dst)
     dst.swing_z_min, dst.swing_z_max = -src.swing_z_max, -src.swing_z_min

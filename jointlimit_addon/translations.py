@@ -60,13 +60,27 @@ MESSAGES = {
     "Rectangle": "矩形",
     "Rectangle on the (s, t) plane": "(s, t) 平面上の矩形",
     "Ellipse": "楕円",
-    "Ellipse inscribed in the rectangle": "矩形に内接する楕円",
+    "Ellipse fitted to the swing ranges (see Fit)": "スイング範囲に合わせた楕円（フィットを参照）",
     "Oval": "長円",
     "Stadium: two half circles joined by straight edges": "2 つの半円を直線でつないだ長円（トラック形）",
     "Superellipse": "超楕円",
     "Between the ellipse and the rectangle, set by the exponents": "楕円と矩形の中間の形（指数で調整）",
     "Polygon": "多角形",
     "Outline of straight segments and circular arcs": "線分と円弧からなる輪郭",
+    "Fit": "フィット",
+    "How an Ellipse, Oval or Superellipse meets the swing ranges": "楕円・長円・超楕円をスイング範囲にどう合わせるか",
+    "Inscribed": "内接",
+    "The paper's fit: the shape inside the rectangle of the ranges (with uneven ranges it misses the limits you "
+    "typed and can leave out the rest pose)":
+        "論文の合わせ方：範囲の矩形に内接する形（範囲が非対称だと入力した制限値に届かず、レストポーズが外れることもあります）",
+    "Axes": "軸",
+    "Each quarter has its own half-axes: the outline passes through all four axis limits and always holds the "
+    "rest pose (ranges must contain 0°)":
+        "象限ごとに半径を持つ形：輪郭が 4 つの軸の制限値を必ず通り、常にレストポーズを含みます（範囲は 0° を含む必要があります）",
+    "The rest pose is outside this limit: it will be moved {angle}° by Apply":
+        "レストポーズがこの制限の外にあります：適用すると {angle}° 動きます",
+    "Bone '{bone}': {warning}": "ボーン '{bone}'：{warning}",
+    "({count} more bones like this)": "（同様のボーンがほかに {count} 本）",
     "Correction": "補正",
     "How a rotation outside the limit is brought back": "制限の外に出た回転の戻し方",
     "Optimal": "最適",

@@ -5,6 +5,7 @@ import math
 import bpy
 
 from . import bone_limits, presets
+from .core.limits import SMOOTH_SHAPES
 from .core.projection import swing_twist
 
 
@@ -65,6 +66,8 @@ def draw_settings(layout, pb):
     kind = settings.kind
     if kind == "SWING_TWIST":
         col.prop(settings, "shape")
+        if settings.shape in SMOOTH_SHAPES:
+            col.prop(settings, "fit")
         col.prop(settings, "correction")
         if settings.shape == "POLYGON":
             draw_outline(col, settings)
@@ -94,6 +97,17 @@ def draw_settings(layout, pb):
         box = col.box()
         box.alert = True
         box.label(text=error, icon="ERROR")
+    elif settings.enabled:
+        draw_rest_warning(col, settings)
+
+
+def draw_rest_warning(layout, settings):
+    """The rest-pose warning of ``bone_limits.rest_pose_warning``, in red, when there is one."""
+    text = bone_limits.rest_pose_message(settings, bpy.app.translations.pgettext_iface)
+    if text:
+        box = layout.box()
+        box.alert = True
+        box.label(text=text, icon="ERROR", translate=False)
 
 
 def draw_overlay_settings(layout, scene_settings):

@@ -583,14 +583,16 @@ def cmd_info(args):
         for pb in arm.pose.bones:
             s = pb.jointlimit
             if s.enabled:
+                smooth = s.kind == "SWING_TWIST" and s.shape in ("ELLIPSE", "OVAL", "SUPERELLIPSE")
                 bones.append({"armature": arm.name, "bone": pb.name, "kind": s.kind,
-                              "shape": s.shape if s.kind == "SWING_TWIST" else "-", "ranges": ranges_text(s),
-                              "problem": bone_limits.settings_error(s) or ""})
+                              "shape": s.shape if s.kind == "SWING_TWIST" else "-", "fit": s.fit if smooth else "-",
+                              "ranges": ranges_text(s),
+                              "problem": bone_limits.settings_error(s) or bone_limits.rest_pose_message(s) or ""})
     deformers = deformer_rows()
     if args.json:
         say(json.dumps({"file": bpy.data.filepath, "limits": bones, "deformers": deformers}, indent=1))
     else:
-        say(table(["ARMATURE", "BONE", "KIND", "SHAPE", "RANGES (deg)", "PROBLEM"],
+        say(table(["ARMATURE", "BONE", "KIND", "SHAPE", "FIT", "RANGES (deg)", "PROBLEM"],
                   [list(b.values()) for b in bones]) if bones else "no limited bones")
         say(table(["MESH", "MODIFIER", "MODE"], [list(d.values()) for d in deformers])
             if deformers else "no JointLimit deformers")

@@ -491,3 +491,26 @@ def test_addon_from_source_when_asked(run, rig_file, batch_env, monkeypatch):
     monkeypatch.setitem(batch_env, "JOINTLIMIT_BATCH_ADDON", "jointlimit_addon")
     out = ok(run("apply", "--no-save", blend=rig_file))
     assert "add-on: registered from source" in out and "clamped 1 of 1" in out
+
+
+def test_info_shows_the_fit_and_warns_about_the_rest_pose(run, scene, tmp_path):
+    """Issue 17: the FIT column, and a limit that leaves out the rest pose says how far Apply moves it."""
+    obj = build_rig()
+    up = obj.pose.bones["upper"].jointlimit
+    up.enabled, up.kind, up.shape, up.fit = True, "SWING_TWIST", "OVAL", "INSCRIBED"
+    up.swing_x_min, up.swing_x_max = math.radians(-60), math.radians(170)
+    up.swing_z_min, up.swing_z_max = math.radians(-30), math.radians(170)
+    path = save(tmp_path / "fit.blend")
+    out = ok(run("info", blend=path))
+    row = next(ln for ln in out.splitlines() if ln.startswith("Rig") and " upper " in ln)
+    assert "OVAL" in row and "INSCRIBED" in row and "The rest pose is outside this limit" in row
+    spine = next(ln for ln in out.splitlines() if ln.startswith("Rig") and " spine " in ln)
+    assert "rest pose" not in spine
+    as_json = json.loads(_json_block(ok(run("info", "--json", blend=path))))
+    rows = {b["bone"]: b for b in as_json["limits"]}
+    assert rows["upper"]["fit"] == "INSCRIBED" and "moved" in rows["upper"]["problem"]
+    load(path).pose.bones["upper"].jointlimit.fit = "AXES"
+    save(path)
+    as_json = json.loads(_json_block(ok(run("info", "--json", blend=path))))
+    rows = {b["bone"]: b for b in as_json["limits"]}
+    assert rows["upper"]["fit"] == "AXES" and rows["upper"]["problem"] == ""

@@ -26,6 +26,8 @@ from .regions import OvalRegion, PolygonRegion, RectRegion, outline_points  # no
 
 SHAPES = ("RECT", "ELLIPSE", "OVAL", "SUPERELLIPSE", "POLYGON")
 CORRECTIONS = ("OPTIMAL", "SIMPLE")
+FITS = ("INSCRIBED", "AXES")
+SMOOTH_SHAPES = ("ELLIPSE", "OVAL", "SUPERELLIPSE")
 TWIST_TOL = 1e-12
 # Narrowest swing range (radians) per shape: narrower ranges are refused, as their corrections
 # would land outside the region. The numeric OPTIMAL correction of ELLIPSE and SUPERELLIPSE fails
@@ -89,11 +91,26 @@ def _smooth_regions():
     return EllipseRegion, SuperellipseRegion
 
 
-def make_region(shape, swing_x=None, swing_z=None, exponent=(4.0, 4.0), outline=None):
+def _check_axes_fit(rng, what, min_width):
+    """``fit="AXES"`` measures the shape from the rest pose: the range must hold 0 strictly, and
+    each side of 0 is a quadrant's half-axis, so each must be as wide as a whole range must be."""
+    lo, hi = (float(a) for a in rng)
+    if not lo < 0.0 < hi:
+        raise ValueError(f"fit AXES needs the {what} range to contain 0 (min < 0 < max), got ({lo}, {hi}) radians")
+    if min(-lo, hi) < min_width * (1.0 - 1e-6):
+        raise ValueError(f"fit AXES needs the {what} range to reach at least {math.degrees(min_width):.3g}° on "
+                         f"each side of 0°, got ({math.degrees(lo):.3g}°, {math.degrees(hi):.3g}°)")
+
+
+def make_region(shape, swing_x=None, swing_z=None, exponent=(4.0, 4.0), outline=None, fit="INSCRIBED"):
     """The plane region of a limit: ``swing_z`` (about local Z) gives the s range and
-    ``swing_x`` (about local X) the t range, each ``tan(angle / 2)`` [000 eq.5, SPEC §1]."""
+    ``swing_x`` (about local X) the t range, each ``tan(angle / 2)`` [000 eq.5, SPEC §1].
+    ``fit``: INSCRIBED (the paper's smooth shapes inside the rectangle of the ranges) or AXES
+    (through the four axis limits, see ``regions_axes``); RECT and POLYGON ignore it."""
     if shape not in SHAPES:
         raise ValueError(f"shape must be one of {', '.join(SHAPES)}, got {shape!r}")
+    if fit not in FITS:
+        raise ValueError(f"fit must be one of {', '.join(FITS)}, got {fit!r}")
     if shape == "POLYGON":
         return PolygonRegion(outline)
     if outline is not None:
@@ -101,6 +118,12 @@ def make_region(shape, swing_x=None, swing_z=None, exponent=(4.0, 4.0), outline=
     min_width = MIN_SWING_WIDTHS[shape]
     s0, s1 = _swing_range(swing_z, "swing_z", min_width)
     t0, t1 = _swing_range(swing_x, "swing_x", min_width)
+    if fit == "AXES" and shape in SMOOTH_SHAPES:
+        _check_axes_fit(swing_z, "swing_z", min_width)
+        _check_axes_fit(swing_x, "swing_x", min_width)
+        from .regions_axes import make_axes_region
+
+        return make_axes_region(shape, s0, s1, t0, t1, exponent)
     if shape == "RECT":
         return RectRegion(s0, s1, t0, t1)
     if shape == "OVAL":
@@ -127,14 +150,19 @@ class JointLimit:
     ``PolygonRegion``). ``twist``: (min, max) about local Y inside [-pi, pi], or None (free).
     ``correction``: OPTIMAL (geodesic nearest swing) | SIMPLE (the paper's plane corrections).
     ``exponent``: (m, n) of SUPERELLIPSE [000 eq.9]. ``fix_twist``: twist forced to 0 [000 §5.2].
+    ``fit``: how ELLIPSE, OVAL and SUPERELLIPSE meet the ranges: INSCRIBED (the paper's, inside
+    the rectangle of the ranges [000 §3.2]) or AXES (each quadrant of the plane has its own
+    half-axes, so the outline passes through the four axis limits and holds the rest pose; the
+    ranges must contain 0); RECT and POLYGON ignore it.
     """
 
     def __init__(self, shape="RECT", swing_x=None, swing_z=None, twist=None, correction="OPTIMAL",
-                 exponent=(4.0, 4.0), outline=None, fix_twist=False):
+                 exponent=(4.0, 4.0), outline=None, fix_twist=False, fit="INSCRIBED"):
         if correction not in CORRECTIONS:
             raise ValueError(f"correction must be one of {', '.join(CORRECTIONS)}, got {correction!r}")
         self.shape = shape
-        self.region = make_region(shape, swing_x, swing_z, exponent, outline)
+        self.region = make_region(shape, swing_x, swing_z, exponent, outline, fit)
+        self.fit = fit
         self.swing_x = None if swing_x is None else tuple(float(a) for a in swing_x)
         self.swing_z = None if swing_z is None else tuple(float(a) for a in swing_z)
         self.twist = _twist_range(twist)
@@ -145,7 +173,7 @@ class JointLimit:
 
     def __repr__(self):
         return (f"JointLimit(shape={self.shape!r}, swing_x={self.swing_x}, swing_z={self.swing_z}, "
-                f"twist={self.twist}, correction={self.correction!r}, fix_twist={self.fix_twist})")
+                f"twist={self.twist}, correction={self.correction!r}, fix_twist={self.fix_twist}, fit={self.fit!r})")
 
     # --- twist [000 eq.44-45] ---------------------------------------------------------------
 

@@ -90,12 +90,17 @@ class _SmoothRegion(PlaneRegion):
     def _setup(self, s0, s1, t0, t1):
         self.s0, self.s1 = _check_range(s0, s1, "s")
         self.t0, self.t1 = _check_range(t0, t1, "t")
-        self.sa, self.sb, self.ta, self.tb = _half_sizes(self.s0, self.s1, self.t0, self.t1)
+        self.sa, self.sb, self.ta, self.tb = self._frame()
         self.bounds = (self.s0, self.s1, self.t0, self.t1)
         scale = max(abs(b) for b in self.bounds)
         # Round-off of a boundary point mapped sphere -> plane grows like (1 + s² + t²).
         self.tol = 1e-12 * (1.0 + scale * scale)
         self._build_nodes()
+
+    def _frame(self):
+        """``sa, sb, ta, tb``: half sizes and centre of the shape [000 eq.8] (the AXES fit of
+        ``regions_axes`` overrides it)."""
+        return _half_sizes(self.s0, self.s1, self.t0, self.t1)
 
     def __repr__(self):
         extra = f", {self.m!r}, {self.n!r}" if hasattr(self, "m") else ""
@@ -776,6 +781,11 @@ class SuperellipseRegion(_SmoothRegion):
         r_in = min(self.sa, self.ta) / np.sqrt(2.0)    # the shape contains |u| + |v| <= 1
         self._near_level = (1.0 + 2.0 * self.tol / r_in) ** max(m, n)
 
+    @property
+    def _axes_q(self):
+        """Signed half sizes ``(s, t)`` of each quadrant's quarter outline ``(4, 2)``."""
+        return self._SIGN * (self.sa, self.ta)
+
     @staticmethod
     def _graph(z, p, q):
         """``y = (1 - z^p)^(1/q)`` and its first two derivatives for ``0 <= z``, ``z^p <= 1/2``."""
@@ -805,8 +815,8 @@ class SuperellipseRegion(_SmoothRegion):
         u, v = np.where(near_u, y, z), np.where(near_u, z, y)
         du, dv = np.where(near_u, dy, dz), np.where(near_u, dz, dy)
         ddu, ddv = np.where(near_u, ddy, 0.0), np.where(near_u, 0.0, ddy)
-        su = self.sa * self._SIGN[quad, 0]
-        sv = self.ta * self._SIGN[quad, 1]
+        axes = self._axes_q
+        su, sv = axes[quad, 0], axes[quad, 1]
         rho = np.where(rev, -1.0, 1.0)
         return self.sb + su * u, self.tb + sv * v, su * rho * du, sv * rho * dv, su * ddu, sv * ddv
 
@@ -872,7 +882,7 @@ class SuperellipseRegion(_SmoothRegion):
             # coordinate grows from the axis point: z = 2 split lam' (near u) or 2 split (1 - lam')
             l0 = float(half)
             b = (2.0 if half == 0 else -2.0) * split
-            su, sv = (float(c) for c in self._SIGN[quad] * (self.sa, self.ta))
+            su, sv = (float(c) for c in self._axes_q[quad])
             self._pieces1.append((float(quad), l0, b, p / q, p - 1.0, p - 2.0, 1.0 / q, (1.0 - 1.0 / q) * p,
                                   near_u, self.sb, su, self.tb, sv))
 

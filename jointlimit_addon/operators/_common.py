@@ -1,5 +1,7 @@
 """Helpers shared by the operators (no operator classes here)."""
 
+import bpy
+
 from .. import bone_limits
 
 
@@ -57,6 +59,21 @@ def target_bones_skipping(context, all_bones):
     alone (``bone_limits.animator_bones``); a selection is taken as it is."""
     bones = target_bones(context, all_bones)
     return bone_limits.animator_bones(bones) if all_bones else (bones, [])
+
+
+def report_rest_pose(operator, bones):
+    """Warn (``WARNING`` report) when the limit just set on any of ``bones`` leaves out the rest
+    pose, naming the first such bone and how far Apply would move it."""
+    hits = [(pb, bone_limits.rest_pose_warning(pb.jointlimit)) for pb in bones if pb.jointlimit.enabled]
+    hits = [(pb, warning) for pb, warning in hits if warning]
+    if not hits:
+        return
+    rpt = bpy.app.translations.pgettext_rpt
+    pb, (template, values) = hits[0]
+    text = rpt("Bone '{bone}': {warning}").format(bone=pb.name, warning=rpt(template).format(**values))
+    if len(hits) > 1:
+        text += " " + rpt("({count} more bones like this)").format(count=len(hits) - 1)
+    operator.report({"WARNING"}, text)
 
 
 def selected_pose_bones(context):

@@ -3,7 +3,7 @@
 import bpy
 
 from .. import settings_io
-from ._common import ActiveBonePoll, selected_pose_bones
+from ._common import ActiveBonePoll, report_rest_pose, selected_pose_bones
 
 
 class POSE_OT_jointlimit_copy(ActiveBonePoll, bpy.types.Operator):
@@ -22,4 +22,5 @@ class POSE_OT_jointlimit_copy(ActiveBonePoll, bpy.types.Operator):
         for pb in targets:
             settings_io.copy_settings(active.jointlimit, pb.jointlimit)
         self.report({"INFO"}, f"Copied the joint limit of '{active.name}' to {len(targets)} bones")
+        report_rest_pose(self, targets)
         return {"FINISHED"}

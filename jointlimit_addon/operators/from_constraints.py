@@ -4,7 +4,7 @@ import bpy
 from bpy.props import BoolProperty, EnumProperty
 
 from .. import bone_limits, settings_io
-from ._common import PosePoll, selected_pose_bones
+from ._common import PosePoll, report_rest_pose, selected_pose_bones
 
 
 class POSE_OT_jointlimit_from_constraints(PosePoll, bpy.types.Operator):
@@ -72,4 +72,5 @@ class POSE_OT_jointlimit_from_constraints(PosePoll, bpy.types.Operator):
                         f"{bone_limits.skipped_text(skipped)}")
         else:
             self.report({"INFO"}, f"Converted {len(converted)} bones{bone_limits.skipped_text(skipped)}")
+        report_rest_pose(self, [pb for pb in bones if pb.name in converted])
         return {"FINISHED"}

@@ -3,7 +3,7 @@
 import bpy
 
 from .. import settings_io
-from ._common import PosePoll, selected_pose_bones
+from ._common import PosePoll, report_rest_pose, selected_pose_bones
 
 
 class POSE_OT_jointlimit_mirror(PosePoll, bpy.types.Operator):
@@ -26,12 +26,15 @@ class POSE_OT_jointlimit_mirror(PosePoll, bpy.types.Operator):
             self.report({"ERROR"}, "No mirror bones found for the selection (names need .L/.R, _L/_R or Left/Right)")
             return {"CANCELLED"}
         sources = {src.name for src, _ in pairs}
+        written = []
         for src, dst in pairs:
             if dst.name in sources and src.name > dst.name:
                 continue  # both sides selected: mirror from one side only
             settings_io.mirror_settings(src.jointlimit, dst.jointlimit)
+            written.append(dst)
         message = f"Mirrored {len(pairs)} joint limits"
         if unmatched:
             message += f"; no mirror bone for: {', '.join(unmatched[:5])}"
         self.report({"INFO"}, message)
+        report_rest_pose(self, written)
         return {"FINISHED"}

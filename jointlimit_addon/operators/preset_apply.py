@@ -4,7 +4,7 @@ import bpy
 from bpy.props import BoolProperty, EnumProperty, StringProperty
 
 from .. import presets, rig_frame
-from ._common import PosePoll, selected_pose_bones
+from ._common import PosePoll, report_rest_pose, selected_pose_bones
 
 
 def _rpt(template, **values):
@@ -90,4 +90,5 @@ class POSE_OT_jointlimit_preset_apply(PosePoll, bpy.types.Operator):
         else:
             self.report({"INFO"}, _rpt("Set {count} bones from '{preset}' ({mirrored} mirrored for the right side)",
                                        count=len(plan), preset=label, mirrored=mirrored))
+        report_rest_pose(self, [item[0] for item in plan])
         return {"FINISHED"}

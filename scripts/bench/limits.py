@@ -1,7 +1,8 @@
 """Benchmark of the projection-based joint limits (core/limits.py).
 
 Rotations clamped per second for each shape x correction on random unit quaternions (vector
-path), and the cost of one single-rotation call (the pure-Python fast path).
+path), and the cost of one single-rotation call (the pure-Python fast path). The smooth shapes
+run with both fits (``/AXES``: quadrant-wise half-axes through the axis limits, issue 17).
 
 Run from the repo root:  /tmp/venvtest/v50/bin/python scripts/bench/limits.py [--n 1000000]
 Figures depend on the machine and on what else runs on it at the time.
@@ -19,7 +20,7 @@ import numpy as np  # noqa: E402
 from jointlimit_addon.core import quat  # noqa: E402
 from jointlimit_addon.core.limits import JointLimit  # noqa: E402
 
-SHAPES = ("RECT", "OVAL", "ELLIPSE", "SUPERELLIPSE", "POLYGON")
+SHAPES = ("RECT", "OVAL", "ELLIPSE", "SUPERELLIPSE", "POLYGON", "OVAL/AXES", "ELLIPSE/AXES", "SUPERELLIPSE/AXES")
 TARGET = {"RECT": 1e6, "OVAL": 1e6, "ELLIPSE": 2.5e5, "SUPERELLIPSE": 2.5e5}
 OUTLINE = [(-0.3, -0.2), (0.5, -0.2, 0.5), (0.6, 0.4), (-0.2, 0.7, -0.3), (-0.5, 0.3)]
 
@@ -27,8 +28,9 @@ OUTLINE = [(-0.3, -0.2), (0.5, -0.2, 0.5), (0.6, 0.4), (-0.2, 0.7, -0.3), (-0.5,
 def make(shape, correction):
     if shape == "POLYGON":
         return JointLimit(shape="POLYGON", outline=OUTLINE, twist=(-0.5, 0.5), correction=correction)
+    shape, _, fit = shape.partition("/")
     return JointLimit(shape=shape, swing_x=(-0.2, 1.9), swing_z=(-0.7, 0.35), twist=(-0.5, 0.5),
-                      correction=correction)
+                      correction=correction, fit=fit or "INSCRIBED")
 
 
 def best_of(fn, repeat):
@@ -49,22 +51,22 @@ def main():
     singles = [q[i].copy() for i in range(2000)]
     print(f"{args.n} random rotations, best of {args.repeat}; {os.cpu_count()} CPUs "
           "(shared with other jobs: figures may be pessimistic)")
-    print(f"{'shape':<13} {'correction':<9} {'outside':>8} {'rot/s':>12} {'target':>10} {'one call':>10}")
+    print(f"{'shape':<17} {'correction':<9} {'outside':>8} {'rot/s':>12} {'target':>10} {'one call':>10}")
     for shape in SHAPES:
         for correction in ("OPTIMAL", "SIMPLE"):
             try:
                 lim = make(shape, correction)
             except ValueError as exc:
-                print(f"{shape:<13} {correction:<9} unavailable: {exc}")
+                print(f"{shape:<17} {correction:<9} unavailable: {exc}")
                 continue
             outside = 1.0 - lim.contains(q[:100_000]).mean()
             t_batch = best_of(lambda: lim.clamp(q), args.repeat)
             t_one = best_of(lambda: [lim.clamp(s) for s in singles], args.repeat) / len(singles)
-            target = TARGET.get(shape) if correction == "OPTIMAL" else None
+            target = TARGET.get(shape.partition("/")[0]) if correction == "OPTIMAL" else None
             rate = args.n / t_batch
             mark = "" if target is None else (f"{target:>9.0f}{'+' if rate >= target else '!'}")
             one = "+" if t_one <= 20e-6 else "!"
-            print(f"{shape:<13} {correction:<9} {outside:>8.1%} {rate:>12,.0f} {mark:>10} {t_one * 1e6:>8.1f} us{one}")
+            print(f"{shape:<17} {correction:<9} {outside:>8.1%} {rate:>12,.0f} {mark:>10} {t_one * 1e6:>8.1f} us{one}")
     print("targets (+ met, ! missed): rot/s for OPTIMAL; one call <= 20 us")
 
 
