@@ -31,10 +31,7 @@ import numpy as np
 
 from . import bone_limits, props
 from .core import quat
-from .core.limits import JointLimit
-
-# A JointLimit group with fewer rotations to clamp than this takes the single-rotation path.
-SINGLE_MAX = 24
+from .core.grouped import SINGLE_MAX, clamp_groups  # noqa: F401 (SINGLE_MAX: for the tests)
 # Write bone by bone when fewer than 1/WRITE_RATIO of the armature's bones moved (one
 # foreach_set costs about as much as that many single writes).
 WRITE_RATIO = 16
@@ -82,12 +79,15 @@ class ArmatureState:
             if settings.enabled:
                 by_settings.setdefault(bone_limits.signature(settings), (settings, []))[1].append(i)
         # (limit, bone indices); bones with invalid settings are left alone (the panel says why)
-        self.groups = []
+        self.limits, self.sizes, members = [], [], []
         for key, (settings, indices) in by_settings.items():
             limit = bone_limits.cached_limit(settings, key)[0]
             if limit is not None:
-                self.groups.append((limit, np.array(indices, dtype=np.int64)))
-        self.limited = np.sort(np.concatenate([g[1] for g in self.groups])) if self.groups else np.zeros(0, np.int64)
+                self.limits.append(limit)
+                self.sizes.append(len(indices))
+                members += indices
+        self.members = np.array(members, dtype=np.int64)   # bone indices, group after group
+        self.ends = np.cumsum(self.sizes)
         self.modes = None       # rotation mode codes last seen
         self.seen = {}          # channel -> (count, width) rotations last seen
 
@@ -152,10 +152,14 @@ def unit_quaternions(modes, channels, rows):
     offset, channel_of, order_of = _mode_tables()
     codes = modes[rows] + offset
     kinds = channel_of[codes]
+    if (kinds == QUATERNION).all():         # the common case, without masks
+        return _from_quaternion(channels[QUATERNION][rows])
     q = np.zeros((len(rows), 4))
     ok = np.zeros(len(rows), dtype=bool)
-    for kind in np.unique(kinds):
+    for kind in (QUATERNION, AXIS_ANGLE, EULER):
         here = kinds == kind
+        if not here.any():
+            continue
         raw = channels[kind][rows[here]]
         if kind == QUATERNION:
             q[here], ok[here] = _from_quaternion(raw)
@@ -218,14 +222,9 @@ def _changed(state, modes, channels, kinds):
     return changed
 
 
-def _clamp_group(limit, q):
-    if isinstance(limit, JointLimit) and len(q) < SINGLE_MAX:
-        return np.array([limit.clamp(row) for row in q])
-    return limit.clamp(q)
-
-
-def _write(obj, channels, kinds, modes, rows, values, count):
-    """Store ``values`` for the bones ``rows``; returns the channels written whole."""
+def _write(obj, channels, kinds, rows, values, count):
+    """Store ``values`` for the bones ``rows`` (bone by bone, or the whole channel at once when
+    many moved) and keep ``channels`` equal to what Blender now holds (float32)."""
     bones = obj.pose.bones
     for kind in np.unique(kinds[rows]):
         here = kinds[rows] == kind
@@ -242,6 +241,20 @@ def _write(obj, channels, kinds, modes, rows, values, count):
         channels[kind][rows[here]] = stored
 
 
+def _groups_of(state, selected, ok):
+    """``(limit, rows)`` per group: rows into the selected bones (``state.members[selected]``)
+    whose rotation is valid."""
+    position = np.cumsum(selected) - 1          # row of each member among the selected ones
+    groups, start = [], 0
+    for limit, end in zip(state.limits, state.ends):
+        rows = position[start:end][selected[start:end]]
+        start = end
+        rows = rows[ok[rows]]
+        if len(rows):
+            groups.append((limit, rows))
+    return groups
+
+
 def clamp_armature(obj, only_changed):
     """Clamp the limited bones of one armature; returns how many were written."""
     bones = obj.pose.bones
@@ -250,38 +263,35 @@ def clamp_armature(obj, only_changed):
     if modes is None:
         modes = _read_modes(bones, None)
     state = _state(obj, len(modes))
-    if not len(state.limited):
+    if not len(state.members):
         return 0
     offset, channel_of, _ = _mode_tables()
     kinds = channel_of[modes + offset]
-    channels = {int(k): _read_channel(bones, int(k), state.count) for k in np.unique(kinds[state.limited])}
-    changed = _changed(state, modes, channels, kinds) if only_changed else np.ones(len(modes), dtype=bool)
-    if not changed[state.limited].any():
-        return 0
-    rows, values = [], []
-    for limit, indices in state.groups:
-        sel = indices[changed[indices]]
-        if not len(sel):
-            continue
-        q, ok = unit_quaternions(modes, channels, sel)
-        sel, q = sel[ok], q[ok]
-        if not len(sel):
-            continue
-        clamped = _clamp_group(limit, q)
-        moved = (np.abs(clamped - q) > bone_limits.STORAGE_TOL).any(axis=-1) & np.isfinite(clamped).all(axis=-1)
+    used = kinds[state.members]
+    channels = {k: _read_channel(bones, k, state.count) for k in (QUATERNION, EULER, AXIS_ANGLE) if (used == k).any()}
+    selected = _changed(state, modes, channels, kinds)[state.members] if only_changed else np.ones(len(state.members), bool)
+    written = 0
+    if selected.any():
+        rows = state.members[selected]
+        q, ok = unit_quaternions(modes, channels, rows)
+        clamped = clamp_groups(q, _groups_of(state, selected, ok))
+        moved = ok & (np.abs(clamped - q) > bone_limits.STORAGE_TOL).any(axis=-1) & np.isfinite(clamped).all(axis=-1)
         if moved.any():
-            rows.append(sel[moved])
-            values.append(clamped[moved])
-    if rows:
-        rows, clamped = np.concatenate(rows), np.concatenate(values)
-        stored = np.zeros((len(rows), 4))
-        codes = modes[rows]
-        for code in np.unique(codes):
-            here = codes == code
-            kind = int(channel_of[code + offset])
-            width = CHANNELS[kind][1]
-            stored[here, :width] = stored_values(kind, int(code), clamped[here], channels[kind][rows[here]])
-        _write(obj, channels, kinds, modes, rows, stored, state.count)
+            _store(obj, modes, kinds, channels, rows[moved], clamped[moved], state.count)
+            written = int(moved.sum())
     state.modes = modes
     state.seen = channels
-    return len(rows)
+    return written
+
+
+def _store(obj, modes, kinds, channels, rows, clamped, count):
+    """Write the clamped rotations of the bones ``rows`` in their own modes."""
+    offset, channel_of, _ = _mode_tables()
+    stored = np.zeros((len(rows), 4))
+    codes = modes[rows]
+    for code in np.unique(codes):
+        here = codes == code
+        kind = int(channel_of[code + offset])
+        width = CHANNELS[kind][1]
+        stored[here, :width] = stored_values(kind, int(code), clamped[here], channels[kind][rows[here]])
+    _write(obj, channels, kinds, rows, stored, count)

@@ -1,0 +1,53 @@
+"""Many rotations under many limits in one pass: the batch of the live-limit handlers.
+
+``clamp_groups(q, groups)`` clamps the rotations ``q[rows]`` of each ``(limit, rows)`` group
+with its limit. Swing-twist limits (``JointLimit``) share the expensive part of the check: the
+swing-twist split and the projection ``(s, t, psi)`` [000 eq.1, 37-39] are computed once for
+all of their rows, then each group tests its own region and twist range; only the rotations
+outside go to a correction, a few of them one at a time through the core's single-rotation
+path (cheaper than numpy for a handful), many of them through the vectorised one. Other limit
+kinds (hinge, Euler, quaternion swing) clamp each group in one vectorised call.
+
+The result of each rotation equals ``limit.clamp`` of that rotation: rotations inside are
+returned unchanged, the others as the limit corrects them.
+"""
+
+import numpy as np
+
+from .limits import JointLimit
+from .projection import NP, _parts
+
+SINGLE_MAX = 24
+
+
+def _outside_swing_twist(q, groups):
+    """Per ``JointLimit`` group, the rows of ``q`` outside the limit (one shared split)."""
+    rows = np.concatenate([r for _, r in groups])
+    w, x, y, z = np.ascontiguousarray(q[rows].T)
+    _, _, _, s, t, psi, pole = _parts(w, x, y, z, NP)
+    out, start = [], 0
+    for limit, r in groups:
+        part = slice(start, start + len(r))
+        start += len(r)
+        inside = ~pole[part] & limit.region.contains_st(s[part], t[part]) & limit._twist_inside(psi[part], NP)
+        out.append(r[~inside])
+    return out
+
+
+def clamp_groups(q, groups, single_max=SINGLE_MAX):
+    """Clamped copy of the unit quaternions ``q (n, 4)``; ``groups``: ``[(limit, rows)]`` with
+    disjoint integer ``rows`` into ``q`` (rows in no group are returned unchanged)."""
+    q = np.asarray(q, dtype=np.float64)
+    out = q.copy()
+    swing = [(limit, rows) for limit, rows in groups if isinstance(limit, JointLimit) and len(rows)]
+    if swing:
+        for (limit, _), bad in zip(swing, _outside_swing_twist(q, swing)):
+            if len(bad) >= single_max:
+                out[bad] = limit.clamp(q[bad])
+            else:
+                for i in bad:
+                    out[i] = limit.clamp(q[i])
+    for limit, rows in groups:
+        if len(rows) and not isinstance(limit, JointLimit):
+            out[rows] = limit.clamp(q[rows])
+    return out
