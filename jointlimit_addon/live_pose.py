@@ -11,9 +11,10 @@ armature edits). Each pass then
 2. finds the limited bones whose rotation or mode changed since the last pass (all of them on
    the playback clamp), and stops there when none did;
 3. converts them to unit quaternions per rotation mode (as ``bone_limits.read_rotation`` does)
-   and clamps each group with one call of the vectorised core; a small ``JointLimit`` group takes
-   the core's single-rotation path one bone at a time, which is cheaper than numpy below
-   ``SINGLE_MAX`` rotations and is exactly what the per-bone path computes;
+   and clamps them with ``core.grouped.clamp_groups``: one shared check for all swing-twist
+   groups, then each group's rotations outside its limit corrected by the vectorised core (a
+   few of them one at a time by its single-rotation path, which is cheaper than numpy below
+   ``SINGLE_MAX`` rotations and is exactly what the per-bone path computes);
 4. writes back only the bones that moved (by more than ``bone_limits.STORAGE_TOL``), in their
    own rotation mode and continuous with their current values, with the same rules as
    ``bone_limits.write_rotation``: quaternions keep their sign hemisphere, axis-angle keeps the
@@ -32,6 +33,7 @@ import numpy as np
 from . import bone_limits, props
 from .core import quat
 from .core.grouped import SINGLE_MAX, clamp_groups  # noqa: F401 (SINGLE_MAX: for the tests)
+
 # Write bone by bone when fewer than 1/WRITE_RATIO of the armature's bones moved (one
 # foreach_set costs about as much as that many single writes).
 WRITE_RATIO = 16
@@ -40,6 +42,7 @@ QUATERNION, EULER, AXIS_ANGLE = 0, 1, 2
 # channel -> (pose-bone property, values per bone)
 CHANNELS = {QUATERNION: ("rotation_quaternion", 4), EULER: ("rotation_euler", 3), AXIS_ANGLE: ("rotation_axis_angle", 4)}
 
+_UNSET = 1 << 20     # no rotation mode has this value
 _armatures = {}     # Object.session_uid -> ArmatureState
 _codes = {}         # filled on first use: lookup tables of Blender's rotation_mode enum values
 
@@ -102,15 +105,21 @@ def _state(obj, count):
     return state
 
 
-def _read_modes(bones, state):
-    """Rotation mode codes of every bone, or ``None`` when the bone count changed."""
-    count = state.count if state is not None else len(bones)
-    modes = np.empty(count, dtype=np.int32)
+def _read_modes(bones, count):
+    """Rotation mode codes of every bone, or ``None`` unless the armature has ``count`` bones.
+
+    One slot more than ``count`` tells (without counting the bones, which walks their list):
+    ``foreach_get`` fills as many slots as there are bones, and fails or fills the extra one
+    when there are more.
+    """
+    modes = np.full(count + 1, _UNSET, dtype=np.int32)
     try:
         bones.foreach_get("rotation_mode", modes)
-    except (TypeError, RuntimeError):    # the armature gained or lost bones
+    except RuntimeError:
         return None
-    return modes
+    if modes[count] != _UNSET or (count and modes[count - 1] == _UNSET):
+        return None
+    return modes[:count]
 
 
 def _read_channel(bones, channel, count):
@@ -259,9 +268,9 @@ def clamp_armature(obj, only_changed):
     """Clamp the limited bones of one armature; returns how many were written."""
     bones = obj.pose.bones
     state = _armatures.get(obj.session_uid)
-    modes = _read_modes(bones, state)
-    if modes is None:
-        modes = _read_modes(bones, None)
+    modes = None if state is None else _read_modes(bones, state.count)
+    if modes is None:                   # first pass, or bones were added or removed
+        modes = _read_modes(bones, len(bones))
     state = _state(obj, len(modes))
     if not len(state.members):
         return 0

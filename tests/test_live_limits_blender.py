@@ -147,6 +147,22 @@ def _outside_by(mods, pb):
     return float(mods["bone_limits"].quat.angle_between(limit.clamp(q), q))
 
 
+def test_array_path_follows_a_bone_count_change(scene, mods):
+    import bpy
+
+    obj = limited_rig()
+    random_pose(obj, 7)
+    mods["handlers"].clamp_object(obj, False)            # groups built for this armature
+    bpy.ops.object.mode_set(mode="EDIT")
+    for name in ("b000", "b003"):                        # limited bones before most others
+        obj.data.edit_bones.remove(obj.data.edit_bones[name])
+    bpy.ops.object.mode_set(mode="POSE")
+    random_pose(obj, 8)
+    (n_ref, reference), (n_new, result) = both_paths(mods, obj, only_changed=False)
+    assert n_ref > 0.5 * len(obj.pose.bones)
+    assert (n_new, result) == (n_ref, reference)
+
+
 def test_live_limits_follow_setting_changes(scene, mods):
     import bpy
 
