@@ -13,8 +13,8 @@ armature edits). Each pass then
 3. converts them to unit quaternions per rotation mode (as ``bone_limits.read_rotation`` does)
    and clamps them with ``core.grouped.clamp_groups``: one shared check for all swing-twist
    groups, then each group's rotations outside its limit corrected by the vectorised core (a
-   few of them one at a time by its single-rotation path, which is cheaper than numpy below
-   ``SINGLE_MAX`` rotations and is exactly what the per-bone path computes);
+   few of them one at a time by its single-rotation path, which is cheaper than numpy for a
+   few dozen rotations and is exactly what the per-bone path computes);
 4. writes back only the bones that moved (by more than ``bone_limits.STORAGE_TOL``), in their
    own rotation mode and continuous with their current values, with the same rules as
    ``bone_limits.write_rotation``: quaternions keep their sign hemisphere, axis-angle keeps the
@@ -32,7 +32,7 @@ import numpy as np
 
 from . import bone_limits, props
 from .core import quat
-from .core.grouped import SINGLE_MAX, clamp_groups  # noqa: F401 (SINGLE_MAX: for the tests)
+from .core.grouped import clamp_groups
 
 # Write bone by bone when fewer than 1/WRITE_RATIO of the armature's bones moved (one
 # foreach_set costs about as much as that many single writes).

@@ -13,11 +13,11 @@ pytestmark = [pytest.mark.blender]
 
 MODES = ["QUATERNION", "AXIS_ANGLE", "XYZ", "XZY", "YXZ", "YZX", "ZXY", "ZYX"]
 D = math.radians
-# (kind, shape, correction, bones): groups larger than live_pose.SINGLE_MAX take the vectorised
-# core, the small ones its single-rotation path
+# (kind, shape, correction, bones): groups larger than core.grouped.SINGLE_MAX(_SMOOTH) take the
+# vectorised core, the small ones its single-rotation path
 GROUPS = [
     ("SWING_TWIST", "RECT", "OPTIMAL", 40),
-    ("SWING_TWIST", "ELLIPSE", "OPTIMAL", 40),
+    ("SWING_TWIST", "ELLIPSE", "OPTIMAL", 64),
     ("SWING_TWIST", "SUPERELLIPSE", "SIMPLE", 32),
     ("SWING_TWIST", "OVAL", "OPTIMAL", 8),
     ("SWING_TWIST", "POLYGON", "OPTIMAL", 8),
@@ -32,7 +32,7 @@ GROUPS = [
 @pytest.fixture
 def mods(addon):
     pkg = addon.__name__
-    return {m: importlib.import_module(f"{pkg}.{m}") for m in ("handlers", "live_pose", "bone_limits")}
+    return {m: importlib.import_module(f"{pkg}.{m}") for m in ("handlers", "live_pose", "bone_limits", "core.grouped")}
 
 
 def configure(settings, kind, shape, correction, fix_twist=False):
@@ -113,8 +113,13 @@ def both_paths(mods, obj, only_changed):
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_array_path_equals_per_bone_path(scene, mods, seed):
     obj = limited_rig()
-    assert max(g[3] for g in GROUPS) >= mods["live_pose"].SINGLE_MAX > min(g[3] for g in GROUPS)
+    grouped = mods["core.grouped"]
+    assert max(g[3] for g in GROUPS) >= grouped.SINGLE_MAX_SMOOTH and min(g[3] for g in GROUPS) < grouped.SINGLE_MAX
     random_pose(obj, seed)
+    ellipses = [pb for pb in obj.pose.bones if pb.jointlimit.enabled and pb.jointlimit.shape == "ELLIPSE"
+                and pb.jointlimit.correction == "OPTIMAL" and pb.jointlimit.kind == "SWING_TWIST" and pb != obj.pose.bones[5]]
+    outside = sum(_outside_by(mods, pb) > 1e-6 for pb in ellipses)
+    assert outside >= grouped.SINGLE_MAX_SMOOTH           # this group takes the vectorised core
     (n_ref, reference), (n_new, result) = both_paths(mods, obj, only_changed=False)
     assert n_ref > 0.5 * len(obj.pose.bones)             # most bones were outside and moved
     assert (n_new, result) == (n_ref, reference)         # exactly the same stored values

@@ -7,7 +7,7 @@ import pytest
 
 from jointlimit_addon.core import quat
 from jointlimit_addon.core.euler_limits import EulerLimit, HingeLimit, QuatSwingLimit
-from jointlimit_addon.core.grouped import SINGLE_MAX, clamp_groups
+from jointlimit_addon.core.grouped import SINGLE_MAX_SMOOTH, clamp_groups
 from jointlimit_addon.core.limits import JointLimit
 
 D = math.radians
@@ -27,7 +27,7 @@ def _limits():
     ]
 
 
-@pytest.mark.parametrize("group_size", [3, SINGLE_MAX + 5])
+@pytest.mark.parametrize("group_size", [3, SINGLE_MAX_SMOOTH + 5])
 def test_each_rotation_is_clamped_by_its_own_limit(group_size):
     limits = _limits()
     n = group_size * len(limits) + 7                  # 7 rotations in no group
