@@ -91,8 +91,7 @@ def _updated_armatures(depsgraph):
         if isinstance(data, bpy.types.Object) and data.type == "ARMATURE":
             objects.append(data.original)
         elif isinstance(data, bpy.types.Armature) and update.is_updated_geometry:
-            live_pose.invalidate()  # bones added, removed or reordered (Edit Mode)
-            return None
+            live_pose.recheck_bones()   # posing updates the data too; Edit Mode changes bones
     return objects
 
 
@@ -118,6 +117,7 @@ def on_depsgraph_update(scene, depsgraph=None):
         _state["live"] = True
     else:
         _state["live"] = False
+        live_pose.recheck_bones()   # unseen edits while off: check before the next pass
 
 
 @bpy.app.handlers.persistent

@@ -3,8 +3,9 @@
 Per armature, the bones with an enabled limit are grouped by identical settings (one shared
 limit object per group, ``bone_limits.cached_limit``). The groups are built once and rebuilt
 only when a setting changed (``props.settings_generation``, bumped by the settings' update
-callbacks), when the number of bones changed, or when ``invalidate`` was called (file load, undo,
-armature edits). Each pass then
+callbacks), when the number of bones changed, when the limited bones' names no longer match
+their places (checked after the armature's data was updated: ``recheck_bones``), or when
+``invalidate`` was called (file load, undo). Each pass then
 
 1. reads every rotation at once with ``foreach_get`` over ``pose.bones``, one call per rotation
    channel in use by limited bones (quaternion, Euler, axis-angle), plus the rotation modes;
@@ -70,6 +71,13 @@ def invalidate(obj=None):
         _armatures.pop(obj.session_uid, None)
 
 
+def recheck_bones():
+    """The armatures' bones may have changed (their data was updated): before its next pass,
+    each armature checks that its limited bones are still where its groups expect them."""
+    for state in _armatures.values():
+        state.recheck = True
+
+
 class ArmatureState:
     """The limited bones of one armature grouped by limit, and the rotations last seen."""
 
@@ -91,16 +99,25 @@ class ArmatureState:
                 members += indices
         self.members = np.array(members, dtype=np.int64)   # bone indices, group after group
         self.ends = np.cumsum(self.sizes)
+        self.names = [obj.pose.bones[i].name for i in members]
+        self.recheck = False
         self.modes = None       # rotation mode codes last seen
         self.seen = {}          # channel -> (count, width) rotations last seen
 
-    def is_current(self, count):
-        return self.count == count and self.generation == props.settings_generation()
+    def is_current(self, obj, count):
+        if self.count != count or self.generation != props.settings_generation():
+            return False
+        if self.recheck:    # same count: bones removed and added, or reordered, in Edit Mode?
+            bones = obj.pose.bones
+            if any(bones[int(i)].name != name for i, name in zip(self.members, self.names)):
+                return False
+            self.recheck = False
+        return True
 
 
 def _state(obj, count):
     state = _armatures.get(obj.session_uid)
-    if state is None or not state.is_current(count):
+    if state is None or not state.is_current(obj, count):
         state = _armatures[obj.session_uid] = ArmatureState(obj, count)
     return state
 
