@@ -143,11 +143,22 @@ def settings_changed(_self=None, _context=None):
     _generation[0] += 1
 
 
+def _also_notify(update):
+    def both(self, context):
+        settings_changed()
+        return update(self, context)
+
+    return both
+
+
 def _notify_changes(cls):
-    """Give every property of ``cls`` (collections have no update) the ``settings_changed`` callback."""
+    """Give every property of ``cls`` (collections have no update) the ``settings_changed``
+    callback, before its own update callback if it has one."""
     for field, prop in cls.__annotations__.items():
         if prop.function is not CollectionProperty:
-            cls.__annotations__[field] = prop.function(**prop.keywords, update=settings_changed)
+            own = prop.keywords.get("update")
+            update = settings_changed if own is None else _also_notify(own)
+            cls.__annotations__[field] = prop.function(**{**prop.keywords, "update": update})
 
 
 _notify_changes(JointLimitOutlinePoint)
