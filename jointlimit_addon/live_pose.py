@@ -99,7 +99,11 @@ class ArmatureState:
                 members += indices
         self.members = np.array(members, dtype=np.int64)   # bone indices, group after group
         self.ends = np.cumsum(self.sizes)
-        self.names = [obj.pose.bones[i].name for i in members]
+        # what tells that the limited bones are still in place: the names of all bones (one C
+        # call) when many are limited, else the names of the limited ones
+        bones = obj.pose.bones
+        self.all_names = len(members) * 8 > count
+        self.names = bones.keys() if self.all_names else [(i, bones[i].name) for i in members]
         self.recheck = False
         self.modes = None       # rotation mode codes last seen
         self.seen = {}          # channel -> (count, width) rotations last seen
@@ -108,11 +112,15 @@ class ArmatureState:
         if self.count != count or self.generation != props.settings_generation():
             return False
         if self.recheck:    # same count: bones removed and added, or reordered, in Edit Mode?
-            bones = obj.pose.bones
-            if any(bones[int(i)].name != name for i, name in zip(self.members, self.names)):
+            if not self._same_bones(obj.pose.bones):
                 return False
             self.recheck = False
         return True
+
+    def _same_bones(self, bones):
+        if self.all_names:
+            return bones.keys() == self.names
+        return all(bones[i].name == name for i, name in self.names)
 
 
 def _state(obj, count):

@@ -202,10 +202,14 @@ def test_live_limits_follow_setting_changes(scene, mods):
     scene.jointlimit.live = False
 
 
-def test_live_limits_follow_bones_added_in_edit_mode(scene, mods):
+@pytest.mark.parametrize("few_limited", [False, True])
+def test_live_limits_follow_bones_added_in_edit_mode(scene, mods, few_limited):
     import bpy
 
     obj = limited_rig()
+    if few_limited:     # the other way of checking the bones: only the limited ones' names
+        for pb in list(obj.pose.bones)[12:]:
+            pb.jointlimit.enabled = False
     scene.jointlimit.live = True
     bpy.context.view_layer.update()
     n_bones = len(obj.pose.bones)
