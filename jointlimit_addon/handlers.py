@@ -76,8 +76,21 @@ def clamp_object(obj, only_changed):
     return live_pose.clamp_armature(obj, only_changed)
 
 
+_scene_armatures = {}   # scene name -> (object count, names of its armature objects)
+
+
 def _armatures(scene):
-    return [o for o in scene.objects if o.type == "ARMATURE" and o.pose is not None]
+    """The scene's armature objects; remembered while the scene's object count stays the same
+    (a rig's scene often holds many more objects, e.g. Rigify's widgets, than armatures)."""
+    count = len(scene.objects)
+    known = _scene_armatures.get(scene.name)
+    if known is not None and known[0] == count:
+        objects = [bpy.data.objects.get(name) for name in known[1]]
+        if all(o is not None and o.type == "ARMATURE" for o in objects):
+            return [o for o in objects if o.pose is not None]
+    objects = [o for o in scene.objects if o.type == "ARMATURE"]
+    _scene_armatures[scene.name] = (count, [o.name for o in objects])
+    return [o for o in objects if o.pose is not None]
 
 
 def _updated_armatures(depsgraph):
@@ -123,6 +136,7 @@ def on_depsgraph_update(scene, depsgraph=None):
 @bpy.app.handlers.persistent
 def on_undo_or_load(*_args):
     """Settings and poses come back from the file or the undo step: regroup everything."""
+    _scene_armatures.clear()
     live_pose.invalidate()
     props.settings_changed()
 
@@ -153,5 +167,6 @@ def unregister():
         while func in handler_list:
             handler_list.remove(func)
     _cache.clear()
+    _scene_armatures.clear()
     live_pose.invalidate()
     bone_limits.clear_cache()

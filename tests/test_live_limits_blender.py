@@ -127,6 +127,16 @@ def test_array_path_equals_per_bone_path(scene, mods, seed):
     assert mods["handlers"].clamp_object(obj, False) == 0
 
 
+def test_array_path_equals_per_bone_path_with_few_limited_bones(scene, mods):
+    obj = limited_rig()
+    for pb in list(obj.pose.bones)[16:]:     # a few bones of each kind in small groups
+        pb.jointlimit.enabled = False
+    random_pose(obj, 9)
+    (n_ref, reference), (n_new, result) = both_paths(mods, obj, only_changed=False)
+    assert n_ref > 8
+    assert (n_new, result) == (n_ref, reference)
+
+
 def test_only_changed_bones_are_clamped_like_the_per_bone_path(scene, mods):
     obj = limited_rig()
     random_pose(obj, 4)

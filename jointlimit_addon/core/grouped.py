@@ -5,8 +5,10 @@ with its limit. Swing-twist limits (``JointLimit``) share the expensive part of 
 swing-twist split and the projection ``(s, t, psi)`` [000 eq.1, 37-39] are computed once for
 all of their rows, then each group tests its own region and twist range; only the rotations
 outside go to a correction, a few of them one at a time through the core's single-rotation
-path (cheaper than numpy for a handful), many of them through the vectorised one. Other limit
-kinds (hinge, Euler, quaternion swing) clamp each group in one vectorised call.
+path (cheaper than numpy for a handful), many of them through the vectorised one. When there
+are few swing-twist rotations in all, each goes through the single-rotation path. Other limit
+kinds (hinge, Euler, quaternion swing) check each group in one vectorised call and correct the
+rotations outside in another.
 
 The result of each rotation equals ``limit.clamp`` of that rotation: rotations inside are
 returned unchanged, the others as the limit corrects them.
@@ -48,7 +50,11 @@ def clamp_groups(q, groups):
     q = np.asarray(q, dtype=np.float64)
     out = q.copy()
     swing = [(limit, rows) for limit, rows in groups if isinstance(limit, JointLimit) and len(rows)]
-    if swing:
+    if sum(len(rows) for _, rows in swing) < SINGLE_MAX:    # few in all (small groups): one at a time
+        for limit, rows in swing:
+            for i in rows:
+                out[i] = limit.clamp(q[i])
+    elif swing:
         for (limit, _), bad in zip(swing, _outside_swing_twist(q, swing)):
             if len(bad) >= _single_max(limit):
                 out[bad] = limit.clamp(q[bad])
@@ -57,5 +63,7 @@ def clamp_groups(q, groups):
                     out[i] = limit.clamp(q[i])
     for limit, rows in groups:
         if len(rows) and not isinstance(limit, JointLimit):
-            out[rows] = limit.clamp(q[rows])
+            bad = rows[~limit.contains(q[rows])]     # the check costs about half the clamp
+            if len(bad):
+                out[bad] = limit.clamp(q[bad])
     return out
