@@ -4,16 +4,20 @@
 (posing with R, trackball, typed values); ``frame_change_post`` clamps every limited bone on each
 frame when playback clamping is on. Both are cheap when nothing changed, never recurse (writing a
 rotation triggers one more update, which finds nothing to do), and are removed on unregister.
+
+The handlers work on whole armatures at once (``live_pose.clamp_armature``); an update that
+touched no armature (and no limit setting) returns at once. ``clamp_object_per_bone`` is the
+earlier bone-by-bone path, kept as the reference the array path is tested against.
 """
 
 import math
 
 import bpy
 
-from . import bone_limits
+from . import bone_limits, live_pose, props
 
-_state = {"busy": False}
-# (object name, bone name) -> (settings signature, rotation tuple) when last seen
+_state = {"busy": False, "live": False, "generation": None}
+# (object name, bone name) -> (settings signature, rotation tuple) when last seen (per-bone path)
 _cache = {}
 
 
@@ -40,8 +44,10 @@ def _unit_quaternion(pb, raw):
     return tuple(c / norm for c in raw)
 
 
-def clamp_object(obj, only_changed):
-    """Clamp the limited bones of one armature; returns how many were written."""
+def clamp_object_per_bone(obj, only_changed):
+    """Clamp the limited bones of one armature bone by bone; returns how many were written.
+
+    The reference for ``clamp_object`` (same results, one bone at a time)."""
     written = 0
     for pb in obj.pose.bones:
         settings = pb.jointlimit
@@ -65,16 +71,54 @@ def clamp_object(obj, only_changed):
     return written
 
 
+def clamp_object(obj, only_changed):
+    """Clamp the limited bones of one armature (all at once); returns how many were written."""
+    return live_pose.clamp_armature(obj, only_changed)
+
+
+_scene_armatures = {}   # scene name -> (object count, names of its armature objects)
+
+
 def _armatures(scene):
-    return [o for o in scene.objects if o.type == "ARMATURE" and o.pose is not None]
+    """The scene's armature objects; remembered while the scene's object count stays the same
+    (a rig's scene often holds many more objects, e.g. Rigify's widgets, than armatures)."""
+    count = len(scene.objects)
+    known = _scene_armatures.get(scene.name)
+    if known is not None and known[0] == count:
+        objects = [bpy.data.objects.get(name) for name in known[1]]
+        if all(o is not None and o.type == "ARMATURE" for o in objects):
+            return [o for o in objects if o.pose is not None]
+    objects = [o for o in scene.objects if o.type == "ARMATURE"]
+    _scene_armatures[scene.name] = (count, [o.name for o in objects])
+    return [o for o in objects if o.pose is not None]
 
 
-def clamp_scene(scene, only_changed):
+def _updated_armatures(depsgraph):
+    """Armature objects the update touched (their pose, transform or data); ``None`` when the
+    handlers must look at every armature (settings changed, live limits just turned on)."""
+    if _state["generation"] != props.settings_generation() or not _state["live"]:
+        return None
+    objects = []
+    for update in depsgraph.updates:
+        data = update.id
+        if isinstance(data, bpy.types.Object) and data.type == "ARMATURE":
+            objects.append(data.original)
+        elif isinstance(data, bpy.types.Armature) and update.is_updated_geometry:
+            live_pose.recheck_bones()   # posing updates the data too; Edit Mode changes bones
+    return objects
+
+
+def clamp_scene(scene, only_changed, depsgraph=None):
+    """Clamp the armatures of ``scene`` (with ``depsgraph``: only those its update touched)."""
     if _state["busy"]:
         return 0
     _state["busy"] = True
     try:
-        return sum(clamp_object(obj, only_changed) for obj in _armatures(scene))
+        objects = None if depsgraph is None else _updated_armatures(depsgraph)
+        _state["generation"] = props.settings_generation()
+        if objects is None:
+            objects = _armatures(scene)
+        return sum(clamp_object(obj, only_changed) for obj in objects if obj.pose is not None)
     finally:
         _state["busy"] = False
 
@@ -82,7 +126,19 @@ def clamp_scene(scene, only_changed):
 @bpy.app.handlers.persistent
 def on_depsgraph_update(scene, depsgraph=None):
     if scene.jointlimit.live:
-        clamp_scene(scene, only_changed=True)
+        clamp_scene(scene, only_changed=True, depsgraph=depsgraph)
+        _state["live"] = True
+    else:
+        _state["live"] = False
+        live_pose.recheck_bones()   # unseen edits while off: check before the next pass
+
+
+@bpy.app.handlers.persistent
+def on_undo_or_load(*_args):
+    """Settings and poses come back from the file or the undo step: regroup everything."""
+    _scene_armatures.clear()
+    live_pose.invalidate()
+    props.settings_changed()
 
 
 @bpy.app.handlers.persistent
@@ -94,6 +150,9 @@ def on_frame_change(scene, depsgraph=None):
 HANDLERS = (
     (bpy.app.handlers.depsgraph_update_post, on_depsgraph_update),
     (bpy.app.handlers.frame_change_post, on_frame_change),
+    (bpy.app.handlers.load_post, on_undo_or_load),
+    (bpy.app.handlers.undo_post, on_undo_or_load),
+    (bpy.app.handlers.redo_post, on_undo_or_load),
 )
 
 
@@ -108,4 +167,6 @@ def unregister():
         while func in handler_list:
             handler_list.remove(func)
     _cache.clear()
+    _scene_armatures.clear()
+    live_pose.invalidate()
     bone_limits.clear_cache()

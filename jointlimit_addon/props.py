@@ -141,6 +141,42 @@ class JointLimitSettings(bpy.types.PropertyGroup):
     quat_swing_max: _angle("Swing Max", "Largest swing angle of the quaternion-swing cone", math.radians(60.0), 0.0, ANGLE_LIMIT)
 
 
+# Bumped by every change of any bone's limit settings, so the live-limit handlers rebuild their
+# groups of bones only when something changed instead of comparing every setting on every update.
+_generation = [0]
+
+
+def settings_generation():
+    return _generation[0]
+
+
+def settings_changed(_self=None, _context=None):
+    """The update callback of every limit setting (also called after undo and file loads)."""
+    _generation[0] += 1
+
+
+def _also_notify(update):
+    def both(self, context):
+        settings_changed()
+        return update(self, context)
+
+    return both
+
+
+def _notify_changes(cls):
+    """Give every property of ``cls`` (collections have no update) the ``settings_changed``
+    callback, before its own update callback if it has one."""
+    for field, prop in cls.__annotations__.items():
+        if prop.function is not CollectionProperty:
+            own = prop.keywords.get("update")
+            update = settings_changed if own is None else _also_notify(own)
+            cls.__annotations__[field] = prop.function(**{**prop.keywords, "update": update})
+
+
+_notify_changes(JointLimitOutlinePoint)
+_notify_changes(JointLimitSettings)
+
+
 class JointLimitSceneSettings(bpy.types.PropertyGroup):
     """Scene-wide JointLimit options."""
 

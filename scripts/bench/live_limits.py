@@ -1,17 +1,29 @@
-"""Cost of live limits per frame on a 100-bone rig, against Blender's Limit Rotation constraint.
+"""Cost of live limits per frame, against Blender's Limit Rotation constraint and a rig without limits.
 
-Run: .venv/bin/blender -b --factory-startup --python scripts/bench/live_limits.py
+Run: .venv/bin/blender -b --factory-startup --python scripts/bench/live_limits.py [-- --rounds N]
 
-Measured in one run on the same rig and animation:
-- playback with no limits (baseline frame change),
-- playback with JointLimit's frame-change clamp on all 100 bones (our handler),
-- playback with a Limit Rotation constraint on each of the 100 bones (Blender's reference),
-- the live-limit handler on a depsgraph update where nothing changed (the idle cost while posing).
+Measured in one run, on the same rigs and animations:
+
+100-bone chain (4 swing shapes, twist limited), with two animations:
+- keys outside the limits: random rotations, so every bone is corrected on every frame (the
+  worst case: the cost of the correction math itself);
+- keys inside the limits: the same keys clamped first (as when posed with live limits on), so
+  the handler mostly checks;
+and for each: playback without limits, with JointLimit's playback clamp (the array path and the
+earlier per-bone path), with a Limit Rotation constraint on each bone (Blender's reference).
+
+The live-limit handler when nothing changed: on a depsgraph update that did not touch the
+armature (selecting another object), and forced to re-read the armature (every rotation compared).
+
+Rigify's generated rig (706 bones) with limits on its 18 FK controls and keys on them: playback
+without limits against playback with live limits and the playback clamp on.
 """
 
 import math
 import os
+import statistics
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # Blender does not add the script's folder
 
@@ -19,35 +31,83 @@ import _common  # noqa: E402,F401  (sets up the import path)
 import bpy
 import numpy as np  # noqa: E402
 
-from _common import best_of, chain_armature, register_addon_from_source, table
+from _common import chain_armature, register_addon_from_source, table
 
 N_BONES = 100
 FRAMES = list(range(1, 21))
+D = math.radians
+
+
+def best_of(fn, repeat=5, number=1):
+    """Median CPU seconds of this process per call of ``fn`` over ``repeat`` rounds: CPU time,
+    not wall time, so that other work on a shared machine does not count (the depsgraph's
+    worker threads do, in both the reference and the measured case)."""
+    times = []
+    for _ in range(repeat):
+        start = time.process_time()
+        for _ in range(number):
+            fn()
+        times.append((time.process_time() - start) / number)
+    return statistics.median(times)
+
+
+def _args():
+    argv = sys.argv[sys.argv.index("--") + 1:] if "--" in sys.argv else []
+    return int(argv[argv.index("--rounds") + 1]) if "--rounds" in argv else 3
 
 
 def build_rig():
     obj = chain_armature("Bench", N_BONES, (0, 0, 0.1))
-    rng = np.random.default_rng(0)
     shapes = ("RECT", "ELLIPSE", "OVAL", "SUPERELLIPSE")
     for i, pb in enumerate(obj.pose.bones):
         s = pb.jointlimit
         s.enabled, s.shape = True, shapes[i % 4]
-        s.swing_x_min, s.swing_x_max = math.radians(-30), math.radians(60)
-        s.swing_z_min, s.swing_z_max = math.radians(-40), math.radians(20)
-        s.use_twist_limit, s.twist_min, s.twist_max = True, math.radians(-20), math.radians(20)
-        for frame in (1, 10, 20):
-            q = rng.normal(size=4)
-            pb.rotation_quaternion = q / np.linalg.norm(q)
-            pb.keyframe_insert("rotation_quaternion", frame=frame)
+        s.swing_x_min, s.swing_x_max = D(-30), D(60)
+        s.swing_z_min, s.swing_z_max = D(-40), D(20)
+        s.use_twist_limit, s.twist_min, s.twist_max = True, D(-20), D(20)
     return obj
 
 
-def per_frame(scene):
+def _random_rotation(rng, amplitude):
+    """A rotation by up to ``amplitude`` radians about a random axis."""
+    axis = rng.normal(size=3)
+    angle = rng.uniform(0.0, amplitude)
+    return np.r_[math.cos(angle / 2), math.sin(angle / 2) * axis / np.linalg.norm(axis)]
+
+
+def _toward_rest(q, f):
+    """The rotation ``q`` with its angle scaled by ``f`` (same axis)."""
+    q = q if q[0] >= 0 else -q
+    angle = 2.0 * math.atan2(np.linalg.norm(q[1:]), q[0]) * f
+    axis = q[1:] / max(np.linalg.norm(q[1:]), 1e-12)
+    return np.r_[math.cos(angle / 2), math.sin(angle / 2) * axis]
+
+
+def key_random(obj, bone_limits, names, inside, seed=0, amplitude=math.pi):
+    """Key random rotations at frames 1, 10, 20. ``inside``: each key clamped into the bone's
+    limit and then brought 20% toward the rest pose, as an animation posed with live limits on
+    (the frames in between stay inside or close to the outline)."""
+    rng = np.random.default_rng(seed)
+    for name in names:
+        pb = obj.pose.bones[name]
+        pb.rotation_mode = "QUATERNION"
+        limit = bone_limits.build_limit(pb.jointlimit)
+        for frame in (1, 10, 20):
+            q = _random_rotation(rng, amplitude)
+            if inside:
+                q = limit.clamp(_toward_rest(limit.clamp(q), 0.8))
+            pb.rotation_quaternion = q
+            pb.keyframe_insert("rotation_quaternion", frame=frame)
+
+
+def per_frame(scene, rounds):
+    """Median ms per frame of playing ``FRAMES`` (best of 3 plays per round), one value per round."""
     def play():
         for f in FRAMES:
             scene.frame_set(f)
 
-    return best_of(play, repeat=5) / len(FRAMES)
+    play()
+    return [best_of(play, repeat=3) / len(FRAMES) * 1e3 for _ in range(rounds)]
 
 
 def add_constraints(obj, on):
@@ -56,39 +116,188 @@ def add_constraints(obj, on):
             con = pb.constraints.new("LIMIT_ROTATION")
             con.owner_space = "LOCAL"
             con.use_limit_x = con.use_limit_y = con.use_limit_z = True
-            con.min_x, con.max_x = math.radians(-30), math.radians(60)
-            con.min_z, con.max_z = math.radians(-40), math.radians(20)
-            con.min_y, con.max_y = math.radians(-20), math.radians(20)
+            con.min_x, con.max_x = D(-30), D(60)
+            con.min_z, con.max_z = D(-40), D(20)
+            con.min_y, con.max_y = D(-20), D(20)
         else:
             for con in list(pb.constraints):
                 pb.constraints.remove(con)
 
 
-def main():
-    addon = register_addon_from_source()
-    obj = build_rig()
-    scene = bpy.context.scene
-    base = per_frame(scene)
-    scene.jointlimit.clamp_playback = True
-    ours = per_frame(scene)
-    scene.jointlimit.clamp_playback = False
-    add_constraints(obj, True)
-    blender = per_frame(scene)
-    add_constraints(obj, False)
-    scene.jointlimit.live = True
+def span(values):
+    lo, hi = min(values), max(values)
+    return f"{lo:.2f}" if f"{lo:.2f}" == f"{hi:.2f}" else f"{lo:.2f}–{hi:.2f}"
+
+
+def added(values, base):
+    return span([v - b for v, b in zip(values, base)])
+
+
+def chain_rows(addon, rounds, inside):
     handlers = sys.modules[addon.__name__ + ".handlers"]
-    handlers.clamp_scene(scene, only_changed=True)  # warm the cache
-    idle = best_of(lambda: handlers.clamp_scene(scene, only_changed=True), repeat=7, number=5)
+    bone_limits = sys.modules[addon.__name__ + ".bone_limits"]
+    obj = build_rig()
+    key_random(obj, bone_limits, [pb.name for pb in obj.pose.bones], inside)
+    scene = bpy.context.scene
+    settings = scene.jointlimit
+    base = per_frame(scene, rounds)
+    settings.clamp_playback = True
+    ours = per_frame(scene, rounds)
+    array_path = handlers.clamp_object
+    handlers.clamp_object = handlers.clamp_object_per_bone    # the earlier path, for comparison
+    try:
+        per_bone = per_frame(scene, rounds)
+    finally:
+        handlers.clamp_object = array_path
+    settings.clamp_playback = False
+    add_constraints(obj, True)
+    blender = per_frame(scene, rounds)
+    add_constraints(obj, False)
+    where = "inside" if inside else "outside"
+    ratio = [(o - b) / (c - b) for o, b, c in zip(ours, base, blender) if c - b > 0.02]
     rows = [
-        ("frame change, no limits", f"{base * 1e3:.2f}", "-"),
-        ("+ JointLimit playback clamp (100 bones)", f"{ours * 1e3:.2f}", f"{(ours - base) * 1e3:.2f}"),
-        ("+ Limit Rotation constraints (100 bones)", f"{blender * 1e3:.2f}", f"{(blender - base) * 1e3:.2f}"),
-        ("live-limit handler, nothing changed", "-", f"{idle * 1e3:.2f}"),
+        (f"keys {where}: frame change, no limits", span(base), "-"),
+        (f"keys {where}: + JointLimit playback clamp", span(ours), added(ours, base)),
+        (f"keys {where}: + same, earlier per-bone path", span(per_bone), added(per_bone, base)),
+        (f"keys {where}: + Limit Rotation constraints", span(blender), added(blender, base)),
     ]
-    print(table(("per frame, 100-bone rig", "total ms", "added ms"), rows))
-    per_bone = lambda t: max(t - base, 0.0) / N_BONES * 1e6  # noqa: E731
-    print(f"per limited bone and frame: JointLimit {per_bone(ours):.1f} µs (Python handler), "
-          f"Limit Rotation {per_bone(blender):.1f} µs (C, within timing noise when ~0)")
+    return rows, ratio, obj
+
+
+def idle_rows(addon, rounds):
+    """Time the real depsgraph handler inside real updates that do not touch the armature, and
+    a pass that re-reads the armature (every rotation compared with the last seen)."""
+    handlers = sys.modules[addon.__name__ + ".handlers"]
+    scene = bpy.context.scene
+    scene.jointlimit.live = True
+    other = bpy.data.objects.new("Other", None)
+    scene.collection.objects.link(other)
+    bpy.context.view_layer.update()
+    handlers.clamp_scene(scene, only_changed=True)  # everything seen once
+    times = []
+
+    def timed(scene, depsgraph=None):
+        start = time.process_time()
+        handlers.on_depsgraph_update(scene, depsgraph)
+        times.append(time.process_time() - start)
+
+    post = bpy.app.handlers.depsgraph_update_post
+    post.remove(handlers.on_depsgraph_update)
+    post.append(timed)
+    try:
+        update = []
+        for _ in range(rounds):
+            times.clear()
+            for _ in range(100):
+                other.location.x += 0.01   # another object moves
+                bpy.context.view_layer.update()
+            update.append(sorted(times)[len(times) // 2] * 1e3)
+    finally:
+        post.remove(timed)
+        post.append(handlers.on_depsgraph_update)
+    live_pose = sys.modules[addon.__name__ + ".live_pose"]
+
+    def reread_armature():      # what an update that touched the armature costs
+        live_pose.recheck_bones()
+        handlers.clamp_scene(scene, only_changed=True)
+
+    reread = [best_of(reread_armature, repeat=5, number=20) * 1e3 for _ in range(rounds)]
+    scene.jointlimit.live = False
+    return [
+        ("live-limit handler, update not touching the armature", "-", span(update)),
+        ("live-limit handler, armature re-read, nothing changed", "-", span(reread)),
+    ]
+
+
+RIGIFY_LIMITS = {   # plausible human ranges: (kind, swing X, swing Z, twist) in degrees
+    "upper_arm_fk": ("SWING_TWIST", "ELLIPSE", (-60, 90), (-80, 40), (-60, 60)),
+    "forearm_fk": ("HINGE", None, (0, 145), None, None),
+    "hand_fk": ("SWING_TWIST", "ELLIPSE", (-70, 70), (-25, 35), (-10, 10)),
+    "thigh_fk": ("SWING_TWIST", "OVAL", (-30, 110), (-35, 40), (-40, 40)),
+    "shin_fk": ("HINGE", None, (0, 150), None, None),
+    "foot_fk": ("SWING_TWIST", "RECT", (-45, 30), (-20, 20), (-25, 25)),
+    "toe_fk": ("HINGE", None, (-40, 60), None, None),
+    "spine_fk": ("SWING_TWIST", "ELLIPSE", (-25, 35), (-25, 25), (-20, 20)),
+}
+
+
+def _limit_key(name):
+    return name.split(".")[0]
+
+
+def rigify_rig(addon):
+    import addon_utils
+
+    addon_utils.enable("rigify", default_set=True)
+    bpy.ops.wm.read_homefile(use_empty=True)
+    bpy.ops.object.armature_human_metarig_add()
+    bpy.ops.pose.rigify_generate()
+    rig = bpy.data.objects["rig"]
+    mirror = sys.modules[addon.__name__ + ".settings_io"].mirror_settings
+    names = []
+    for pb in rig.pose.bones:
+        key = _limit_key(pb.name)
+        if key not in RIGIFY_LIMITS or pb.name.endswith(".R"):
+            continue
+        kind, shape, x, z, twist = RIGIFY_LIMITS[key]
+        s = pb.jointlimit
+        s.enabled, s.kind = True, kind
+        if kind == "HINGE":
+            s.hinge_min, s.hinge_max = D(x[0]), D(x[1])
+        else:
+            s.shape = shape
+            s.swing_x_min, s.swing_x_max = D(x[0]), D(x[1])
+            s.swing_z_min, s.swing_z_max = D(z[0]), D(z[1])
+            s.use_twist_limit, s.twist_min, s.twist_max = True, D(twist[0]), D(twist[1])
+        names.append(pb.name)
+        right = rig.pose.bones.get(pb.name[:-2] + ".R") if pb.name.endswith(".L") else None
+        if right is not None:
+            mirror(s, right.jointlimit)
+            names.append(right.name)
+    for pb in rig.pose.bones:   # the limbs follow their FK chains
+        if "IK_FK" in pb.keys():
+            pb["IK_FK"] = 1.0
+    return rig, names
+
+
+def rigify_rows(addon, rounds):
+    bone_limits = sys.modules[addon.__name__ + ".bone_limits"]
+    rig, names = rigify_rig(addon)
+    scene = bpy.context.scene
+    rows = []
+    ratios = {}
+    for inside in (True, False):
+        rig.animation_data_clear()
+        key_random(rig, bone_limits, names, inside, seed=1, amplitude=D(120))
+        scene.jointlimit.live = scene.jointlimit.clamp_playback = False
+        base = per_frame(scene, rounds)
+        scene.jointlimit.live = scene.jointlimit.clamp_playback = True
+        ours = per_frame(scene, rounds)
+        scene.jointlimit.live = scene.jointlimit.clamp_playback = False
+        where = "inside" if inside else "outside"
+        rows += [
+            (f"Rigify ({len(rig.pose.bones)} bones), keys {where}: no limits", span(base), "-"),
+            (f"Rigify, keys {where}: + live limits on {len(names)} FK controls", span(ours), added(ours, base)),
+        ]
+        ratios[where] = [o / b - 1 for o, b in zip(ours, base)]
+    return rows, ratios, len(names)
+
+
+def main():
+    rounds = _args()
+    addon = register_addon_from_source()
+    rows, ratio_out, _ = chain_rows(addon, rounds, inside=False)
+    more, ratio_in, _ = chain_rows(addon, rounds, inside=True)
+    rows += more
+    rows += idle_rows(addon, rounds)
+    print(table(("per frame, 100-bone rig (ms, range over rounds)", "total ms", "added ms"), rows))
+    ratios = [f"keys {k} {span(v)}×" if v else f"keys {k}: n/a (the constraints' cost is within timing noise)"
+              for k, v in (("outside", ratio_out), ("inside", ratio_in))]
+    print("JointLimit / Limit Rotation added cost: " + ", ".join(ratios))
+    rows, ratios, n = rigify_rows(addon, rounds)
+    print(table(("per frame, Rigify rig", "total ms", "added ms"), rows))
+    print(f"Rigify playback with live limits on {n} FK controls: "
+          + ", ".join(f"keys {k} +{span([r * 100 for r in v])} %" for k, v in ratios.items()))
     addon.unregister()
 
 

@@ -1,0 +1,331 @@
+"""Live limits on whole armatures at once: the array path of the live-limit handlers.
+
+Per armature, the bones with an enabled limit are grouped by identical settings (one shared
+limit object per group, ``bone_limits.cached_limit``). The groups are built once and rebuilt
+only when a setting changed (``props.settings_generation``, bumped by the settings' update
+callbacks), when the number of bones changed, when the limited bones' names no longer match
+their places (checked after the armature's data was updated: ``recheck_bones``), or when
+``invalidate`` was called (file load, undo). Each pass then
+
+1. reads every rotation at once with ``foreach_get`` over ``pose.bones``, one call per rotation
+   channel in use by limited bones (quaternion, Euler, axis-angle), plus the rotation modes;
+2. finds the limited bones whose rotation or mode changed since the last pass (all of them on
+   the playback clamp), and stops there when none did;
+3. converts them to unit quaternions per rotation mode (as ``bone_limits.read_rotation`` does)
+   and clamps them with ``core.grouped.clamp_groups``: one shared check for all swing-twist
+   groups, then each group's rotations outside its limit corrected by the vectorised core (a
+   few of them one at a time by its single-rotation path, which is cheaper than numpy for a
+   few dozen rotations and is exactly what the per-bone path computes);
+4. writes back only the bones that moved (by more than ``bone_limits.STORAGE_TOL``), in their
+   own rotation mode and continuous with their current values, with the same rules as
+   ``bone_limits.write_rotation``: quaternions keep their sign hemisphere, axis-angle keeps the
+   side of its axis, Euler angles are the equivalent triple nearest to the current one. Few
+   moved bones are written one by one, many with one ``foreach_set`` of the whole channel.
+
+The result equals the per-bone path (``handlers.clamp_object_per_bone``), which stays as the
+reference the tests compare against.
+"""
+
+import math
+
+import bpy
+import numpy as np
+
+from . import bone_limits, props
+from .core import quat
+from .core.grouped import clamp_groups
+
+# Write bone by bone when fewer than 1/WRITE_RATIO of the armature's bones moved (one
+# foreach_set costs about as much as that many single writes).
+WRITE_RATIO = 16
+
+QUATERNION, EULER, AXIS_ANGLE = 0, 1, 2
+# channel -> (pose-bone property, values per bone)
+CHANNELS = {QUATERNION: ("rotation_quaternion", 4), EULER: ("rotation_euler", 3), AXIS_ANGLE: ("rotation_axis_angle", 4)}
+
+_UNSET = 1 << 20     # no rotation mode has this value
+_armatures = {}     # Object.session_uid -> ArmatureState
+_codes = {}         # filled on first use: lookup tables of Blender's rotation_mode enum values
+
+
+def _mode_tables():
+    """``(offset, channel per code, Euler order per code)`` for the integer rotation modes that
+    ``foreach_get("rotation_mode")`` returns (index = code + offset)."""
+    if not _codes:
+        items = {i.identifier: i.value for i in bpy.types.PoseBone.bl_rna.properties["rotation_mode"].enum_items}
+        offset = -min(items.values())
+        channel = np.full(max(items.values()) + offset + 1, -1, dtype=np.int64)
+        order = [None] * len(channel)
+        for name, value in items.items():
+            channel[value + offset] = QUATERNION if name == "QUATERNION" else AXIS_ANGLE if name == "AXIS_ANGLE" else EULER
+            order[value + offset] = name if name in quat.EULER_ORDERS else None
+        _codes.update(offset=offset, channel=channel, order=order)
+    return _codes["offset"], _codes["channel"], _codes["order"]
+
+
+def invalidate(obj=None):
+    """Forget the groups and the last seen rotations of one armature (or of all)."""
+    if obj is None:
+        _armatures.clear()
+    else:
+        _armatures.pop(obj.session_uid, None)
+
+
+def recheck_bones():
+    """The armatures' bones may have changed (their data was updated): before its next pass,
+    each armature checks that its limited bones are still where its groups expect them."""
+    for state in _armatures.values():
+        state.recheck = True
+
+
+class ArmatureState:
+    """The limited bones of one armature grouped by limit, and the rotations last seen."""
+
+    def __init__(self, obj, count):
+        self.count = count
+        self.generation = props.settings_generation()
+        by_settings = {}
+        for i, pb in enumerate(obj.pose.bones):
+            settings = pb.jointlimit
+            if settings.enabled:
+                by_settings.setdefault(bone_limits.signature(settings), (settings, []))[1].append(i)
+        # (limit, bone indices); bones with invalid settings are left alone (the panel says why)
+        self.limits, self.sizes, members = [], [], []
+        for key, (settings, indices) in by_settings.items():
+            limit = bone_limits.cached_limit(settings, key)[0]
+            if limit is not None:
+                self.limits.append(limit)
+                self.sizes.append(len(indices))
+                members += indices
+        self.members = np.array(members, dtype=np.int64)   # bone indices, group after group
+        self.ends = np.cumsum(self.sizes)
+        # what tells that the limited bones are still in place: the names of all bones (one C
+        # call) when many are limited, else the names of the limited ones
+        bones = obj.pose.bones
+        self.all_names = len(members) * 8 > count
+        self.names = bones.keys() if self.all_names else [(i, bones[i].name) for i in members]
+        self.recheck = False
+        self.modes = None       # rotation mode codes last seen
+        self.seen = {}          # channel -> (count, width) rotations last seen
+
+    def is_current(self, obj, count):
+        if self.count != count or self.generation != props.settings_generation():
+            return False
+        if self.recheck:    # same count: bones removed and added, or reordered, in Edit Mode?
+            if not self._same_bones(obj.pose.bones):
+                return False
+            self.recheck = False
+        return True
+
+    def _same_bones(self, bones):
+        if self.all_names:
+            return bones.keys() == self.names
+        return all(bones[i].name == name for i, name in self.names)
+
+
+def _state(obj, count):
+    state = _armatures.get(obj.session_uid)
+    if state is None or not state.is_current(obj, count):
+        state = _armatures[obj.session_uid] = ArmatureState(obj, count)
+    return state
+
+
+def _read_modes(bones, count):
+    """Rotation mode codes of every bone, or ``None`` unless the armature has ``count`` bones.
+
+    One slot more than ``count`` tells (without counting the bones, which walks their list):
+    ``foreach_get`` fills as many slots as there are bones, and fails or fills the extra one
+    when there are more.
+    """
+    modes = np.full(count + 1, _UNSET, dtype=np.int32)
+    try:
+        bones.foreach_get("rotation_mode", modes)
+    except RuntimeError:
+        return None
+    if modes[count] != _UNSET or (count and modes[count - 1] == _UNSET):
+        return None
+    return modes[:count]
+
+
+def _read_channel(bones, channel, count):
+    attr, width = CHANNELS[channel]
+    values = np.empty(count * width, dtype=np.float32)
+    bones.foreach_get(attr, values)
+    return values.reshape(count, width).astype(np.float64)
+
+
+# --- rotations as unit quaternions (bone_limits.read_rotation, vectorised) -------------------
+
+
+def _unit_rows(q):
+    """``q / |q|`` per row and whether the row is a rotation (finite, non-zero)."""
+    norm = np.linalg.norm(q, axis=-1, keepdims=True)
+    ok = np.isfinite(q).all(axis=-1) & (norm[:, 0] >= 1e-12) & np.isfinite(norm[:, 0])
+    return q / np.where(ok[:, None], norm, 1.0), ok
+
+
+def _from_quaternion(raw):
+    # handlers._unit_quaternion: the plain-float norm, in the same order of operations
+    w, x, y, z = raw.T
+    norm = np.sqrt(((w * w + x * x) + y * y) + z * z)
+    ok = (norm > 1e-12) & np.isfinite(norm)
+    return raw / np.where(ok, norm, 1.0)[:, None], ok
+
+
+def _from_axis_angle(raw):
+    angle, axis = raw[:, 0], raw[:, 1:]
+    zero = np.linalg.norm(axis, axis=-1) < 1e-12
+    with np.errstate(invalid="ignore", divide="ignore"):
+        q = quat.from_axis_angle(np.where(zero[:, None], 1.0, axis), angle)
+    q[zero] = quat.identity()
+    return _unit_rows(q)
+
+
+def unit_quaternions(modes, channels, rows):
+    """Unit quaternions ``(len(rows), 4)`` of the bones ``rows`` and a mask of valid ones."""
+    offset, channel_of, order_of = _mode_tables()
+    codes = modes[rows] + offset
+    kinds = channel_of[codes]
+    if (kinds == QUATERNION).all():         # the common case, without masks
+        return _from_quaternion(channels[QUATERNION][rows])
+    q = np.zeros((len(rows), 4))
+    ok = np.zeros(len(rows), dtype=bool)
+    for kind in (QUATERNION, AXIS_ANGLE, EULER):
+        here = kinds == kind
+        if not here.any():
+            continue
+        raw = channels[kind][rows[here]]
+        if kind == QUATERNION:
+            q[here], ok[here] = _from_quaternion(raw)
+        elif kind == AXIS_ANGLE:
+            q[here], ok[here] = _from_axis_angle(raw)
+        else:
+            for code in np.unique(codes[here]):
+                sub = np.flatnonzero(here & (codes == code))
+                with np.errstate(invalid="ignore"):
+                    q[sub], ok[sub] = _unit_rows(quat.from_euler(channels[EULER][rows[sub]], order_of[code]))
+    return q, ok
+
+
+# --- clamped quaternions -> stored values (bone_limits.write_rotation, vectorised) ----------
+
+
+def _compatible_euler(q, order, previous):
+    """Euler angles of ``q`` nearest to ``previous``, per row (``bone_limits._compatible_euler``)."""
+    first = quat.to_euler(q, order)
+    i, j, k = ("XYZ".index(c) for c in order)
+    second = first.copy()
+    second[:, i] += math.pi
+    second[:, j] = math.pi - first[:, j]
+    second[:, k] += math.pi
+    first = first + 2 * math.pi * np.round((previous - first) / (2 * math.pi))
+    second = second + 2 * math.pi * np.round((previous - second) / (2 * math.pi))
+    take_second = np.abs(second - previous).sum(axis=-1) < np.abs(first - previous).sum(axis=-1)
+    return np.where(take_second[:, None], second, first)
+
+
+def stored_values(kind, code, clamped, current):
+    """The values to store for the clamped rotations of bones in one channel (Euler: one
+    ``code``), continuous with their ``current`` values."""
+    if kind == QUATERNION:
+        w, x, y, z = clamped.T
+        cw, cx, cy, cz = current.T
+        sign = np.where(((cw * w + cx * x) + cy * y) + cz * z < 0, -1.0, 1.0)
+        return clamped * sign[:, None]
+    if kind == AXIS_ANGLE:
+        axis, angle = quat.to_axis_angle(clamped)
+        flip = ((current[:, 1] * axis[:, 0] + current[:, 2] * axis[:, 1]) + current[:, 3] * axis[:, 2]) < 0
+        sign = np.where(flip, -1.0, 1.0)
+        return np.concatenate(((angle * sign)[:, None], axis * sign[:, None]), axis=-1)
+    offset, _, order_of = _mode_tables()
+    return _compatible_euler(clamped, order_of[code + offset], current)
+
+
+# --- one armature ---------------------------------------------------------------------------
+
+
+def _changed(state, modes, channels, kinds):
+    """Mask over all bones: rotation mode or value differs from the last seen."""
+    if state.modes is None:
+        return np.ones(len(modes), dtype=bool)
+    changed = modes != state.modes
+    for kind, values in channels.items():
+        old = state.seen.get(kind)
+        in_kind = kinds == kind
+        changed |= in_kind if old is None else in_kind & (values != old).any(axis=-1)
+    return changed
+
+
+def _write(obj, channels, kinds, rows, values, count):
+    """Store ``values`` for the bones ``rows`` (bone by bone, or the whole channel at once when
+    many moved) and keep ``channels`` equal to what Blender now holds (float32)."""
+    bones = obj.pose.bones
+    for kind in np.unique(kinds[rows]):
+        here = kinds[rows] == kind
+        attr, width = CHANNELS[kind]
+        stored = values[here][:, :width].astype(np.float32).astype(np.float64)
+        if here.sum() * WRITE_RATIO < count:
+            for i, v in zip(rows[here], values[here][:, :width]):
+                setattr(bones[int(i)], attr, v.tolist())
+        else:
+            whole = channels[kind].copy()
+            whole[rows[here]] = values[here][:, :width]
+            bones.foreach_set(attr, whole.astype(np.float32).ravel())
+            obj.update_tag(refresh={"DATA"})
+        channels[kind][rows[here]] = stored
+
+
+def _groups_of(state, selected, ok):
+    """``(limit, rows)`` per group: rows into the selected bones (``state.members[selected]``)
+    whose rotation is valid."""
+    position = np.cumsum(selected) - 1          # row of each member among the selected ones
+    groups, start = [], 0
+    for limit, end in zip(state.limits, state.ends):
+        rows = position[start:end][selected[start:end]]
+        start = end
+        rows = rows[ok[rows]]
+        if len(rows):
+            groups.append((limit, rows))
+    return groups
+
+
+def clamp_armature(obj, only_changed):
+    """Clamp the limited bones of one armature; returns how many were written."""
+    bones = obj.pose.bones
+    state = _armatures.get(obj.session_uid)
+    modes = None if state is None else _read_modes(bones, state.count)
+    if modes is None:                   # first pass, or bones were added or removed
+        modes = _read_modes(bones, len(bones))
+    state = _state(obj, len(modes))
+    if not len(state.members):
+        return 0
+    offset, channel_of, _ = _mode_tables()
+    kinds = channel_of[modes + offset]
+    used = kinds[state.members]
+    channels = {k: _read_channel(bones, k, state.count) for k in (QUATERNION, EULER, AXIS_ANGLE) if (used == k).any()}
+    selected = _changed(state, modes, channels, kinds)[state.members] if only_changed else np.ones(len(state.members), bool)
+    written = 0
+    if selected.any():
+        rows = state.members[selected]
+        q, ok = unit_quaternions(modes, channels, rows)
+        clamped = clamp_groups(q, _groups_of(state, selected, ok))
+        moved = ok & (np.abs(clamped - q) > bone_limits.STORAGE_TOL).any(axis=-1) & np.isfinite(clamped).all(axis=-1)
+        if moved.any():
+            _store(obj, modes, kinds, channels, rows[moved], clamped[moved], state.count)
+            written = int(moved.sum())
+    state.modes = modes
+    state.seen = channels
+    return written
+
+
+def _store(obj, modes, kinds, channels, rows, clamped, count):
+    """Write the clamped rotations of the bones ``rows`` in their own modes."""
+    offset, channel_of, _ = _mode_tables()
+    stored = np.zeros((len(rows), 4))
+    codes = modes[rows]
+    for code in np.unique(codes):
+        here = codes == code
+        kind = int(channel_of[code + offset])
+        width = CHANNELS[kind][1]
+        stored[here, :width] = stored_values(kind, int(code), clamped[here], channels[kind][rows[here]])
+    _write(obj, channels, kinds, rows, stored, count)

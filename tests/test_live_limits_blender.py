@@ -1,0 +1,266 @@
+"""Live limits on whole armatures (issue 22): the array path equals the per-bone path, and its
+groups of bones follow setting, rotation-mode and bone changes."""
+
+import importlib
+import math
+
+import numpy as np
+import pytest
+
+from rigs import make_armature
+
+pytestmark = [pytest.mark.blender]
+
+MODES = ["QUATERNION", "AXIS_ANGLE", "XYZ", "XZY", "YXZ", "YZX", "ZXY", "ZYX"]
+D = math.radians
+# (kind, shape, correction, bones): groups larger than core.grouped.SINGLE_MAX(_SMOOTH) take the
+# vectorised core, the small ones its single-rotation path
+GROUPS = [
+    ("SWING_TWIST", "RECT", "OPTIMAL", 40),
+    ("SWING_TWIST", "ELLIPSE", "OPTIMAL", 64),
+    ("SWING_TWIST", "SUPERELLIPSE", "SIMPLE", 32),
+    ("SWING_TWIST", "OVAL", "OPTIMAL", 8),
+    ("SWING_TWIST", "POLYGON", "OPTIMAL", 8),
+    ("SWING_TWIST", "ELLIPSE", "SIMPLE", 8),
+    ("HINGE", None, None, 8),
+    ("EULER", None, None, 8),
+    ("EULER_MULTI", None, None, 8),
+    ("QUAT_SWING", None, None, 8),
+]
+
+
+@pytest.fixture
+def mods(addon):
+    pkg = addon.__name__
+    return {m: importlib.import_module(f"{pkg}.{m}") for m in ("handlers", "live_pose", "bone_limits", "core.grouped")}
+
+
+def configure(settings, kind, shape, correction, fix_twist=False):
+    settings.enabled = True
+    settings.kind = kind
+    settings.shape = shape or "RECT"
+    settings.correction = correction or "OPTIMAL"
+    settings.swing_x_min, settings.swing_x_max = D(-20), D(110)
+    settings.swing_z_min, settings.swing_z_max = D(-40), D(30)
+    settings.use_twist_limit, settings.fix_twist = True, fix_twist
+    settings.twist_min, settings.twist_max = D(-25), D(35)
+    settings.hinge_min, settings.hinge_max = D(5), D(140)
+    settings.euler_min = [D(a) for a in (-30, -20, -45)]
+    settings.euler_max = [D(a) for a in (60, 20, 45)]
+    settings.quat_swing_max = D(50)
+    if shape == "POLYGON":
+        settings.outline.clear()
+        for z, x, bulge in ((-30, -15, 0.0), (25, -15, 0.3), (25, 90, 0.0), (-30, 90, -0.2)):
+            p = settings.outline.add()
+            p.swing_z, p.swing_x, p.bulge = D(z), D(x), bulge
+
+
+def limited_rig(n_extra_free=3):
+    """A chain with every group of ``GROUPS`` (bones interleaved, modes cycling) plus a few free
+    bones and one bone whose settings are invalid."""
+    kinds = [g[:3] for g in GROUPS for _ in range(g[3])]
+    order = np.random.default_rng(0).permutation(len(kinds))
+    n = len(kinds) + n_extra_free + 1
+    obj = make_armature([(f"b{i:03d}", (0, 0, 0.1 * i), (0, 0, 0.1 * (i + 1)), f"b{i - 1:03d}" if i else None, 0.0)
+                         for i in range(n)], "Live")
+    bones = obj.pose.bones
+    for i, j in enumerate(order):
+        configure(bones[i].jointlimit, *kinds[j], fix_twist=bool(j % 7 == 3))
+    bad = bones[len(kinds)].jointlimit
+    configure(bad, "SWING_TWIST", "RECT", "OPTIMAL")
+    bad.swing_x_min, bad.swing_x_max = D(50), D(10)      # invalid: min above max
+    for i, pb in enumerate(bones):
+        pb.rotation_mode = MODES[i % len(MODES)]
+    return obj
+
+
+def random_pose(obj, seed):
+    """Random stored values in every channel (Euler angles past ±180°, so the continuity of the
+    written angles matters), some bones left at rest, one zero quaternion (not a rotation)."""
+    rng = np.random.default_rng(seed)
+    for i, pb in enumerate(obj.pose.bones):
+        q = rng.normal(size=4)
+        pb.rotation_quaternion = q / np.linalg.norm(q) * rng.uniform(0.5, 2.0)
+        pb.rotation_euler = rng.uniform(-3 * math.pi, 3 * math.pi, 3)
+        pb.rotation_axis_angle = (rng.uniform(-4.0, 4.0), *rng.normal(size=3))
+        if i % 11 == 0:
+            pb.rotation_quaternion, pb.rotation_euler, pb.rotation_axis_angle = (1, 0, 0, 0), (0, 0, 0), (0, 0, 1, 0)
+    obj.pose.bones[5].rotation_quaternion = (0, 0, 0, 0)
+    obj.pose.bones[5].rotation_mode = "QUATERNION"
+
+
+def snapshot(obj):
+    return [(pb.rotation_mode, tuple(pb.rotation_quaternion), tuple(pb.rotation_euler), tuple(pb.rotation_axis_angle))
+            for pb in obj.pose.bones]
+
+
+def restore(obj, snap):
+    for pb, (mode, q, e, aa) in zip(obj.pose.bones, snap):
+        pb.rotation_mode = mode
+        pb.rotation_quaternion, pb.rotation_euler, pb.rotation_axis_angle = q, e, aa
+
+
+def both_paths(mods, obj, only_changed):
+    """Run the per-bone path, then the array path from the same start; return both results."""
+    start = snapshot(obj)
+    n_ref = mods["handlers"].clamp_object_per_bone(obj, only_changed)
+    reference = snapshot(obj)
+    restore(obj, start)
+    n_new = mods["handlers"].clamp_object(obj, only_changed)
+    return (n_ref, reference), (n_new, snapshot(obj))
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_array_path_equals_per_bone_path(scene, mods, seed):
+    obj = limited_rig()
+    grouped = mods["core.grouped"]
+    assert max(g[3] for g in GROUPS) >= grouped.SINGLE_MAX_SMOOTH and min(g[3] for g in GROUPS) < grouped.SINGLE_MAX
+    random_pose(obj, seed)
+    ellipses = [pb for pb in obj.pose.bones if pb.jointlimit.enabled and pb.jointlimit.shape == "ELLIPSE"
+                and pb.jointlimit.correction == "OPTIMAL" and pb.jointlimit.kind == "SWING_TWIST" and pb != obj.pose.bones[5]]
+    outside = sum(_outside_by(mods, pb) > 1e-6 for pb in ellipses)
+    assert outside >= grouped.SINGLE_MAX_SMOOTH           # this group takes the vectorised core
+    (n_ref, reference), (n_new, result) = both_paths(mods, obj, only_changed=False)
+    assert n_ref > 0.5 * len(obj.pose.bones)             # most bones were outside and moved
+    assert (n_new, result) == (n_ref, reference)         # exactly the same stored values
+    # the stored values are accepted: another pass writes nothing
+    assert mods["handlers"].clamp_object(obj, False) == 0
+
+
+def test_array_path_equals_per_bone_path_with_few_limited_bones(scene, mods):
+    obj = limited_rig()
+    for pb in list(obj.pose.bones)[16:]:     # a few bones of each kind in small groups
+        pb.jointlimit.enabled = False
+    random_pose(obj, 9)
+    (n_ref, reference), (n_new, result) = both_paths(mods, obj, only_changed=False)
+    assert n_ref > 8
+    assert (n_new, result) == (n_ref, reference)
+
+
+def test_only_changed_bones_are_clamped_like_the_per_bone_path(scene, mods):
+    obj = limited_rig()
+    random_pose(obj, 4)
+    mods["handlers"].clamp_object_per_bone(obj, False)
+    mods["handlers"].clamp_object(obj, False)            # both paths have seen this pose
+    rng = np.random.default_rng(5)
+    for i in rng.choice(len(obj.pose.bones), 30, replace=False):
+        pb = obj.pose.bones[int(i)]
+        pb.rotation_mode = MODES[(int(i) + 3) % len(MODES)] if i % 3 == 0 else pb.rotation_mode
+        pb.rotation_euler = rng.uniform(-math.pi, math.pi, 3)
+        q = rng.normal(size=4)
+        pb.rotation_quaternion = q / np.linalg.norm(q)
+        pb.rotation_axis_angle = (rng.uniform(-3, 3), *rng.normal(size=3))
+    (n_ref, reference), (n_new, result) = both_paths(mods, obj, only_changed=True)
+    assert 0 < n_ref < 30
+    assert (n_new, result) == (n_ref, reference)
+    assert mods["handlers"].clamp_object(obj, True) == 0    # nothing changed since
+
+
+def _outside_by(mods, pb):
+    limit = mods["bone_limits"].build_limit(pb.jointlimit)
+    q = mods["bone_limits"].read_rotation(pb)
+    return float(mods["bone_limits"].quat.angle_between(limit.clamp(q), q))
+
+
+def test_array_path_follows_a_bone_count_change(scene, mods):
+    import bpy
+
+    obj = limited_rig()
+    random_pose(obj, 7)
+    mods["handlers"].clamp_object(obj, False)            # groups built for this armature
+    bpy.ops.object.mode_set(mode="EDIT")
+    for name in ("b000", "b003"):                        # limited bones before most others
+        obj.data.edit_bones.remove(obj.data.edit_bones[name])
+    bpy.ops.object.mode_set(mode="POSE")
+    random_pose(obj, 8)
+    (n_ref, reference), (n_new, result) = both_paths(mods, obj, only_changed=False)
+    assert n_ref > 0.5 * len(obj.pose.bones)
+    assert (n_new, result) == (n_ref, reference)
+
+
+def test_live_limits_follow_setting_changes(scene, mods):
+    import bpy
+
+    obj = limited_rig()
+    scene.jointlimit.live = True
+    pb = obj.pose.bones[0]
+    configure(pb.jointlimit, "HINGE", None, None)
+    pb.rotation_mode = "XYZ"
+    pb.rotation_euler = (D(170), 0.0, 0.0)
+    bpy.context.view_layer.update()
+    assert math.degrees(pb.rotation_euler[0]) == pytest.approx(140, abs=1e-3)
+    # a narrower range: the update callback regroups, the next update clamps to the new range
+    pb.jointlimit.hinge_max = D(90)
+    bpy.context.view_layer.update()
+    assert math.degrees(pb.rotation_euler[0]) == pytest.approx(90, abs=1e-3)
+    # another kind, through the same callback
+    pb.jointlimit.kind = "EULER"
+    bpy.context.view_layer.update()
+    assert _outside_by(mods, pb) <= 1e-6
+    assert math.degrees(pb.rotation_euler[0]) < 61     # euler_max X is 60°
+    # a new rotation mode is read in its own channel
+    pb.rotation_mode = "QUATERNION"
+    pb.rotation_quaternion = (math.cos(D(40)), math.sin(D(40)), 0, 0)   # 80° about X
+    bpy.context.view_layer.update()
+    assert _outside_by(mods, pb) <= 1e-6
+    assert 2 * math.degrees(math.atan2(pb.rotation_quaternion[1], pb.rotation_quaternion[0])) == pytest.approx(60, abs=1e-3)
+    # disabling the limit frees the bone
+    pb.jointlimit.enabled = False
+    pb.rotation_quaternion = (math.cos(D(40)), math.sin(D(40)), 0, 0)
+    bpy.context.view_layer.update()
+    assert 2 * math.degrees(math.atan2(pb.rotation_quaternion[1], pb.rotation_quaternion[0])) == pytest.approx(80, abs=1e-3)
+    scene.jointlimit.live = False
+
+
+@pytest.mark.parametrize("few_limited", [False, True])
+def test_live_limits_follow_bones_added_in_edit_mode(scene, mods, few_limited):
+    import bpy
+
+    obj = limited_rig()
+    if few_limited:     # the other way of checking the bones: only the limited ones' names
+        for pb in list(obj.pose.bones)[12:]:
+            pb.jointlimit.enabled = False
+    scene.jointlimit.live = True
+    bpy.context.view_layer.update()
+    n_bones = len(obj.pose.bones)
+    bpy.ops.object.mode_set(mode="EDIT")
+    # one bone removed before the limited ones and one added: the same count, other bones
+    obj.data.edit_bones.remove(obj.data.edit_bones["b000"])
+    extra = obj.data.edit_bones.new("extra")
+    extra.head, extra.tail = (1, 0, 0), (1, 0, 1)
+    bpy.ops.object.mode_set(mode="POSE")
+    assert len(obj.pose.bones) == n_bones
+    random_pose(obj, 6)
+    free = obj.pose.bones["extra"]
+    free.rotation_mode = "QUATERNION"
+    free.rotation_quaternion = (0, 1, 0, 0)     # unlimited: must stay
+    limited = [pb for i, pb in enumerate(obj.pose.bones) if i != 5 and pb.jointlimit.enabled
+               and mods["bone_limits"].settings_error(pb.jointlimit) is None]
+    bpy.context.view_layer.update()
+    assert tuple(free.rotation_quaternion) == (0, 1, 0, 0)
+    assert max(_outside_by(mods, pb) for pb in limited) <= 1e-5
+    scene.jointlimit.live = False
+
+
+def test_undo_of_a_setting_regroups(scene, mods):
+    import bpy
+
+    obj = limited_rig()
+    scene.jointlimit.live = True
+    pb = obj.pose.bones[0]
+    configure(pb.jointlimit, "HINGE", None, None)
+    pb.rotation_mode = "XYZ"
+    pb.rotation_euler = (D(100), 0.0, 0.0)
+    bpy.context.view_layer.update()
+    bpy.ops.ed.undo_push(message="before")
+    pb.jointlimit.hinge_max = D(60)
+    bpy.context.view_layer.update()
+    assert math.degrees(pb.rotation_euler[0]) == pytest.approx(60, abs=1e-3)
+    bpy.ops.ed.undo_push(message="narrow")
+    bpy.ops.ed.undo()               # back to hinge_max 140 (no update callback runs on undo)
+    pb = bpy.data.objects["Live"].pose.bones[0]
+    assert math.degrees(pb.jointlimit.hinge_max) == pytest.approx(140, abs=1e-3)
+    pb.rotation_euler = (D(120), 0.0, 0.0)
+    bpy.context.view_layer.update()
+    assert math.degrees(pb.rotation_euler[0]) == pytest.approx(120, abs=1e-3)
+    bpy.context.scene.jointlimit.live = False
