@@ -71,11 +71,14 @@ def process_file(args, path, record):
     target = output_path(args, source) if source else None
     lock = TargetLock(target, args.wait, lambda pid: say(f"waiting for {target}: being written by another run "
                                                         f"(pid {pid})")) if target else contextlib.nullcontext()
+    # A file Blender opened before -c was read already: compare with the file as it is now, before
+    # waiting for another run's lock; a file given after the command is read under the lock.
+    opened = fingerprint(target) if target and not path else False
     with lock:
         if target:
             for name in remove_stale_temporaries(target):
                 say(f"removed a temporary file left by an interrupted run: {name}")
-        before = fingerprint(target) if target else False
+        before = fingerprint(target) if target and path else opened
         if path:
             open_blend(path)
         outcome = RUNS[args.command](args)
@@ -111,6 +114,14 @@ def check_many(args):
         targets[key] = path
 
 
+def check_report_path(path):
+    folder = os.path.dirname(os.path.abspath(path))
+    if not path.endswith(".json"):
+        raise UsageError(f"--report {path} must end with .json")
+    if not os.path.isdir(folder) or not os.access(folder, os.W_OK):
+        raise UsageError(f"--report {path}: the folder {folder} does not exist or is not writable")
+
+
 def write_report(args, records, code):
     if not args.report or args.worker_file:
         return
@@ -130,8 +141,8 @@ def run(argv, prog):
     started = time.monotonic()
     try:
         args = parse(argv, prog)
-        if args.report and not args.report.endswith(".json"):
-            raise UsageError(f"--report {args.report} must end with .json")
+        if args.report and not args.worker_file:
+            check_report_path(args.report)
         if args.worker_file or not (len(args.files) > 1 or (args.files and args.jobs > 1)):
             path = args.worker_file or (args.files[0] if args.files else None)
             if args.files and not args.worker_file and bpy.data.filepath:

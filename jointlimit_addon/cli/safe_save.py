@@ -95,7 +95,8 @@ class TargetLock:
 
     def __init__(self, target, wait, on_wait=None):
         folder, name = os.path.split(os.path.abspath(target))
-        self.target, self.path, self.wait, self.on_wait, self.fd = target, os.path.join(folder, f".{name}{LOCK_SUFFIX}"), wait, on_wait, None
+        self.target, self.wait, self.on_wait, self.fd = target, wait, on_wait, None
+        self.path = os.path.join(folder, f".{name}{LOCK_SUFFIX}")
 
     def __enter__(self):
         deadline = time.monotonic() + self.wait
@@ -118,8 +119,11 @@ class TargetLock:
             if self._same_file(fd):
                 break
             os.close(fd)  # the previous holder removed this lock file after we opened it: take the new one
-        os.ftruncate(fd, 0)
-        os.write(fd, f"{os.getpid()}\n".encode())
+        try:  # who holds the lock, for the message of a waiting run; a full disk only loses the pid
+            os.ftruncate(fd, 0)
+            os.write(fd, f"{os.getpid()}\n".encode())
+        except OSError:
+            pass
         self.fd = fd
         return self
 
