@@ -5,7 +5,6 @@ loading the saved files."""
 import importlib
 import json
 import math
-import os
 import pathlib
 import subprocess
 

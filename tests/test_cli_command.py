@@ -5,7 +5,6 @@ command, the JSON report, and a worker that dies."""
 import importlib
 import json
 import math
-import os
 import stat
 import subprocess
 import sys
