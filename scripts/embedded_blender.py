@@ -164,10 +164,14 @@ def load_user_preferences(bpy):
 
 
 def exit_blender(code):
-    """Disable the add-ons as Blender does when it quits, then exit with ``code``."""
+    """Disable the add-ons and free the commands still registered as Blender does when it quits, then
+    exit with ``code`` (a command left registered by a script crashes the 4.5 module at exit)."""
     import addon_utils
+    import bpy
 
     addon_utils.disable_all()
+    for _id, _execute, handle in list(COMMANDS):
+        bpy.utils.unregister_cli_command(handle)
     sys.exit(code)
 
 

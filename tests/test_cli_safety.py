@@ -70,10 +70,9 @@ def test_full_disk_keeps_the_original_and_says_why(run, scene, tmp_path):
         rig = save(disk / "rig.blend")
         original = rig.read_bytes()
         filler = disk / "filler"
-        with open(filler, "wb") as f, contextlib.suppress(OSError):
+        with contextlib.suppress(OSError), open(filler, "wb", buffering=0) as f:
             while True:
                 f.write(b"\0" * 4096)
-                f.flush()
         os.truncate(filler, filler.stat().st_size - len(original) // 2)  # room for half the file
         result = run("apply", rig)
         assert result.returncode == 1, result.stdout + result.stderr

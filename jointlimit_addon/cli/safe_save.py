@@ -7,6 +7,7 @@ ends, however it ends) keeps two runs from writing the same file at once, and a 
 target taken under the lock refuses the replacement if anything else rewrote the file meanwhile.
 """
 
+import contextlib
 import errno
 import fcntl
 import hashlib
@@ -23,7 +24,7 @@ TEMP_INFIX = ".jointlimit-"
 TEMP_SUFFIX = ".tmp.blend"
 LEFTOVER_SUFFIXES = ("", "@", "1")  # Blender writes PATH@ and renames it; PATH1 is its backup copy
 HASHED_BYTES = 1 << 16
-LOW_SPACE = 1 << 16  # less free space than this after a failed write: the disk is full
+LOW_SPACE = 1 << 16  # less free space than this (or than the file needs) after a failed write: the disk is full
 
 
 def temp_path(target):
@@ -173,10 +174,9 @@ def verified_save(target, writer, verify, expected=False):
             writer(tmp)
             _complete(tmp)
             verify(tmp)
-        except BatchError as exc:
-            raise BatchError(f"cannot save {target}: {_cause(folder, exc)}; the file on disk was not changed") from None
-        except OSError as exc:
-            raise BatchError(f"cannot save {target}: {os_error_text(exc)}; the file on disk was not changed") from None
+        except (BatchError, OSError) as exc:
+            raise BatchError(f"cannot save {target}: {_cause(target, tmp, exc)}; the file on disk was not changed") \
+                from None
         try:
             if os.path.exists(target):
                 shutil.copymode(target, tmp)
@@ -206,13 +206,22 @@ def _complete(path):
             raise BatchError("saving wrote an empty file")
 
 
-def _cause(folder, exc):
-    """The reason of a failed write; a full disk is named as such."""
+def _cause(target, tmp, exc):
+    """The reason of a failed write. A full disk is named as such: less room left than the file
+    needs (the size of the file it replaces; Blender may already have removed its partial file)."""
+    if isinstance(exc, OSError):
+        if exc.errno == errno.ENOSPC:
+            return os_error_text(exc)
+        exc = os_error_text(exc)
+    needed = LOW_SPACE
+    for path in (target, tmp):
+        with contextlib.suppress(OSError):
+            needed = max(needed, os.path.getsize(path))
     try:
-        free = shutil.disk_usage(folder).free
+        free = shutil.disk_usage(os.path.dirname(target)).free
     except OSError:
         free = None
-    if free is not None and free < LOW_SPACE:
+    if free is not None and free < needed:
         return f"no space left on device ({exc})"
     return str(exc)
 
