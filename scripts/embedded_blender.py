@@ -11,17 +11,31 @@ installed and on a fresh machine. Arguments are handled in order, as Blender doe
   -P, --python FILE          run a Python file (``__name__ == "__main__"``)
   --python-expr EXPR         run a Python expression/statements
   --python-exit-code N       exit with N when a script raises (default: report and go on)
+  -c, --command NAME ARGS    run the command NAME registered with ``bpy.utils.register_cli_command``
+                             with all remaining arguments, then exit with its return value
+                             (``-c help`` lists the commands)
   --                         everything after it is left to the scripts, in ``sys.argv``
+
+As Blender does at start-up, the user's preferences (``userpref.blend`` in Blender's user
+configuration folder) are loaded unless ``--factory-startup`` is given, which enables the add-ons
+and extensions enabled there; nothing is written back. The embedded module has no way to run a
+registered command, so the launcher records every ``register_cli_command`` call from the start (an
+import hook on ``bpy.utils``) and runs the command as Blender's ``-c`` does: the callback gets the
+remaining arguments as a list of strings, ``SystemExit`` becomes the return value, a non-int result
+or an exception is printed and gives exit code 1, and an id registered twice cannot be run.
 
 A script's ``sys.exit(n)`` ends Blender with exit code ``n``, as in Blender. The launcher sets
 ``$JOINTLIMIT_BLENDER`` to its own path, so scripts can start more workers of the same Blender
 (``bpy.app.binary_path`` is empty in the embedded module).
 """
 
+import importlib.machinery
 import os
 import runpy
 import sys
 import traceback
+
+COMMANDS = []  # [id, execute, handle] of every registered command, in order
 
 NO_EFFECT = {"-b", "--background", "-noaudio", "-y", "--enable-autoexec", "-Y", "--disable-autoexec"}
 
@@ -64,13 +78,101 @@ def parse(args):
             if not 0 <= exit_code <= 255:
                 fail("--python-exit-code must be between 0 and 255")
             i += 1
+        elif arg in ("-c", "--command"):
+            if i + 1 >= len(args):
+                fail(f"{arg} needs a command name (see '{arg} help')")
+            actions.append(("command", (args[i + 1], args[i + 2:])))
+            break
         elif arg.startswith("-"):
             fail(f"unknown argument {arg!r} (the embedded Blender supports: {', '.join(sorted(NO_EFFECT))}, "
-                 "--factory-startup, --python, --python-expr, --python-exit-code, --)")
+                 "--factory-startup, --python, --python-expr, --python-exit-code, -c/--command, --)")
         else:
             actions.append(("open", arg))
         i += 1
     return factory, actions, exit_code
+
+
+class RecordCommands:
+    """Import hook: once ``bpy.utils`` is loaded, its ``register_cli_command`` and
+    ``unregister_cli_command`` also keep ``COMMANDS`` up to date (Blender keeps this list in C)."""
+
+    def find_spec(self, name, path, target=None):
+        if name != "bpy.utils":
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        if spec is None or spec.loader is None:
+            return spec
+        exec_module = spec.loader.exec_module
+
+        def exec_and_record(module):
+            exec_module(module)
+            record_commands(module)
+
+        spec.loader.exec_module = exec_and_record
+        return spec
+
+
+def record_commands(utils):
+    register, unregister = utils.register_cli_command, utils.unregister_cli_command
+
+    def register_cli_command(id, execute):
+        handle = register(id, execute)
+        COMMANDS.append([id, execute, handle])
+        return handle
+
+    def unregister_cli_command(handle):
+        unregister(handle)
+        COMMANDS[:] = [c for c in COMMANDS if c[2] is not handle]
+
+    register_cli_command.__doc__, unregister_cli_command.__doc__ = register.__doc__, unregister.__doc__
+    utils.register_cli_command, utils.unregister_cli_command = register_cli_command, unregister_cli_command
+
+
+def run_command(name, argv):
+    """Blender's ``-c NAME ARGS``: the exit code."""
+    if name == "help":
+        print("Available commands:" if COMMANDS else "No command line commands available")
+        for command in sorted({c[0] for c in COMMANDS}):
+            print(f"  {command}")
+        return 0
+    found = [c for c in COMMANDS if c[0] == name]
+    if not found:
+        print(f"Unrecognized command: \"{name}\"", file=sys.stderr)
+        run_command("help", [])
+        return 1
+    if len(found) > 1:
+        print(f"Command \"{name}\" is registered more than once, it cannot be run", file=sys.stderr)
+        return 1
+    try:
+        result = found[0][1](list(argv))
+    except SystemExit as exc:
+        result = 0 if exc.code is None else exc.code
+    except Exception:
+        traceback.print_exc()
+        return 1
+    if not isinstance(result, int) or isinstance(result, bool):
+        print(f"TypeError: Expected an int return value, not a {type(result).__name__}", file=sys.stderr)
+        return 1
+    return result
+
+
+def load_user_preferences(bpy):
+    """Read the user's preferences as Blender does at start-up (the module starts with factory ones)."""
+    path = os.path.join(bpy.utils.resource_path("USER"), "config", "userpref.blend")
+    if os.path.isfile(path):
+        bpy.ops.wm.read_userpref()
+
+
+def exit_blender(code):
+    """Disable the add-ons and free the commands still registered as Blender does when it quits, then
+    exit with ``code`` (a command left registered by a script crashes the 4.5 module at exit)."""
+    import addon_utils
+    import bpy
+
+    addon_utils.disable_all()
+    for _id, _execute, handle in list(COMMANDS):
+        bpy.utils.unregister_cli_command(handle)
+    sys.exit(code)
 
 
 def run_action(bpy, kind, value):
@@ -92,11 +194,16 @@ def main():
     args = sys.argv[1:]
     factory, actions, script_error_code = parse(args)
     sys.argv = ["blender"] + args
+    sys.meta_path.insert(0, RecordCommands())
     import bpy
 
     if factory:
         bpy.ops.wm.read_factory_settings(use_empty=False)
+    else:
+        load_user_preferences(bpy)
     for kind, value in actions:
+        if kind == "command":
+            exit_blender(run_command(*value))
         try:
             run_action(bpy, kind, value)
         except SystemExit:

@@ -1,60 +1,35 @@
-"""Batch runs (issue 9): scripts/jointlimit_batch.py driven as a subprocess through the embedded
-``blender`` launcher on small scenes built here, results checked by loading the saved files."""
+"""Batch runs (issues 9, 21): ``blender -c jointlimit`` of the installed extension, driven as a
+subprocess through the embedded ``blender`` launcher on small scenes built here, results checked by
+loading the saved files."""
 
 import importlib
-import importlib.util
 import json
 import math
-import os
 import pathlib
+import shutil
 import subprocess
-import sys
 
 import numpy as np
 import pytest
 
+from cli_helpers import WRAPPER, batch_env, blender_env, launcher, ok, one_error_line, run, tree_state  # noqa: F401
 from rigs import make_armature
 
 pytestmark = [pytest.mark.blender]
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
-SCRIPT = ROOT / "scripts" / "jointlimit_batch.py"
 COMMANDS = ["info", "apply", "bake", "convert", "to-constraints", "limb-ik", "ccd", "motion", "deformer-add",
             "deformer-bake", "sdef-derive"]
 
 
-def launcher():
-    here = pathlib.Path(sys.executable).parent / "blender"
-    return here if here.is_file() else ROOT / ".venv" / "bin" / "blender"
-
-
 @pytest.fixture(scope="module")
-def batch_env(tmp_path_factory):
-    """Blender user folder and caches of the subprocesses in a temporary folder."""
-    tmp = tmp_path_factory.mktemp("batch-env")
-    env = dict(os.environ)
-    env.pop("JOINTLIMIT_BATCH_ADDON", None)
-    env["BLENDER_USER_RESOURCES"] = str(tmp / "blender")
-    env["XDG_CACHE_HOME"] = str(tmp / "cache")
-    return env
+def batch(addon):
+    """The command line's modules of the installed extension, in this process."""
+    class Parts:
+        targets = importlib.import_module(f"{addon.__name__}.cli.targets")
+        safe_save = importlib.import_module(f"{addon.__name__}.cli.safe_save")
+        common = importlib.import_module(f"{addon.__name__}.cli.common")
 
-
-@pytest.fixture
-def run(batch_env):
-    def run(*args, blend=None, cwd=None):
-        cmd = [str(launcher()), "-b", *([str(blend)] if blend else []), "--python", str(SCRIPT), "--", *map(str, args)]
-        return subprocess.run(cmd, env=batch_env, capture_output=True, text=True, timeout=120, cwd=cwd)
-
-    return run
-
-
-@pytest.fixture(scope="module")
-def batch():
-    """The script imported in this process (its functions, not its command line)."""
-    spec = importlib.util.spec_from_file_location("jointlimit_batch_under_test", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return Parts
 
 
 # --- scenes -----------------------------------------------------------------------------------------
@@ -147,20 +122,6 @@ def build_limb_mesh(arm):
 # --- helpers for results ------------------------------------------------------------------------------
 
 
-def one_error_line(result):
-    lines = [ln for ln in result.stderr.splitlines() if ln.strip()]
-    ours = [ln for ln in lines if ln.startswith("jointlimit_batch: error:")]
-    assert len(ours) == 1, result.stderr
-    assert lines[-1] == ours[0]
-    return ours[0]
-
-
-def ok(result):
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert "summary:" in result.stdout
-    return result.stdout
-
-
 def rotation(path_or_obj, bone):
     return tuple(path_or_obj.pose.bones[bone].rotation_quaternion)
 
@@ -183,7 +144,7 @@ def test_help_lists_every_command(run):
     assert result.returncode == 0, result.stderr
     for name in COMMANDS:
         assert f"\n    {name}" in result.stdout
-    assert "exit codes" in result.stdout and "jointlimit_addon" in result.stdout
+    assert "exit codes" in result.stdout and "blender -c jointlimit" in result.stdout
     sub = run("limb-ik", "--help")
     assert sub.returncode == 0
     for option in ("--targets", "--bone", "--space", "--no-limits", "--output", "--no-save", "--jobs"):
@@ -314,6 +275,26 @@ def test_motion_keys_every_frame_between_key_poses(run, scene, addon, tmp_path):
     assert angles == pytest.approx([0.0, 40.0, 10.0], abs=1e-3)
 
 
+def test_motion_via_velocity_clamped_by_default_optimal_on_request(run, scene, tmp_path):
+    """Keys at frames 1, 2, 100 (0°, 14.3°, 28.6° about X): the default never leaves the keys'
+    range; ``--via-velocity optimal`` is the exact minimiser, which swings far past them (issue 16)."""
+    obj = build_rig()
+    pb = obj.pose.bones["upper"]
+    for frame, angle in ((1, 0.0), (2, 14.3), (100, 28.6)):
+        pb.rotation_quaternion = axis_x(angle)
+        pb.keyframe_insert("rotation_quaternion", frame=frame)
+    path = save(tmp_path / "uneven.blend")
+    largest = {}
+    for via in ("clamped", "optimal"):
+        copy = tmp_path / f"{via}.blend"
+        shutil.copyfile(path, copy)
+        args = ("motion", "--frames", 1, 100) + (() if via == "clamped" else ("--via-velocity", via))
+        ok(run(*args, blend=copy))
+        largest[via] = max(angle_of(q) for q in sampled(load(copy), "upper", range(1, 101)))
+    assert largest["clamped"] <= 28.6 + 1e-3
+    assert largest["optimal"] > 100.0
+
+
 def test_deformer_pipeline(run, scene, tmp_path):
     arm = build_rig()
     build_limb_mesh(arm)
@@ -411,19 +392,19 @@ def test_operator_failure_is_exit_1(run, scene, tmp_path):
 def test_malformed_target_files(batch, tmp_path, text, message):
     path = tmp_path / ("t.json" if text.startswith(("[", "{")) else "t.csv")
     path.write_text(text)
-    with pytest.raises(batch.UsageError, match=message):
-        batch.read_targets(str(path), with_swivel=True)
+    with pytest.raises(batch.common.UsageError, match=message):
+        batch.targets.read_targets(str(path), with_swivel=True)
 
 
 def test_target_files_parse(batch, tmp_path):
     csv_path = tmp_path / "t.csv"
     csv_path.write_text("# comment\nFrame, X, Y, Z, Swivel\n5,1,2,3,\n2,4,5,6,45\n")
-    assert batch.read_targets(str(csv_path), True) == [(2, (4.0, 5.0, 6.0), 45.0), (5, (1.0, 2.0, 3.0), None)]
+    assert batch.targets.read_targets(str(csv_path), True) == [(2, (4.0, 5.0, 6.0), 45.0), (5, (1.0, 2.0, 3.0), None)]
     json_path = tmp_path / "t.txt"
     json_path.write_text('[{"frame": 3.0, "x": 1, "y": "2", "z": 3.5}]')
-    assert batch.read_targets(str(json_path), False) == [(3, (1.0, 2.0, 3.5), None)]
-    with pytest.raises(batch.UsageError, match="unknown column 'swivel'"):
-        batch.read_targets(str(csv_path), False)
+    assert batch.targets.read_targets(str(json_path), False) == [(3, (1.0, 2.0, 3.5), None)]
+    with pytest.raises(batch.common.UsageError, match="unknown column 'swivel'"):
+        batch.targets.read_targets(str(csv_path), False)
 
 
 # --- atomic save -----------------------------------------------------------------------------------------
@@ -438,8 +419,8 @@ def test_interrupted_save_keeps_the_original(batch, tmp_path):
             f.write(b"PARTIAL")
         raise OSError("disk full")
 
-    with pytest.raises(OSError, match="disk full"):
-        batch.atomic_save(str(target), failing_writer)
+    with pytest.raises(batch.common.BatchError, match="disk full"):
+        batch.safe_save.verified_save(str(target), failing_writer, lambda path: None)
     assert target.read_bytes() == b"ORIGINAL" * 100
     assert [p.name for p in tmp_path.iterdir()] == ["scene.blend"]
 
@@ -454,7 +435,7 @@ def test_atomic_save_replaces_and_keeps_the_mode(batch, tmp_path):
         seen.append(pathlib.Path(tmp))
         pathlib.Path(tmp).write_bytes(b"new")
 
-    batch.atomic_save(str(target), writer)
+    batch.safe_save.verified_save(str(target), writer, lambda path: None)
     assert target.read_bytes() == b"new" and (target.stat().st_mode & 0o777) == 0o640
     assert seen[0].parent == tmp_path and seen[0].name != "scene.blend"
     assert [p.name for p in tmp_path.iterdir()] == ["scene.blend"]
@@ -478,19 +459,11 @@ def test_jobs_run_files_in_parallel_and_report_each(run, scene, tmp_path):
     assert "files done 3/3" in out and "[a.blend]" in out and "[b.blend]" in out
     assert f"ok  {a}" in out and f"ok  {b}" in out and f"FAILED (exit 2)  {c}: the scene has no armature" in out
     assert "1 of 3 files failed" in one_error_line(result)
-    assert "[a.blend] add-on:" not in out  # workers enable the parent's add-on, they do not reinstall it
     assert c.read_bytes() == c_bytes
     for path in (a, b):
         assert angle_of(rotation(load(path), "spine")) == pytest.approx(20.0, abs=1e-3)
     both = run("apply", "--jobs", 2, "--no-save", a, b)
     assert both.returncode == 0 and both.stdout.count("dry run") >= 2
-
-
-def test_addon_from_source_when_asked(run, rig_file, batch_env, monkeypatch):
-    """The third way to get the operators: registering the repository's source."""
-    monkeypatch.setitem(batch_env, "JOINTLIMIT_BATCH_ADDON", "jointlimit_addon")
-    out = ok(run("apply", "--no-save", blend=rig_file))
-    assert "add-on: registered from source" in out and "clamped 1 of 1" in out
 
 
 def test_info_shows_the_fit_and_warns_about_the_rest_pose(run, scene, tmp_path):
@@ -514,3 +487,21 @@ def test_info_shows_the_fit_and_warns_about_the_rest_pose(run, scene, tmp_path):
     as_json = json.loads(_json_block(ok(run("info", "--json", blend=path))))
     rows = {b["bone"]: b for b in as_json["limits"]}
     assert rows["upper"]["fit"] == "AXES" and rows["upper"]["problem"] == ""
+
+
+def test_wrapper_runs_the_checkout_without_touching_the_user_folder(scene, tmp_path):
+    """Without the extension installed, scripts/jointlimit_batch.py registers the checkout's add-on
+    for its own process (also in its workers) and writes nothing into Blender's user folder."""
+    obj = build_rig()
+    obj.pose.bones["spine"].rotation_quaternion = axis_x(60)
+    a, b = save(tmp_path / "a.blend"), save(tmp_path / "b.blend")
+    env = blender_env(tmp_path / "fresh")
+    (tmp_path / "fresh" / "blender").mkdir(parents=True)
+    before = tree_state(tmp_path / "fresh" / "blender")
+    result = subprocess.run([str(launcher()), "-b", "--python", str(WRAPPER), "--", "apply", "--jobs", "2", a, b],
+                            env=env, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "files done 2/2" in result.stdout
+    for path in (a, b):
+        assert angle_of(rotation(load(path), "spine")) == pytest.approx(20.0, abs=1e-3)
+    assert tree_state(tmp_path / "fresh" / "blender") == before

@@ -1,0 +1,42 @@
+"""What every part of the command line shares: its two error kinds, its output and the result of a
+command on one file."""
+
+import dataclasses
+import sys
+
+PROG = "blender -c jointlimit"
+ERROR_PREFIX = "jointlimit: error:"
+SUMMARY_PREFIX = "summary:"
+
+
+class UsageError(Exception):
+    """Bad command line or bad input: exit code 2."""
+
+
+class BatchError(Exception):
+    """The work failed: exit code 1."""
+
+
+@dataclasses.dataclass
+class Outcome:
+    """What a command did to one file: the summary line and the report's per-file facts."""
+
+    summary: str
+    bones: list = dataclasses.field(default_factory=list)
+    objects: list = dataclasses.field(default_factory=list)
+    tip_errors: list = dataclasses.field(default_factory=list)
+
+
+def say(*parts):
+    print(*parts, flush=True)
+
+
+def error_line(message):
+    """Print the one-line error that ends every failed run."""
+    print(f"{ERROR_PREFIX} {message}".splitlines()[0], file=sys.stderr, flush=True)
+
+
+def report_text(exc):
+    """The first line of an operator's error report, without Blender's 'Error: ' prefix."""
+    line = (str(exc).strip().splitlines() or ["unknown error"])[0]
+    return line.split(": ", 1)[1] if line.startswith(("Error: ", "Warning: ")) else line

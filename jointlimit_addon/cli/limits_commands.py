@@ -1,0 +1,122 @@
+"""Commands on joint limits: info, apply, bake, convert, to-constraints."""
+
+import json
+import math
+
+import bpy
+
+from .. import bone_limits, deformer
+from .common import Outcome, UsageError, say
+from .scene import (active_in_mode, bone_selection, check_bones, frame_progress, frames_of, limited, pick_armature,
+                    rotation_state, run_op, scene_objects)
+
+
+def cmd_info(args):
+    arms = [pick_armature(args.armature)] if args.armature else scene_objects("ARMATURE")
+    bones = []
+    for arm in arms:
+        for pb in arm.pose.bones:
+            s = pb.jointlimit
+            if s.enabled:
+                smooth = s.kind == "SWING_TWIST" and s.shape in ("ELLIPSE", "OVAL", "SUPERELLIPSE")
+                bones.append({"armature": arm.name, "bone": pb.name, "kind": s.kind,
+                              "shape": s.shape if s.kind == "SWING_TWIST" else "-", "fit": s.fit if smooth else "-",
+                              "ranges": ranges_text(s),
+                              "problem": bone_limits.settings_error(s) or bone_limits.rest_pose_message(s) or ""})
+    deformers = deformer_rows()
+    if args.json:
+        say(json.dumps({"file": bpy.data.filepath, "limits": bones, "deformers": deformers}, indent=1))
+    else:
+        say(table(["ARMATURE", "BONE", "KIND", "SHAPE", "FIT", "RANGES (deg)", "PROBLEM"],
+                  [list(b.values()) for b in bones]) if bones else "no limited bones")
+        say(table(["MESH", "MODIFIER", "MODE"], [list(d.values()) for d in deformers])
+            if deformers else "no JointLimit deformers")
+    return Outcome(f"{len(bones)} limited bones in {len(arms)} armatures, {len(deformers)} deformers")
+
+
+def deg_range(lo, hi):
+    return f"{math.degrees(lo):.1f}..{math.degrees(hi):.1f}"
+
+
+def ranges_text(s):
+    twist = ""
+    if s.fix_twist and s.kind == "SWING_TWIST":
+        twist = " twist fixed"
+    elif s.use_twist_limit and s.kind in ("SWING_TWIST", "QUAT_SWING"):
+        twist = f" twist {deg_range(s.twist_min, s.twist_max)}"
+    if s.kind == "SWING_TWIST":
+        if s.shape == "POLYGON":
+            return f"outline {len(s.outline)} points" + twist
+        return f"x {deg_range(s.swing_x_min, s.swing_x_max)} z {deg_range(s.swing_z_min, s.swing_z_max)}" + twist
+    if s.kind == "HINGE":
+        return f"{s.hinge_axis} {deg_range(s.hinge_min, s.hinge_max)}"
+    if s.kind == "QUAT_SWING":
+        return f"swing <= {math.degrees(s.quat_swing_max):.1f}" + twist
+    return s.euler_order + "".join(f" {a} {deg_range(lo, hi)}" for a, lo, hi in zip("xyz", s.euler_min, s.euler_max))
+
+
+def deformer_rows():
+    rows = []
+    for obj in scene_objects("MESH"):
+        mod, _ = deformer.find(obj)
+        if mod is not None:
+            rows.append({"mesh": obj.name, "modifier": mod.name, "mode": deformer.get_mode(mod)})
+    return rows
+
+
+def table(header, rows):
+    rows = [[str(c) for c in r] for r in rows]
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in [header, *rows])
+
+
+def cmd_apply(args):
+    arm = pick_armature(args.armature)
+    check_bones(arm, args.bones)
+    targets = limited(arm, args.bones)
+    if not targets:
+        raise UsageError(f"no limited bones to clamp in {arm.name!r}" + (" among --bones" if args.bones else ""))
+    before = rotation_state(arm)
+    with active_in_mode(arm, "POSE"), bone_selection(arm, args.bones):
+        run_op(bpy.ops.pose.jointlimit_apply, "apply", all_bones=args.bones is None)
+    moved = [n for n, v in rotation_state(arm).items() if v != before[n]]
+    return Outcome(f"clamped {len(moved)} of {len(targets)} limited bones of {arm.name!r}", bones=moved,
+                   objects=[arm.name])
+
+
+def cmd_bake(args):
+    arm = pick_armature(args.armature)
+    check_bones(arm, args.bones)
+    start, end = frames_of(args, 1)
+    targets = limited(arm, args.bones)
+    if not targets:
+        raise UsageError(f"no limited bones to bake in {arm.name!r}")
+    with active_in_mode(arm, "POSE"), bone_selection(arm, args.bones), frame_progress("bake", end - start + 1):
+        run_op(bpy.ops.pose.jointlimit_bake, "bake", frame_start=start, frame_end=end, all_bones=args.bones is None)
+    return Outcome(f"baked {len(targets)} limited bones of {arm.name!r} over frames {start}..{end}", bones=targets,
+                   objects=[arm.name])
+
+
+def cmd_convert(args):
+    arm = pick_armature(args.armature)
+    check_bones(arm, args.bones)
+    before = set(limited(arm, None))
+    with active_in_mode(arm, "POSE"), bone_selection(arm, args.bones):
+        run_op(bpy.ops.pose.jointlimit_from_constraints, "convert", source=args.source.upper().replace("-", "_"),
+               old_constraints=args.old_constraints.upper(), all_bones=args.bones is None)
+    new = sorted(set(limited(arm, None)) - before)
+    return Outcome(f"converted constraints of {arm.name!r}: {len(new)} newly limited bones, old constraints: "
+                   f"{args.old_constraints}", bones=new, objects=[arm.name])
+
+
+def cmd_to_constraints(args):
+    arm = pick_armature(args.armature)
+    check_bones(arm, args.bones)
+    targets = limited(arm, args.bones)
+    if not targets:
+        raise UsageError(f"no limited bones to convert in {arm.name!r}")
+    with active_in_mode(arm, "POSE"), bone_selection(arm, args.bones):
+        run_op(bpy.ops.pose.jointlimit_to_constraints, "to-constraints", all_bones=args.bones is None,
+               disable_limits=args.disable_limits)
+    return Outcome(f"added Limit Rotation constraints to {len(targets)} bones of {arm.name!r}", bones=targets,
+                   objects=[arm.name])

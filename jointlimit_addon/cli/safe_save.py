@@ -1,0 +1,256 @@
+"""Nothing lost: verified atomic saves, one writer per target file, and stale temporary files.
+
+A save goes to a temporary file beside the target (``.NAME.jointlimit-PID-XXXXXXXX.tmp.blend``),
+is flushed to disk and read back, and only then replaces the target with ``os.replace``. A lock file
+beside the target (``.NAME.jointlimit-lock``, an ``fcntl.flock`` the OS releases when the process
+ends, however it ends) keeps two runs from writing the same file at once, and a fingerprint of the
+target taken under the lock refuses the replacement if anything else rewrote the file meanwhile.
+"""
+
+import contextlib
+import errno
+import fcntl
+import hashlib
+import os
+import re
+import secrets
+import shutil
+import time
+
+from .common import BatchError, UsageError
+
+LOCK_SUFFIX = ".jointlimit-lock"
+TEMP_INFIX = ".jointlimit-"
+TEMP_SUFFIX = ".tmp.blend"
+LEFTOVER_SUFFIXES = ("", "@", "1")  # Blender writes PATH@ and renames it; PATH1 is its backup copy
+HASHED_BYTES = 1 << 16
+LOW_SPACE = 1 << 16  # less free space than this (or than the file needs) after a failed write: the disk is full
+
+
+def temp_path(target):
+    folder, name = os.path.split(target)
+    return os.path.join(folder, f".{name}{TEMP_INFIX}{os.getpid()}-{secrets.token_hex(4)}{TEMP_SUFFIX}")
+
+
+def temp_pattern(name):
+    """The exact names of this tool's temporary files for the target ``name`` (group 1: the pid)."""
+    return re.compile(rf"\.{re.escape(name)}{re.escape(TEMP_INFIX)}(\d+)-[0-9a-f]{{8}}"
+                      rf"{re.escape(TEMP_SUFFIX)}(?:@|1)?\Z")
+
+
+def conflict_path(target):
+    stem = target[:-len(".blend")] if target.endswith(".blend") else target
+    return f"{stem}.jointlimit-conflict-{os.getpid()}.blend"
+
+
+def pid_alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def remove_stale_temporaries(target):
+    """Remove temporary files a killed run of this tool left beside ``target``; their names."""
+    folder, name = os.path.split(target)
+    pattern = temp_pattern(name)
+    removed = []
+    try:
+        entries = os.listdir(folder)
+    except OSError:
+        return removed
+    for entry in entries:
+        match = pattern.match(entry)
+        if match and int(match.group(1)) != os.getpid() and not pid_alive(int(match.group(1))):
+            try:
+                os.unlink(os.path.join(folder, entry))
+                removed.append(entry)
+            except FileNotFoundError:
+                pass
+    return removed
+
+
+def fingerprint(path):
+    """``(size, mtime in ns, sha256 of the first 64 KiB)`` of ``path``, or ``None`` if it does not exist."""
+    try:
+        with open(path, "rb") as f:
+            st = os.fstat(f.fileno())
+            return st.st_size, st.st_mtime_ns, hashlib.sha256(f.read(HASHED_BYTES)).hexdigest()
+    except FileNotFoundError:
+        return None
+
+
+def os_error_text(exc):
+    if exc.errno == errno.ENOSPC:
+        return "no space left on device"
+    if exc.errno == errno.EROFS:
+        return "read-only file system"
+    return exc.strerror or str(exc)
+
+
+class TargetLock:
+    """An exclusive OS lock on ``.NAME.jointlimit-lock`` beside ``target`` for one writing run."""
+
+    def __init__(self, target, wait, on_wait=None):
+        folder, name = os.path.split(os.path.abspath(target))
+        self.target, self.wait, self.on_wait, self.fd = target, wait, on_wait, None
+        self.path = os.path.join(folder, f".{name}{LOCK_SUFFIX}")
+
+    def __enter__(self):
+        deadline = time.monotonic() + self.wait
+        announced = False
+        while True:
+            fd = self._open()
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                holder = self._holder(fd)
+                os.close(fd)
+                if time.monotonic() >= deadline:
+                    raise UsageError(f"{self.target} is being written by another run (pid {holder}); "
+                                     f"try again later or wait longer with --wait SECONDS") from None
+                if not announced and self.on_wait is not None:
+                    self.on_wait(holder)
+                    announced = True
+                time.sleep(0.05)
+                continue
+            if self._same_file(fd):
+                break
+            os.close(fd)  # the previous holder removed this lock file after we opened it: take the new one
+        try:  # who holds the lock, for the message of a waiting run; a full disk only loses the pid
+            os.ftruncate(fd, 0)
+            os.write(fd, f"{os.getpid()}\n".encode())
+        except OSError:
+            pass
+        self.fd = fd
+        return self
+
+    def __exit__(self, *exc):
+        if self.fd is not None:
+            try:
+                os.unlink(self.path)  # while still holding the lock, so a waiting run re-opens a fresh file
+            except FileNotFoundError:
+                pass
+            os.close(self.fd)
+            self.fd = None
+
+    def _open(self):
+        try:
+            return os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        except OSError as exc:
+            raise BatchError(f"cannot lock {self.target}: cannot create {self.path}: {os_error_text(exc)}") from None
+
+    def _same_file(self, fd):
+        try:
+            return os.stat(self.path).st_ino == os.fstat(fd).st_ino
+        except FileNotFoundError:
+            return False
+
+    @staticmethod
+    def _holder(fd):
+        try:
+            text = os.pread(fd, 32, 0).decode(errors="replace").strip()
+        except OSError:
+            text = ""
+        return text if text.isdigit() else "unknown"
+
+
+def verified_save(target, writer, verify, expected=False):
+    """Write ``target`` through ``writer(temporary path)``, check it, then ``os.replace`` it over ``target``.
+
+    ``verify(path)`` raises ``BatchError`` unless the file reads back completely. ``expected`` is the
+    :func:`fingerprint` of ``target`` when this run read it (``False``: do not compare); if the file
+    on disk differs, the target is left alone and the result is kept under :func:`conflict_path`.
+    On any failure ``target`` is untouched, the temporary file is gone and ``BatchError`` says why.
+    Returns the path written (``target``)."""
+    target = os.path.abspath(target)
+    folder = os.path.dirname(target)
+    tmp = temp_path(target)
+    try:
+        try:
+            writer(tmp)
+            _complete(tmp)
+            verify(tmp)
+        except (BatchError, OSError) as exc:
+            raise BatchError(f"cannot save {target}: {_cause(target, tmp, exc)}; the file on disk was not changed") \
+                from None
+        try:
+            if os.path.exists(target):
+                shutil.copymode(target, tmp)
+            if expected is not False and fingerprint(target) != expected:
+                side = conflict_path(target)
+                os.replace(tmp, side)
+                raise BatchError(f"{target} was changed by someone else while this run worked; it was left as it "
+                                 f"is and this run's result was saved as {side}")
+            os.replace(tmp, target)
+            _sync_folder(folder)
+        except OSError as exc:
+            raise BatchError(f"cannot save {target}: {os_error_text(exc)}; the file on disk was not changed") from None
+    finally:
+        for suffix in LEFTOVER_SUFFIXES:
+            if os.path.lexists(tmp + suffix):
+                os.unlink(tmp + suffix)
+    return target
+
+
+def _complete(path):
+    """The written file exists, is not empty and is on disk (``fsync`` reports late write errors)."""
+    if not os.path.isfile(path):
+        raise BatchError("saving wrote nothing")
+    with open(path, "rb") as f:
+        os.fsync(f.fileno())
+        if os.fstat(f.fileno()).st_size == 0:
+            raise BatchError("saving wrote an empty file")
+
+
+def _cause(target, tmp, exc):
+    """The reason of a failed write. A full disk is named as such: less room left than the file
+    needs (the size of the file it replaces; Blender may already have removed its partial file)."""
+    if isinstance(exc, OSError):
+        if exc.errno == errno.ENOSPC:
+            return os_error_text(exc)
+        exc = os_error_text(exc)
+    needed = LOW_SPACE
+    for path in (target, tmp):
+        with contextlib.suppress(OSError):
+            needed = max(needed, os.path.getsize(path))
+    try:
+        free = shutil.disk_usage(os.path.dirname(target)).free
+    except OSError:
+        free = None
+    if free is not None and free < needed:
+        return f"no space left on device ({exc})"
+    return str(exc)
+
+
+def _sync_folder(folder):
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def atomic_write_text(path, text):
+    """Write a small text file (the JSON report) atomically."""
+    path = os.path.abspath(path)
+    tmp = temp_path(path)
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise BatchError(f"cannot write {path}: {os_error_text(exc)}") from None
+    finally:
+        if os.path.lexists(tmp):
+            os.unlink(tmp)

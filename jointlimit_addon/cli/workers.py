@@ -1,0 +1,118 @@
+"""Several files at once: one worker process per file, each the same Blender with the same add-on.
+
+A worker is ``blender -b --python-expr BOOT -- <the same arguments> --worker-file F --worker-report R``.
+BOOT uses the add-on if that Blender already has it enabled under the parent's module name, else it
+registers the parent's copy of the add-on (the same folder) for that process only; nothing is
+installed and nothing is written to Blender's user configuration.
+"""
+
+import concurrent.futures
+import json
+import os
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+
+from .common import ERROR_PREFIX, BatchError, say
+
+ADDON = __package__.rpartition(".")[0]  # e.g. bl_ext.user_default.jointlimit_addon
+ADDON_INIT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "__init__.py")
+
+BOOT = """\
+import importlib, importlib.util, os, sys
+name, init = {name!r}, {init!r}
+module = sys.modules.get(name)
+own = module is None
+if own:
+    spec = importlib.util.spec_from_file_location(name, init, submodule_search_locations=[os.path.dirname(init)])
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    module.register()
+try:
+    code = importlib.import_module(name + ".cli.runner").main(sys.argv[sys.argv.index("--") + 1:])
+finally:
+    if own:
+        module.unregister()
+sys.exit(code)
+"""
+
+
+def blender_binary():
+    import bpy
+
+    blender = os.environ.get("JOINTLIMIT_BLENDER") or bpy.app.binary_path
+    if not blender:
+        raise BatchError("cannot start workers: neither $JOINTLIMIT_BLENDER nor bpy.app.binary_path is set")
+    return blender
+
+
+def worker_command(blender, argv, path, report):
+    boot = BOOT.format(name=ADDON, init=ADDON_INIT)
+    return [blender, "-b", "--python-exit-code", "1", "--python-expr", boot, "--", *argv,
+            "--worker-file", path, "--worker-report", report]
+
+
+def death_text(code):
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        return f"the worker died ({name})"
+    return f"the worker ended without a result (exit {code})"
+
+
+def run_worker(blender, argv, base, lock, tmp):
+    """Run one file in its own Blender; returns the file's report record (``base`` filled in by the
+    worker, or marked failed with the reason when the worker gave none)."""
+    path = base["file"]
+    name = os.path.basename(path)
+    started = time.monotonic()
+    report = os.path.join(tmp, f"{abs(hash(path))}-{name}.json")
+    proc = subprocess.Popen(worker_command(blender, argv, path, report), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, errors="replace")
+    errors = []
+    reader = threading.Thread(target=lambda: errors.extend(proc.stderr))
+    reader.start()
+    for line in proc.stdout:
+        with lock:
+            say(f"[{name}] {line.rstrip(chr(10))}")
+    code = proc.wait()
+    reader.join()
+    try:
+        with open(report, encoding="utf-8") as f:
+            record = json.load(f)
+    except (OSError, ValueError):
+        record = None
+    if record is None or record.get("exit_code") != code:
+        ours = [e.strip() for e in errors if e.startswith(ERROR_PREFIX)]
+        last = ours[-1][len(ERROR_PREFIX):].strip() if ours else death_text(code)
+        record = {**base, "seconds": round(time.monotonic() - started, 3), **(record or {})}
+        record.update(status="failed", exit_code=code or 1, errors=[*record["errors"], last])
+    return record
+
+
+def process_many(args, argv, records, new_record):
+    """Run every file of ``args.files`` in a worker, at most ``args.jobs`` at once; fills ``records``
+    in the order of the files and prints one line per file."""
+    blender = blender_binary()
+    lock = threading.Lock()
+    results = {}
+    with tempfile.TemporaryDirectory(prefix="jointlimit-workers-") as tmp:
+        with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
+            futures = {pool.submit(run_worker, blender, argv, new_record(args, os.path.abspath(p)), lock, tmp): p for p in args.files}
+            for done, future in enumerate(concurrent.futures.as_completed(futures), start=1):
+                results[futures[future]] = future.result()
+                with lock:
+                    say(f"files done {done}/{len(args.files)}")
+    for path in args.files:
+        record = results[path]
+        records.append(record)
+        code = record["exit_code"]
+        text = record.get("summary") if code == 0 else (record.get("errors") or ["failed"])[-1]
+        say(f"{'ok' if code == 0 else f'FAILED (exit {code})'}  {path}: {text}")
+    return [r["exit_code"] for r in records if r["exit_code"]]
+

@@ -1,0 +1,195 @@
+"""The extension's own command line (issue 21): ``blender -c jointlimit`` registered on register()
+and removed on unregister(), the launcher's ``-c`` as Blender's, help and bad input for every
+command, the JSON report, and a worker that dies."""
+
+import importlib
+import json
+import math
+import stat
+import subprocess
+import sys
+
+import pytest
+
+from cli_helpers import ROOT, batch_env, command, launcher, ok, one_error_line, run  # noqa: F401
+from conftest import ADDON_MODULE
+from test_batch import COMMANDS, angle_of, axis_x, build_limb_mesh, build_rig, load, rotation, save
+
+pytestmark = [pytest.mark.blender]
+
+RECORD_KEYS = {"file", "command", "status", "exit_code", "output", "bones", "objects", "tip_errors", "errors",
+               "summary", "seconds"}
+
+
+def test_register_and_unregister_add_and_remove_the_command(addon):
+    """The add-on's register() registers the command, unregister() removes it (the handle dies)."""
+    import addon_utils
+    import bpy
+
+    cli = importlib.import_module(f"{addon.__name__}.cli")
+    handle = cli._handle
+    assert handle is not None
+    addon_utils.disable(ADDON_MODULE, default_set=True)
+    try:
+        assert cli._handle is None
+        with pytest.raises(ValueError, match="already been removed"):
+            bpy.utils.unregister_cli_command(handle)
+    finally:
+        addon_utils.enable(ADDON_MODULE, default_set=True)
+    assert importlib.import_module(f"{addon.__name__}.cli")._handle is not None
+
+
+def test_launcher_lists_and_forgets_the_command(batch_env):
+    listed = subprocess.run([str(launcher()), "-c", "help"], env=batch_env, capture_output=True, text=True, timeout=300)
+    assert listed.returncode == 0 and "  jointlimit\n" in listed.stdout
+    disable = f"import addon_utils; addon_utils.disable({ADDON_MODULE!r})"
+    gone = subprocess.run([str(launcher()), "-b", "--python-expr", disable, "-c", "jointlimit", "info"],
+                          env=batch_env, capture_output=True, text=True, timeout=300)
+    assert gone.returncode == 1 and 'Unrecognized command: "jointlimit"' in gone.stderr
+    factory = subprocess.run([str(launcher()), "--factory-startup", "-c", "help"], env=batch_env, capture_output=True,
+                             text=True, timeout=300)
+    assert "jointlimit" not in factory.stdout  # not enabled in factory settings
+
+
+@pytest.mark.parametrize("body, args, code, text", [
+    ("return len(argv)", ["a", "b", "--x"], 3, "['a', 'b', '--x']"),
+    ("raise SystemExit(4)", [], 4, "[]"),
+    ("return 'no'", [], 1, "Expected an int return value, not a str"),
+    ("raise RuntimeError('boom')", ["z"], 1, "RuntimeError: boom"),
+])
+def test_launcher_runs_a_registered_command_like_blender(tmp_path, body, args, code, text):
+    """-c NAME ARGS: the callback gets the remaining arguments; its int (or SystemExit) is the exit code."""
+    script = tmp_path / "register.py"
+    script.write_text(f"import bpy\n\ndef run(argv):\n    print(argv)\n    {body}\n\n"
+                      "bpy.utils.register_cli_command('probe', run)\n")
+    result = subprocess.run([str(launcher()), "--factory-startup", "--python", str(script), "-c", "probe", *args],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == code, result.stderr
+    assert text in result.stdout + result.stderr
+
+
+def test_help_of_every_command(run):
+    top = run("--help")
+    assert top.returncode == 0 and "usage: blender -c jointlimit" in top.stdout
+    for name in COMMANDS:
+        sub = run(name, "--help")
+        assert sub.returncode == 0, sub.stderr
+        assert f"usage: blender -c jointlimit {name}" in sub.stdout and "--report" in sub.stdout
+
+
+BAD = {  # one bad input per command: exit 2, one line, file untouched
+    "info": (("--armature", "Nope"), "'Nope'"),
+    "apply": (("--bones", "nope"), "'nope'"),
+    "bake": (("--frames", "1", "99999999999"), "outside Blender's frame range"),
+    "convert": (("--armature", "Nope"), "'Nope'"),
+    "to-constraints": (("--bones", "nope"), "'nope'"),
+    "limb-ik": (("--bone", "nope", "--targets", "TARGETS"), "'nope'"),
+    "ccd": (("--bone", "hand", "--targets", "TARGETS", "--chain-length", "-1"), "--chain-length"),
+    "motion": (("--frames", "5", "5"), "5..5"),
+    "deformer-add": (("--mesh", "Nope"), "'Nope'"),
+    "deformer-bake": (("--mesh", "Nope"), "'Nope'"),
+    "sdef-derive": (("--mesh", "Nope"), "'Nope'"),
+}
+
+
+@pytest.fixture
+def skin_file(scene, tmp_path):
+    arm = build_rig()
+    build_limb_mesh(arm)
+    arm.pose.bones["spine"].rotation_quaternion = axis_x(60)
+    return save(tmp_path / "skin.blend")
+
+
+@pytest.mark.parametrize("name", COMMANDS)
+def test_every_command_on_a_saved_file_and_bad_input(run, skin_file, tmp_path, name):
+    targets = tmp_path / "t.csv"
+    targets.write_text("frame,x,y,z\n1,0.3,0.2,2.6\n")
+    args, expected = BAD[name]
+    args = [str(targets) if a == "TARGETS" else a for a in args]
+    before = skin_file.read_bytes()
+    result = run(name, *args, skin_file)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert expected in one_error_line(result)
+    assert skin_file.read_bytes() == before
+    good = {"limb-ik": ("--bone", "hand", "--targets", targets), "ccd": ("--bone", "hand", "--targets", targets),
+            "motion": ("--frames", 1, 5), "bake": ("--frames", 1, 3)}.get(name, ())
+    if name in ("deformer-add", "deformer-bake"):  # need SDEF data
+        ok(run("sdef-derive", skin_file))
+    if name == "motion":  # needs two keys
+        ok(run("limb-ik", "--bone", "hand", "--targets", targets, skin_file))
+        ok(run("ccd", "--bone", "hand", "--targets", _targets(tmp_path, 5), "--chain-length", 3, skin_file))
+    before = skin_file.read_bytes()
+    ok(run(name, *good, skin_file))
+    assert (skin_file.read_bytes() == before) == (name == "info")  # every other command saved its result
+
+
+def _targets(tmp_path, frame):
+    path = tmp_path / f"t{frame}.json"
+    path.write_text(json.dumps([{"frame": frame, "x": -0.3, "y": 0.4, "z": 2.5}]))
+    return path
+
+
+def test_report_schema_and_a_failing_file_among_several(run, scene, tmp_path):
+    import bpy
+
+    obj = build_rig()
+    obj.pose.bones["spine"].rotation_quaternion = axis_x(60)
+    files = [save(tmp_path / f"{n}.blend") for n in ("a", "b")]
+    bpy.ops.wm.read_homefile(use_empty=True)
+    files.insert(1, save(tmp_path / "empty.blend"))
+    report = tmp_path / "report.json"
+    result = run("apply", "--jobs", 2, "--report", report, *files)
+    assert result.returncode == 2 and "1 of 3 files failed" in one_error_line(result)
+    data = json.loads(report.read_text())
+    assert set(data) == {"schema", "tool", "command", "exit_code", "files"}
+    assert (data["schema"], data["tool"], data["command"], data["exit_code"]) == (1, "jointlimit", "apply", 2)
+    assert [r["file"] for r in data["files"]] == [str(f) for f in files]
+    for record in data["files"]:
+        assert set(record) == RECORD_KEYS and record["command"] == "apply" and record["seconds"] >= 0
+    good, bad = data["files"][0], data["files"][1]
+    assert good["status"] == "ok" and good["exit_code"] == 0 and good["errors"] == []
+    assert good["bones"] == ["spine"] and good["objects"] == ["Rig"] and good["output"] == str(files[0])
+    assert bad["status"] == "failed" and bad["exit_code"] == 2 and bad["output"] is None
+    assert bad["errors"] == ["the scene has no armature"]
+    for path in (files[0], files[2]):  # the others completed
+        assert angle_of(rotation(load(path), "spine")) == pytest.approx(20.0, abs=1e-3)
+
+
+def test_report_of_ik_has_evaluated_tip_errors(run, scene, tmp_path):
+    build_rig()
+    path = save(tmp_path / "limb.blend")
+    targets = tmp_path / "t.json"
+    targets.write_text(json.dumps([{"frame": 2, "x": 0.5, "y": 0.3, "z": 2.5}, {"frame": 4, "x": 0, "y": 0, "z": 9}]))
+    report = tmp_path / "r.json"
+    ok(run("limb-ik", "--bone", "hand", "--targets", targets, "--report", report, path))
+    record = json.loads(report.read_text())["files"][0]
+    assert record["bones"] == ["upper", "lower"] and [e["frame"] for e in record["tip_errors"]] == [2, 4]
+    reached, unreachable = (e["distance"] for e in record["tip_errors"])
+    assert reached < 1e-4
+    # out of reach: the limb points at the target at full extension, the rest of the way is the error
+    assert unreachable == pytest.approx(8 - 1 - math.dist((0, 0, 2), (0, 0.1, 3)), abs=1e-6)
+
+
+def test_a_worker_that_dies_is_that_files_failure(run, batch_env, scene, tmp_path):
+    """A worker killed by a signal fails its own file; the other files finish."""
+    obj = build_rig()
+    obj.pose.bones["spine"].rotation_quaternion = axis_x(60)
+    files = [save(tmp_path / f"{n}.blend") for n in ("a", "doomed", "c")]
+    doomed_bytes = files[1].read_bytes()
+    killer = tmp_path / "blender-that-dies"
+    killer.write_text(f'#!/bin/sh\ncase "$*" in *--worker-file*doomed.blend*) kill -KILL $$ ;; esac\nexec "{launcher()}" "$@"\n')
+    killer.chmod(killer.stat().st_mode | stat.S_IXUSR)
+    env = dict(batch_env, JOINTLIMIT_BLENDER=str(killer))
+    report = tmp_path / "r.json"
+    # the launcher script would set $JOINTLIMIT_BLENDER to itself: start its Python file directly
+    parent = [sys.executable, str(ROOT / "scripts" / "embedded_blender.py"), "-c", "jointlimit", "apply", "--jobs", "2",
+              "--report", str(report), *map(str, files)]
+    result = subprocess.run(parent, env=env, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert f"FAILED (exit -9)  {files[1]}: the worker died (SIGKILL)" in result.stdout
+    assert "1 of 3 files failed" in one_error_line(result)
+    assert files[1].read_bytes() == doomed_bytes
+    for path in (files[0], files[2]):
+        assert angle_of(rotation(load(path), "spine")) == pytest.approx(20.0, abs=1e-3)
+    dead = json.loads(report.read_text())["files"][1]
+    assert set(dead) == RECORD_KEYS and dead["status"] == "failed" and dead["errors"] == ["the worker died (SIGKILL)"]

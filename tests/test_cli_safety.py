@@ -1,0 +1,304 @@
+"""Nothing lost (issue 16, items 1-5), each fault injected for real: a full disk during the save (a
+small tmpfs), two inputs with one output name, two runs on one file, a file rewritten by someone
+else during a run, a killed run, ten runs at once, frames outside Blender's range and a read-only
+output folder."""
+
+import contextlib
+import fcntl
+import importlib
+import json
+import os
+import pathlib
+import signal
+import subprocess
+
+import pytest
+
+from cli_helpers import batch_env, command, ok, one_error_line, run, tree_state  # noqa: F401
+from conftest import ADDON_MODULE
+from test_batch import angle_of, axis_x, build_rig, load, rotation, sampled, save
+
+pytestmark = [pytest.mark.blender]
+
+LONG_BAKE = 3000  # frames: a bake that runs for seconds, so that other things happen meanwhile
+
+
+@contextlib.contextmanager
+def mounted_tmpfs(path, options):
+    """A tmpfs at ``path`` (root only); skips the test with the reason when mounting is impossible."""
+    path.mkdir(parents=True, exist_ok=True)
+    result = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(path)], capture_output=True, text=True)
+    if result.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here (needs root and mount rights): {result.stderr.strip()}")
+    try:
+        yield path
+    finally:
+        subprocess.run(["umount", "-l", str(path)], capture_output=True)
+
+
+def spine_rig():
+    obj = build_rig()
+    obj.pose.bones["spine"].rotation_quaternion = axis_x(60)
+    return obj
+
+
+def start(*args, env):
+    return subprocess.Popen(command(*args), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def wait_for_line(proc, text):
+    """Read the process's output up to a line containing ``text``; the lines read."""
+    lines = []
+    for line in proc.stdout:
+        lines.append(line)
+        if text in line:
+            return lines
+    raise AssertionError(f"{text!r} never printed:\n{''.join(lines)}{proc.stderr.read()}")
+
+
+def finish(proc, before=()):
+    out, err = proc.communicate(timeout=600)
+    return subprocess.CompletedProcess(proc.args, proc.returncode, "".join(before) + out, err)
+
+
+# --- 1. a full disk ------------------------------------------------------------------------------------------
+
+
+def test_full_disk_keeps_the_original_and_says_why(run, scene, tmp_path):
+    with mounted_tmpfs(tmp_path / "small", "size=4m") as disk:
+        spine_rig()
+        rig = save(disk / "rig.blend")
+        original = rig.read_bytes()
+        filler = disk / "filler"
+        with contextlib.suppress(OSError), open(filler, "wb", buffering=0) as f:
+            while True:
+                f.write(b"\0" * 4096)
+        os.truncate(filler, filler.stat().st_size - len(original) // 2)  # room for half the file
+        result = run("apply", rig)
+        assert result.returncode == 1, result.stdout + result.stderr
+        line = one_error_line(result)
+        assert "no space left on device" in line and "not changed" in line
+        assert "saved" not in result.stdout.replace("Saved copy", "")
+        assert rig.read_bytes() == original
+        assert sorted(p.name for p in disk.iterdir()) == ["filler", "rig.blend"]
+        filler.unlink()  # with room again, the same run saves
+        ok(run("apply", rig))
+        assert angle_of(rotation(load(rig), "spine")) == pytest.approx(20.0, abs=1e-3)
+
+
+def test_a_short_write_is_caught_by_the_read_back(addon, scene, tmp_path):
+    """The check itself, on compressed and uncompressed files: every cut is refused, the whole file passes."""
+    import bpy
+
+    blend_io = importlib.import_module(f"{addon.__name__}.cli.blend_io")
+    common = importlib.import_module(f"{addon.__name__}.cli.common")
+    spine_rig()
+    for compress in (True, False):
+        path = tmp_path / f"whole-{compress}.blend"
+        bpy.ops.wm.save_as_mainfile(filepath=str(path), copy=True, compress=compress)
+        whole = path.read_bytes()
+        blend_io.read_back(str(path))
+        for cut in (0, 7, len(whole) // 2, len(whole) - 200, len(whole) - 8, len(whole) - 1):
+            short = tmp_path / "short.blend"
+            short.write_bytes(whole[:cut])
+            with pytest.raises(common.BatchError, match="incomplete"):
+                blend_io.read_back(str(short))
+
+
+# --- 2. two inputs, one output name --------------------------------------------------------------------------
+
+
+def test_two_inputs_with_one_output_name_are_refused_before_any_work(run, scene, tmp_path):
+    spine_rig()
+    (tmp_path / "a").mkdir(), (tmp_path / "b").mkdir(), (tmp_path / "out").mkdir()
+    a, b = save(tmp_path / "a" / "rig.blend"), save(tmp_path / "b" / "rig.blend")
+    before = a.read_bytes(), b.read_bytes()
+    result = run("apply", "--output-dir", tmp_path / "out", a, b)
+    assert result.returncode == 2
+    line = one_error_line(result)
+    assert str(a) in line and str(b) in line and str(tmp_path / "out" / "rig.blend") in line
+    assert "files done" not in result.stdout and not list((tmp_path / "out").iterdir())
+    assert (a.read_bytes(), b.read_bytes()) == before
+    same = run("apply", a, tmp_path / "a" / ".." / "a" / "rig.blend")  # one file twice: one output too
+    assert same.returncode == 2 and "would both be saved" in one_error_line(same)
+
+
+# --- 3. two runs on one file ---------------------------------------------------------------------------------
+
+
+def test_a_run_waits_for_the_lock_or_refuses(run, batch_env, scene, tmp_path):
+    spine_rig()
+    rig = save(tmp_path / "rig.blend")
+    original = rig.read_bytes()
+    with holding_lock(rig):  # another run (this test) writes rig.blend
+        refused = run("apply", "--wait", 0, rig)
+        assert refused.returncode == 2
+        assert f"being written by another run (pid {os.getpid()})" in one_error_line(refused)
+        assert rig.read_bytes() == original
+        waiting = start("apply", "--wait", 600, rig, env=batch_env)
+        before = wait_for_line(waiting, "being written by another run")
+    result = finish(waiting, before)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert angle_of(rotation(load(rig), "spine")) == pytest.approx(20.0, abs=1e-3)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["rig.blend"]  # the lock file went with the lock
+
+
+@contextlib.contextmanager
+def holding_lock(target):
+    """This test process writes ``target`` (holds its lock, as a run does)."""
+    lock_path = target.parent / f".{target.name}.jointlimit-lock"
+    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    os.write(fd, f"{os.getpid()}\n".encode())
+    try:
+        yield
+    finally:
+        os.unlink(lock_path)
+        os.close(fd)
+
+
+def test_a_bake_and_an_ik_run_on_one_file_at_once_both_count(batch_env, scene, tmp_path):
+    """Both runs are under way at the same time (both waiting while the file is busy): one waits for
+    the other, both exit 0 and the file has both results, whichever went first."""
+    frames = 300
+    obj = build_rig()
+    pb = obj.pose.bones["spine"]
+    for frame, angle in ((1, 0), (frames, 60)):
+        pb.rotation_quaternion = axis_x(angle)
+        pb.keyframe_insert("rotation_quaternion", frame=frame)
+    rig = save(tmp_path / "rig.blend")
+    targets = tmp_path / "t.json"
+    targets.write_text(json.dumps([{"frame": 7, "x": 0.8, "y": 0.5, "z": 2.6}]))
+    with holding_lock(rig):
+        bake = start("bake", "--frames", 1, frames, "--wait", 600, rig, env=batch_env)
+        bake_out = wait_for_line(bake, "being written by another run")
+        ik = start("ccd", "--bone", "hand", "--chain-length", 3, "--targets", targets, "--wait", 600, rig, env=batch_env)
+        ik_out = wait_for_line(ik, "being written by another run")
+    ik_result, bake_result = finish(ik, ik_out), finish(bake, bake_out)
+    assert bake_result.returncode == 0, bake_result.stdout + bake_result.stderr
+    assert ik_result.returncode == 0, ik_result.stdout + ik_result.stderr
+    obj = load(rig)
+    animation = importlib.import_module(f"{ADDON_MODULE}.animation")
+    keys = {name: animation.keyed_frames(obj, obj.pose.bones[name], "rotation_quaternion", 0, frames + 1)
+            for name in ("spine", "hand")}
+    assert keys == {"spine": list(range(1, frames + 1)), "hand": [7]}  # the bake and the IK key
+    assert max(angle_of(q) for q in sampled(obj, "spine", (1, frames // 2, frames))) <= 20.0 + 1e-3
+
+
+def test_a_file_rewritten_during_the_run_is_not_replaced(batch_env, scene, tmp_path):
+    obj = build_rig()
+    pb = obj.pose.bones["spine"]
+    for frame, angle in ((1, 0), (LONG_BAKE, 60)):
+        pb.rotation_quaternion = axis_x(angle)
+        pb.keyframe_insert("rotation_quaternion", frame=frame)
+    rig = save(tmp_path / "rig.blend")
+    obj.pose.bones["tail"].rotation_quaternion = axis_x(33)
+    theirs = save(tmp_path / "theirs.blend")
+    bake = start("bake", "--frames", 1, LONG_BAKE, rig, env=batch_env)
+    out = wait_for_line(bake, "bake: frames")
+    os.replace(theirs, rig)  # someone saves rig.blend from Blender meanwhile (no lock)
+    theirs_bytes = rig.read_bytes()
+    result = finish(bake, out)
+    assert result.returncode == 1, result.stdout + result.stderr
+    side = tmp_path / f"rig.jointlimit-conflict-{bake.pid}.blend"
+    line = one_error_line(result)
+    assert "changed by someone else" in line and str(side) in line
+    assert rig.read_bytes() == theirs_bytes
+    assert angle_of(rotation(load(rig), "tail")) == pytest.approx(33.0, abs=1e-3)
+    baked = load(side)
+    assert max(angle_of(q) for q in sampled(baked, "spine", (1, LONG_BAKE))) == pytest.approx(20.0, abs=1e-3)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["rig.blend", side.name])
+
+
+def test_a_killed_run_frees_the_file_and_its_leftovers_go(run, batch_env, scene, tmp_path):
+    obj = build_rig()
+    pb = obj.pose.bones["spine"]
+    for frame, angle in ((1, 0), (LONG_BAKE, 60)):
+        pb.rotation_quaternion = axis_x(angle)
+        pb.keyframe_insert("rotation_quaternion", frame=frame)
+    rig = save(tmp_path / "rig.blend")
+    original = rig.read_bytes()
+    bake = start("bake", "--frames", 1, LONG_BAKE, rig, env=batch_env)
+    wait_for_line(bake, "bake: frames")
+    bake.send_signal(signal.SIGKILL)  # kill -9 mid-run
+    bake.communicate()
+    assert rig.read_bytes() == original
+    dead = bake.pid
+    stale = [f".rig.blend.jointlimit-{dead}-0123abcd.tmp.blend", f".rig.blend.jointlimit-{dead}-0123abcd.tmp.blend@"]
+    not_ours = [f".rig.blend.jointlimit-{dead}-notours.tmp.blend", f".other.blend.jointlimit-{dead}-0123abcd.tmp.blend",
+                "rig.blend1"]
+    for name in stale + not_ours:
+        (tmp_path / name).write_bytes(b"partial")
+    out = ok(run("apply", "--wait", 0, rig))  # the OS released the killed run's lock
+    assert all(f"left by an interrupted run: {name}" in out for name in stale)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["rig.blend", *not_ours])
+
+
+# --- 4. no writes to the user's configuration, ten runs at once ------------------------------------------------
+
+
+def test_ten_runs_at_once_on_ten_files(batch_env, scene, tmp_path):
+    spine_rig()
+    files = [save(tmp_path / f"rig{i}.blend") for i in range(10)]
+    user = pathlib.Path(batch_env["BLENDER_USER_RESOURCES"])
+    before = tree_state(user)
+    procs = [start("apply", path, env=batch_env) for path in files]
+    results = [finish(p) for p in procs]
+    for result in results:
+        assert result.returncode == 0, result.stdout + result.stderr
+    for path in files:
+        assert angle_of(rotation(load(path), "spine")) == pytest.approx(20.0, abs=1e-3)
+    assert tree_state(user) == before  # nothing written into Blender's user folder
+
+
+# --- 5. frames outside Blender's range, a read-only output folder ----------------------------------------------
+
+
+def test_frame_limits_are_blenders(addon):
+    import bpy
+
+    targets = importlib.import_module(f"{addon.__name__}.cli.targets")
+    prop = bpy.types.Scene.bl_rna.properties["frame_current"]
+    assert (targets.FRAME_MIN, targets.FRAME_MAX) == (prop.hard_min, prop.hard_max)
+
+
+@pytest.mark.parametrize("args", [
+    ("bake", "--frames", "1", "99999999999"),
+    ("bake", "--frames", "-99999999999", "1"),
+    ("ccd", "--bone", "hand", "--targets", "CSV"),
+    ("limb-ik", "--bone", "hand", "--targets", "JSON"),
+])
+def test_frames_outside_blenders_range_are_bad_input(run, scene, tmp_path, args):
+    spine_rig()
+    rig = save(tmp_path / "rig.blend")
+    before = rig.read_bytes()
+    csv_path, json_path = tmp_path / "t.csv", tmp_path / "t.json"
+    csv_path.write_text("frame,x,y,z\n1000000000000,0,0,2\n")
+    json_path.write_text('[{"frame": 1e300, "x": 0, "y": 0, "z": 2}]')
+    args = [{"CSV": str(csv_path), "JSON": str(json_path)}.get(a, a) for a in args]
+    result = run(*args, rig)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "outside Blender's frame range" in one_error_line(result)
+    assert rig.read_bytes() == before
+
+
+def test_read_only_output_folder_is_one_line(run, scene, tmp_path):
+    spine_rig()
+    rig = save(tmp_path / "rig.blend")
+    out = tmp_path / "out"
+    if os.geteuid() == 0:  # root writes through permissions: make the folder a read-only file system
+        stack = contextlib.ExitStack()
+        stack.enter_context(mounted_tmpfs(out, "size=1m"))
+        remount = subprocess.run(["mount", "-o", "remount,ro", str(out)], capture_output=True, text=True)
+        if remount.returncode != 0:
+            stack.close()
+            pytest.skip(f"cannot remount read-only: {remount.stderr.strip()}")
+    else:
+        out.mkdir()
+        out.chmod(0o555)
+        stack = contextlib.ExitStack()
+    with stack:
+        result = run("apply", "--output-dir", out, rig)
+        assert result.returncode == 2, result.stdout + result.stderr
+        assert f"output folder {out} is not writable" in one_error_line(result)
+        assert not list(out.iterdir())

@@ -1,0 +1,450 @@
+"""Joint limits in Blender: settings, apply, bake, constraints, copy/mirror, live limits (issue 4)."""
+
+import math
+import zlib
+
+import numpy as np
+import pytest
+
+from rigs import compat, select_only, symmetric_arms
+
+pytestmark = [pytest.mark.blender]
+
+MODES = ["QUATERNION", "AXIS_ANGLE", "XYZ", "XZY", "YXZ", "YZX", "ZXY", "ZYX"]
+FLOAT32_TOL = 2e-5  # Blender stores rotations as float32
+
+
+@pytest.fixture
+def rig(scene):
+    return symmetric_arms()
+
+
+@pytest.fixture
+def core(addon):
+    """The installed add-on's own core modules."""
+    import importlib
+
+    pkg = addon.__name__
+    return {m: importlib.import_module(f"{pkg}.core.{m}") for m in ("quat", "limits", "euler_limits")} | {
+        "bone_limits": importlib.import_module(f"{pkg}.bone_limits")
+    }
+
+
+def configure(settings, kind):
+    settings.enabled = True
+    settings.kind = kind
+    settings.shape = "OVAL"
+    settings.swing_x_min, settings.swing_x_max = math.radians(-20), math.radians(110)
+    settings.swing_z_min, settings.swing_z_max = math.radians(-40), math.radians(30)
+    settings.use_twist_limit = True
+    settings.twist_min, settings.twist_max = math.radians(-25), math.radians(35)
+    settings.hinge_min, settings.hinge_max = math.radians(5), math.radians(140)
+    settings.euler_min = [math.radians(a) for a in (-30, -20, -45)]
+    settings.euler_max = [math.radians(a) for a in (60, 20, 45)]
+    settings.quat_swing_max = math.radians(50)
+
+
+def random_rotations(core, n, seed):
+    return core["quat"].random_unit(n, seed)
+
+
+def set_rotation(core, pb, q, mode):
+    pb.rotation_mode = mode
+    core["bone_limits"].write_rotation(pb, q)
+
+
+def test_settings_round_trip_through_blend(rig, tmp_path):
+    import bpy
+
+    s = rig.pose.bones["upper_arm.L"].jointlimit
+    configure(s, "SWING_TWIST")
+    s.shape, s.correction, s.exponent, s.fix_twist = "SUPERELLIPSE", "SIMPLE", (3.0, 5.0), True
+    p = s.outline.add()
+    p.swing_z, p.swing_x, p.bulge = 0.3, -0.2, 0.5
+    bpy.context.scene.jointlimit.live = True
+    path = tmp_path / "limits.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(path))
+    bpy.ops.wm.read_homefile(use_empty=True)
+    bpy.ops.wm.open_mainfile(filepath=str(path))
+    s2 = bpy.data.objects["Rig"].pose.bones["upper_arm.L"].jointlimit
+    assert s2.enabled and s2.kind == "SWING_TWIST" and s2.shape == "SUPERELLIPSE" and s2.correction == "SIMPLE"
+    assert s2.swing_x_max == pytest.approx(math.radians(110)) and s2.twist_min == pytest.approx(math.radians(-25))
+    assert tuple(s2.exponent) == pytest.approx((3.0, 5.0)) and s2.fix_twist
+    assert len(s2.outline) == 1 and s2.outline[0].bulge == pytest.approx(0.5)
+    assert bpy.context.scene.jointlimit.live
+
+
+@pytest.mark.parametrize("kind", ["SWING_TWIST", "HINGE", "EULER", "EULER_MULTI", "QUAT_SWING"])
+@pytest.mark.parametrize("mode", MODES)
+def test_apply_equals_core_clamp(rig, core, kind, mode):
+    import bpy
+
+    pb = rig.pose.bones["upper_arm.L"]
+    configure(pb.jointlimit, kind)
+    limit = core["bone_limits"].build_limit(pb.jointlimit)
+    select_only(rig, {"upper_arm.L"}, active="upper_arm.L")
+    Q = core["quat"]
+    import os
+    seeds = range(int(os.environ.get("JL_SEEDS", "0")), int(os.environ.get("JL_SEEDS", "0")) + 100)
+    for q in (q for sd in seeds for q in random_rotations(core, 12, sd)):
+        set_rotation(core, pb, q, mode)
+        stored = core["bone_limits"].read_rotation(pb)
+        assert bpy.ops.pose.jointlimit_apply() == {"FINISHED"}
+        result = core["bone_limits"].read_rotation(pb)
+        expected = limit.clamp(stored)
+        assert pb.rotation_mode == mode
+        assert Q.angle_between(result, expected) < 1e-4, (kind, mode, q)
+        tol = core["bone_limits"].storage_tol(core["bone_limits"].stored_magnitude(pb))
+        assert core["bone_limits"].is_inside(limit, result, tol)  # as stored (float32)
+
+
+def test_apply_all_bones_and_selection(rig, core):
+    import bpy
+
+    for name in ("upper_arm.L", "upper_arm.R"):
+        configure(rig.pose.bones[name].jointlimit, "HINGE")
+        set_rotation(core, rig.pose.bones[name], [0.5, 0.5, 0.5, 0.5], "QUATERNION")
+    select_only(rig, {"upper_arm.L"}, active="upper_arm.L")
+    bpy.ops.pose.jointlimit_apply()
+    assert tuple(rig.pose.bones["upper_arm.R"].rotation_quaternion) == pytest.approx((0.5, 0.5, 0.5, 0.5))
+    bpy.ops.pose.jointlimit_apply(all_bones=True)
+    assert tuple(rig.pose.bones["upper_arm.R"].rotation_quaternion) != pytest.approx((0.5, 0.5, 0.5, 0.5))
+
+
+def test_bad_settings_report_error_and_leave_pose(rig, core):
+    import bpy
+
+    pb = rig.pose.bones["upper_arm.L"]
+    configure(pb.jointlimit, "SWING_TWIST")
+    pb.jointlimit.swing_x_min, pb.jointlimit.swing_x_max = math.radians(50), math.radians(10)
+    set_rotation(core, pb, [0.2, 0.9, 0.3, 0.1], "QUATERNION")
+    before = tuple(pb.rotation_quaternion)
+    select_only(rig, {"upper_arm.L"}, active="upper_arm.L")
+    assert core["bone_limits"].settings_error(pb.jointlimit).startswith("Swing X")
+    with pytest.raises(RuntimeError, match="Swing X"):
+        bpy.ops.pose.jointlimit_apply()
+    assert tuple(pb.rotation_quaternion) == before
+
+
+def test_no_limited_bones_is_an_error(rig):
+    import bpy
+
+    select_only(rig, {"spine"}, active="spine")
+    with pytest.raises(RuntimeError, match="No limited bones"):
+        bpy.ops.pose.jointlimit_apply()
+
+
+def test_poll_outside_pose_mode(scene):
+    import bpy
+
+    assert not bpy.ops.pose.jointlimit_apply.poll()
+
+
+def test_undo_restores_pose(rig, core):
+    import bpy
+
+    pb = rig.pose.bones["upper_arm.L"]
+    configure(pb.jointlimit, "HINGE")
+    set_rotation(core, pb, [0.5, 0.5, 0.5, 0.5], "QUATERNION")
+    select_only(rig, {"upper_arm.L"}, active="upper_arm.L")
+    # Headless operators push no undo step themselves; push around the call as the UI does for
+    # operators with the UNDO option, then undo once.
+    assert "UNDO" in bpy.types.POSE_OT_jointlimit_apply.bl_options
+    bpy.ops.ed.undo_push(message="before apply")
+    bpy.ops.pose.jointlimit_apply()
+    bpy.ops.ed.undo_push(message="Apply Joint Limits")
+    assert tuple(bpy.data.objects["Rig"].pose.bones["upper_arm.L"].rotation_quaternion) != pytest.approx((0.5,) * 4)
+    bpy.ops.ed.undo()
+    restored = tuple(bpy.data.objects["Rig"].pose.bones["upper_arm.L"].rotation_quaternion)
+    assert restored == pytest.approx((0.5, 0.5, 0.5, 0.5))
+
+
+def _key_rotation(pb, q, frame):
+    pb.rotation_quaternion = q
+    pb.keyframe_insert("rotation_quaternion", frame=frame)
+
+
+@pytest.mark.parametrize("kind,mode", [("SWING_TWIST", "QUATERNION"), ("SWING_TWIST", "ZXY"), ("HINGE", "XYZ"),
+                                       ("EULER", "AXIS_ANGLE"), ("EULER_MULTI", "QUATERNION"), ("QUAT_SWING", "YZX")])
+def test_bake_keys_clamped_rotations_on_limited_bones_only(rig, core, kind, mode):
+    import bpy
+
+    Q = core["quat"]
+    scene = bpy.context.scene
+    limited, free = rig.pose.bones["upper_arm.L"], rig.pose.bones["forearm.L"]
+    configure(limited.jointlimit, kind)
+    limited.rotation_mode = mode
+    free.rotation_mode = "QUATERNION"
+    qs = random_rotations(core, 3, 7)
+    for frame, q in zip((1, 10, 20), qs):
+        _key_any(limited, q, frame, core)
+        _key_rotation(free, q, frame)
+    # Sample the original animation to compare with afterwards.
+    frames = range(1, 21)
+    original = []
+    for f in frames:
+        scene.frame_set(f)
+        original.append(core["bone_limits"].read_rotation(limited))
+    free_keys_before = _keyed_frames(rig, 'pose.bones["forearm.L"]')
+    assert bpy.ops.pose.jointlimit_bake(frame_start=1, frame_end=20) == {"FINISHED"}
+    limit = core["bone_limits"].build_limit(limited.jointlimit)
+    expected = limit.clamp(np.array(original))
+    for f, e in zip(frames, expected):
+        scene.frame_set(f)
+        got = core["bone_limits"].read_rotation(limited)
+        assert Q.angle_between(got, e) < 1e-4
+        assert core["bone_limits"].is_inside(limit, got, core["bone_limits"].storage_tol(core["bone_limits"].stored_magnitude(limited)))
+        assert limited.rotation_mode == mode
+    assert _keyed_frames(rig, 'pose.bones["upper_arm.L"]') == set(frames)
+    assert _keyed_frames(rig, 'pose.bones["forearm.L"]') == free_keys_before == {1, 10, 20}
+
+
+def _key_any(pb, q, frame, core):
+    """Key a rotation in the bone's own mode."""
+    core["bone_limits"].write_rotation(pb, q)
+    path, _ = core["bone_limits"].rotation_path(pb)
+    pb.keyframe_insert(path, frame=frame)
+
+
+def _keyed_frames(obj, prefix):
+    action = obj.animation_data.action
+    fcurves = compat().action_fcurves(action, obj.animation_data.action_slot)
+    return {round(k.co[0]) for fc in fcurves if fc.data_path.startswith(prefix) for k in fc.keyframe_points}
+
+
+def test_bake_bad_range_reports_error(rig):
+    import bpy
+
+    configure(rig.pose.bones["upper_arm.L"].jointlimit, "HINGE")
+    with pytest.raises(RuntimeError, match="before start"):
+        bpy.ops.pose.jointlimit_bake(frame_start=10, frame_end=5)
+    assert rig.animation_data is None
+
+
+def _limit_rotation(pb, x, y, z, order="XYZ"):
+    con = pb.constraints.new("LIMIT_ROTATION")
+    con.owner_space = "LOCAL"
+    con.euler_order = order
+    for axis, rng in zip("xyz", (x, y, z)):
+        setattr(con, f"use_limit_{axis}", rng is not None)
+        if rng is not None:
+            setattr(con, f"min_{axis}", math.radians(rng[0]))
+            setattr(con, f"max_{axis}", math.radians(rng[1]))
+    return con
+
+
+def test_from_limit_rotation_round_trip(rig):
+    import bpy
+
+    pb = rig.pose.bones["upper_arm.L"]
+    con = _limit_rotation(pb, (-20, 30), (-10, 15), (-25, 5))
+    select_only(rig, {"upper_arm.L"}, active="upper_arm.L")
+    assert bpy.ops.pose.jointlimit_from_constraints(old_constraints="MUTE") == {"FINISHED"}
+    s = pb.jointlimit
+    assert s.enabled and s.kind == "SWING_TWIST" and s.shape == "RECT" and s.use_twist_limit
+    assert (math.degrees(s.swing_x_min), math.degrees(s.swing_x_max)) == pytest.approx((-20, 30))
+    assert (math.degrees(s.swing_z_min), math.degrees(s.swing_z_max)) == pytest.approx((-25, 5))
+    assert (math.degrees(s.twist_min), math.degrees(s.twist_max)) == pytest.approx((-10, 15))
+    assert not con.enabled
+    assert bpy.ops.pose.jointlimit_to_constraints() == {"FINISHED"}
+    back = pb.constraints["JointLimit Euler"]
+    for axis, rng in zip("xyz", ((-20, 30), (-10, 15), (-25, 5))):
+        assert getattr(back, f"use_limit_{axis}")
+        assert (math.degrees(getattr(back, f"min_{axis}")), math.degrees(getattr(back, f"max_{axis}"))) == pytest.approx(rng)
+    assert back.owner_space == "LOCAL"
+
+
+def _world_tail(obj, bone):
+    import bpy
+
+    bpy.context.view_layer.update()
+    return np.array(obj.matrix_world @ obj.pose.bones[bone].tail)
+
+
+def test_narrow_ranges_agree_with_blender_constraint(rig, core):
+    """For narrow ranges the converted limit and Blender's Limit Rotation give nearly the same pose."""
+    import bpy
+
+    Q = core["quat"]
+    pb = rig.pose.bones["upper_arm.L"]
+    pb.rotation_mode = "QUATERNION"
+    s = pb.jointlimit
+    configure(s, "SWING_TWIST")
+    s.shape = "RECT"
+    s.swing_x_min, s.swing_x_max = math.radians(-10), math.radians(15)
+    s.swing_z_min, s.swing_z_max = math.radians(-12), math.radians(8)
+    s.twist_min, s.twist_max = math.radians(-5), math.radians(10)
+    select_only(rig, {"upper_arm.L"}, active="upper_arm.L")
+    bpy.ops.pose.jointlimit_to_constraints()
+    limit = core["bone_limits"].build_limit(s)
+    worst = 0.0
+    for q in Q.from_euler(np.radians(np.random.default_rng(3).uniform(-25, 25, (20, 3))), "XYZ"):
+        pb.rotation_quaternion = q
+        bpy.context.view_layer.update()
+        blender = Q.from_matrix(np.array(pb.matrix_basis.to_3x3()) if False else _constrained_local(rig, pb))
+        ours = limit.clamp(q)
+        worst = max(worst, math.degrees(Q.angle_between(blender, ours)))
+    assert worst < 4.0, worst
+
+
+def _constrained_local(obj, pb):
+    """The local rotation after constraints: parent-relative pose matrix vs rest."""
+    rest = np.array(pb.bone.matrix_local.to_3x3())
+    pose = np.array(pb.matrix.to_3x3())
+    if pb.parent is None:
+        return rest.T @ pose
+    parent_rest = np.array(pb.parent.bone.matrix_local.to_3x3())
+    parent_pose = np.array(pb.parent.matrix.to_3x3())
+    return (parent_rest.T @ rest).T @ (parent_pose.T @ pose)
+
+
+def test_wide_range_past_90_degrees_where_euler_fails(rig, core):
+    """A 100° bend about X (plus 10° about Z) is inside a (-10°, 150°) X range; Blender's Euler
+    constraint with X as its middle axis moves it far away, the converted JointLimit keeps it."""
+    import bpy
+
+    Q = core["quat"]
+    pb = rig.pose.bones["upper_arm.L"]
+    pb.rotation_mode = "QUATERNION"
+    _limit_rotation(pb, (-10, 150), (-5, 5), (-20, 20), order="YXZ")
+    select_only(rig, {"upper_arm.L"}, active="upper_arm.L")
+    bpy.ops.pose.jointlimit_from_constraints(old_constraints="KEEP")
+    limit = core["bone_limits"].build_limit(pb.jointlimit)
+    from_swing_twist = __import__(f"{core['quat'].__package__}.projection", fromlist=["x"]).from_swing_twist
+    q = from_swing_twist(math.tan(math.radians(10) / 2), math.tan(math.radians(100) / 2), 0.0)
+    assert limit.contains(q)  # JointLimit: inside, untouched
+    pb.rotation_quaternion = q
+    bpy.context.view_layer.update()
+    blender = Q.from_matrix(_constrained_local(rig, pb))
+    assert math.degrees(Q.angle_between(blender, q)) > 15  # the Euler constraint moved it far away
+    assert Q.angle_between(limit.clamp(q), q) < 1e-12
+
+
+def test_from_ik_limits(rig):
+    import bpy
+
+    pb = rig.pose.bones["forearm.L"]
+    pb.use_ik_limit_x, pb.ik_min_x, pb.ik_max_x = True, math.radians(-10), math.radians(120)
+    pb.lock_ik_y = True
+    pb.use_ik_limit_z, pb.ik_min_z, pb.ik_max_z = True, math.radians(-5), math.radians(5)
+    select_only(rig, {"forearm.L"}, active="forearm.L")
+    bpy.ops.pose.jointlimit_from_constraints(source="IK_LIMITS")
+    s = pb.jointlimit
+    assert (math.degrees(s.swing_x_min), math.degrees(s.swing_x_max)) == pytest.approx((-10, 120))
+    assert s.use_twist_limit and s.twist_min == s.twist_max == 0.0
+
+
+def test_copy_to_selected(rig):
+    import bpy
+
+    configure(rig.pose.bones["upper_arm.L"].jointlimit, "EULER")
+    select_only(rig, {"upper_arm.L", "forearm.L", "spine"}, active="upper_arm.L")
+    assert bpy.ops.pose.jointlimit_copy() == {"FINISHED"}
+    for name in ("forearm.L", "spine"):
+        s = rig.pose.bones[name].jointlimit
+        assert s.enabled and s.kind == "EULER"
+        assert tuple(s.euler_max) == pytest.approx(tuple(rig.pose.bones["upper_arm.L"].jointlimit.euler_max))
+
+
+def _flip(q):
+    return np.array([q[0], q[1], -q[2], -q[3]])
+
+
+@pytest.mark.parametrize("kind,shape", [("SWING_TWIST", "RECT"), ("SWING_TWIST", "OVAL"), ("SWING_TWIST", "ELLIPSE"),
+                                        ("EULER", "RECT"), ("HINGE", "RECT"), ("QUAT_SWING", "RECT")])
+def test_mirror_gives_symmetric_poses(rig, core, kind, shape):
+    import bpy
+
+    Q = core["quat"]
+    left, right = rig.pose.bones["upper_arm.L"], rig.pose.bones["upper_arm.R"]
+    configure(left.jointlimit, kind)
+    left.jointlimit.shape = shape
+    select_only(rig, {"upper_arm.L"}, active="upper_arm.L")
+    assert bpy.ops.pose.jointlimit_mirror() == {"FINISHED"}
+    assert right.jointlimit.enabled
+    lim_l = core["bone_limits"].build_limit(left.jointlimit)
+    lim_r = core["bone_limits"].build_limit(right.jointlimit)
+    for q in random_rotations(core, 30, 11):
+        assert Q.angle_between(lim_r.clamp(_flip(q)), _flip(lim_l.clamp(q))) < 1e-6
+    # and the flipped rotation really is the mirror pose in the world
+    left.rotation_mode = right.rotation_mode = "QUATERNION"
+    q = random_rotations(core, 1, 5)[0]
+    left.rotation_quaternion, right.rotation_quaternion = q, _flip(q)
+    tail_l, tail_r = _world_tail(rig, "upper_arm.L"), _world_tail(rig, "upper_arm.R")
+    assert np.allclose(tail_l * [-1, 1, 1], tail_r, atol=1e-5)
+
+
+def test_live_limits_clamp_while_posing(rig, core):
+    import bpy
+
+    pb = rig.pose.bones["upper_arm.L"]
+    configure(pb.jointlimit, "HINGE")
+    pb.rotation_mode = "XYZ"
+    bpy.context.scene.jointlimit.live = True
+    pb.rotation_euler = (math.radians(170), 0.3, 0.0)  # like a typed value or an R drag
+    bpy.context.view_layer.update()
+    limit = core["bone_limits"].build_limit(pb.jointlimit)
+    q = core["bone_limits"].read_rotation(pb)
+    assert limit.contains(q)
+    assert math.degrees(pb.rotation_euler[0]) == pytest.approx(140, abs=1e-3)
+    # the float32 value Blender stored is accepted: further updates write nothing (no ping-pong)
+    handlers = __import__(f"{core['bone_limits'].__package__}.handlers", fromlist=["x"])
+    assert handlers.clamp_scene(bpy.context.scene, only_changed=False) == 0
+    bpy.context.scene.jointlimit.live = False
+    pb.rotation_euler = (math.radians(170), 0.0, 0.0)
+    bpy.context.view_layer.update()
+    assert math.degrees(pb.rotation_euler[0]) == pytest.approx(170, abs=1e-3)
+
+
+def test_playback_clamp_on_frame_change(rig, core):
+    import bpy
+
+    pb = rig.pose.bones["upper_arm.L"]
+    configure(pb.jointlimit, "HINGE")
+    pb.rotation_mode = "QUATERNION"
+    _key_rotation(pb, core["quat"].from_axis_angle([1, 0, 0], math.radians(170)), 1)
+    bpy.context.scene.jointlimit.clamp_playback = True
+    bpy.context.scene.frame_set(1)
+    limit = core["bone_limits"].build_limit(pb.jointlimit)
+    assert limit.contains(core["bone_limits"].read_rotation(pb))
+
+
+def _error_of(op, **kw):
+    """The error text an operator reports (raised as RuntimeError by a headless call)."""
+    with pytest.raises(RuntimeError) as info:
+        op(**kw)
+    return str(info.value).strip()
+
+
+def test_bake_zero_quaternion_reports_like_apply_and_keys_nothing(rig, core):
+    """A keyed all-zero quaternion: bake gives apply's one-line error, keys nothing, keeps the frame."""
+    import bpy
+
+    scene = bpy.context.scene
+    pb = rig.pose.bones["upper_arm.L"]
+    configure(pb.jointlimit, "SWING_TWIST")
+    pb.rotation_mode = "QUATERNION"
+    for frame in (1, 5):
+        _key_rotation(pb, (0.0, 0.0, 0.0, 0.0), frame)
+    keys_before = _keyed_frames(rig, 'pose.bones["upper_arm.L"]')
+    scene.frame_set(3)
+    select_only(rig, {"upper_arm.L"}, active="upper_arm.L")
+    applied = _error_of(bpy.ops.pose.jointlimit_apply)
+    baked = _error_of(bpy.ops.pose.jointlimit_bake, frame_start=1, frame_end=10)
+    assert "zero length" in baked and "upper_arm.L" in baked and "\n" not in baked and "Traceback" not in baked
+    assert baked == applied
+    assert _keyed_frames(rig, 'pose.bones["upper_arm.L"]') == keys_before == {1, 5}
+    assert scene.frame_current == 3
+
+
+def test_invalid_range_message_names_the_bone_in_apply_and_bake(rig):
+    import bpy
+
+    pb = rig.pose.bones["forearm.L"]
+    configure(pb.jointlimit, "HINGE")
+    pb.jointlimit.hinge_min, pb.jointlimit.hinge_max = math.radians(100), math.radians(10)
+    select_only(rig, {"forearm.L"}, active="forearm.L")
+    want = "Bone 'forearm.L': Hinge: minimum (100.0°) must be below maximum (10.0°)"
+    assert _error_of(bpy.ops.pose.jointlimit_apply).endswith(want)
+    assert _error_of(bpy.ops.pose.jointlimit_bake, frame_start=1, frame_end=3).endswith(want)
+    assert rig.animation_data is None
