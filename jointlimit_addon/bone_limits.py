@@ -16,8 +16,11 @@ from .core.limits import SMOOTH_SHAPES, JointLimit
 
 EULER_MODES = quat.EULER_ORDERS
 # Blender stores rotations as float32: a rotation clamped exactly onto a limit's boundary reads
-# back up to ~1e-7 rad outside it. Closer than this counts as inside.
-STORAGE_TOL = 1e-6
+# back up to 3 * 2^-24 * pi ~ 5.6e-7 rad away (three rounded Euler angles within one turn), and
+# an Euler limit in another order than the bone's can see that as up to 1 / cos(middle angle)
+# times more outside (5.8x at the 80° gimbal guard). Closer than this counts as inside; stored
+# values beyond one turn round coarser, in proportion (``storage_tol``).
+STORAGE_TOL = 5e-6
 # A twist range this close to 360° (float32 -180°..180° included) is the full circle.
 FULL_CIRCLE_TOL = 1e-5
 
@@ -185,9 +188,27 @@ def rest_pose_message(settings, translate=None):
     return (translate(template) if translate else template).format(**values)
 
 
-def is_inside(limit, q):
-    """Whether a stored rotation is inside ``limit``, allowing for float32 storage."""
-    return bool(limit.contains(q)) or quat.angle_between(limit.clamp(q), q) <= STORAGE_TOL
+def storage_tol(magnitude=0.0):
+    """How far a stored rotation may read outside a limit it was clamped onto, for channels whose
+    largest value is ``magnitude`` (radians, scalar or array): compatible Euler angles may run to
+    many turns, where float32 rounds coarser."""
+    return STORAGE_TOL * np.maximum(1.0, np.abs(magnitude) / math.pi)
+
+
+def stored_magnitude(pose_bone):
+    """The largest stored angle of the bone's rotation channels (0 for quaternions)."""
+    mode = pose_bone.rotation_mode
+    if mode == "QUATERNION":
+        return 0.0
+    if mode == "AXIS_ANGLE":
+        return abs(pose_bone.rotation_axis_angle[0])
+    return max(abs(v) for v in pose_bone.rotation_euler)
+
+
+def is_inside(limit, q, tol=STORAGE_TOL):
+    """Whether a stored rotation is inside ``limit``, allowing ``tol`` for float32 storage
+    (``storage_tol(stored_magnitude(pose_bone))`` for a bone's own channels)."""
+    return bool(limit.contains(q)) or quat.angle_between(limit.clamp(q), q) <= tol
 
 
 def read_rotation(pose_bone):
@@ -287,7 +308,7 @@ def clamp_bones(pose_bones):
     moved = []
     for pb, limit, q in work:
         clamped = limit.clamp(q)
-        if quat.angle_between(clamped, q) > STORAGE_TOL:
+        if quat.angle_between(clamped, q) > storage_tol(stored_magnitude(pb)):
             write_rotation(pb, clamped)
             moved.append(pb.name)
     return moved

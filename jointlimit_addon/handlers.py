@@ -63,7 +63,8 @@ def clamp_object_per_bone(obj, only_changed):
         q = _unit_quaternion(pb, raw) if limit is not None else None
         if q is not None:
             clamped = limit.clamp(q)
-            if any(abs(a - b) > bone_limits.STORAGE_TOL for a, b in zip(clamped, q)):
+            tol = float(bone_limits.storage_tol(bone_limits.stored_magnitude(pb)))
+            if any(abs(a - b) > tol for a, b in zip(clamped, q)):
                 bone_limits.write_rotation(pb, clamped)
                 written += 1
                 raw = _raw_rotation(pb)

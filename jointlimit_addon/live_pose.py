@@ -16,7 +16,7 @@ their places (checked after the armature's data was updated: ``recheck_bones``),
    groups, then each group's rotations outside its limit corrected by the vectorised core (a
    few of them one at a time by its single-rotation path, which is cheaper than numpy for a
    few dozen rotations and is exactly what the per-bone path computes);
-4. writes back only the bones that moved (by more than ``bone_limits.STORAGE_TOL``), in their
+4. writes back only the bones that moved (by more than ``bone_limits.storage_tol``), in their
    own rotation mode and continuous with their current values, with the same rules as
    ``bone_limits.write_rotation``: quaternions keep their sign hemisphere, axis-angle keeps the
    side of its axis, Euler angles are the equivalent triple nearest to the current one. Few
@@ -309,13 +309,24 @@ def clamp_armature(obj, only_changed):
         rows = state.members[selected]
         q, ok = unit_quaternions(modes, channels, rows)
         clamped = clamp_groups(q, _groups_of(state, selected, ok))
-        moved = ok & (np.abs(clamped - q) > bone_limits.STORAGE_TOL).any(axis=-1) & np.isfinite(clamped).all(axis=-1)
+        tol = bone_limits.storage_tol(_stored_magnitude(kinds[rows], channels, rows))[:, None]
+        moved = ok & (np.abs(clamped - q) > tol).any(axis=-1) & np.isfinite(clamped).all(axis=-1)
         if moved.any():
             _store(obj, modes, kinds, channels, rows[moved], clamped[moved], state.count)
             written = int(moved.sum())
     state.modes = modes
     state.seen = channels
     return written
+
+
+def _stored_magnitude(kinds, channels, rows):
+    """Largest stored angle of each row's channels (``bone_limits.stored_magnitude``, vectorised)."""
+    magnitude = np.zeros(len(rows))
+    for kind, values in ((EULER, lambda v: np.abs(v).max(axis=-1)), (AXIS_ANGLE, lambda v: np.abs(v[:, 0]))):
+        here = kinds == kind
+        if here.any():
+            magnitude[here] = values(channels[kind][rows[here]])
+    return magnitude
 
 
 def _store(obj, modes, kinds, channels, rows, clamped, count):

@@ -1,6 +1,7 @@
 """Joint limits in Blender: settings, apply, bake, constraints, copy/mirror, live limits (issue 4)."""
 
 import math
+import zlib
 
 import numpy as np
 import pytest
@@ -83,7 +84,7 @@ def test_apply_equals_core_clamp(rig, core, kind, mode):
     limit = core["bone_limits"].build_limit(pb.jointlimit)
     select_only(rig, {"upper_arm.L"}, active="upper_arm.L")
     Q = core["quat"]
-    for q in random_rotations(core, 12, hash((kind, mode)) % 1000):
+    for q in random_rotations(core, 12, zlib.crc32(f"{kind}-{mode}".encode())):  # stable across runs
         set_rotation(core, pb, q, mode)
         stored = core["bone_limits"].read_rotation(pb)
         assert bpy.ops.pose.jointlimit_apply() == {"FINISHED"}
@@ -91,7 +92,8 @@ def test_apply_equals_core_clamp(rig, core, kind, mode):
         expected = limit.clamp(stored)
         assert pb.rotation_mode == mode
         assert Q.angle_between(result, expected) < 1e-4, (kind, mode, q)
-        assert core["bone_limits"].is_inside(limit, result)  # as stored (float32)
+        tol = core["bone_limits"].storage_tol(core["bone_limits"].stored_magnitude(pb))
+        assert core["bone_limits"].is_inside(limit, result, tol)  # as stored (float32)
 
 
 def test_apply_all_bones_and_selection(rig, core):
@@ -189,7 +191,7 @@ def test_bake_keys_clamped_rotations_on_limited_bones_only(rig, core, kind, mode
         scene.frame_set(f)
         got = core["bone_limits"].read_rotation(limited)
         assert Q.angle_between(got, e) < 1e-4
-        assert core["bone_limits"].is_inside(limit, got)
+        assert core["bone_limits"].is_inside(limit, got, core["bone_limits"].storage_tol(core["bone_limits"].stored_magnitude(limited)))
         assert limited.rotation_mode == mode
     assert _keyed_frames(rig, 'pose.bones["upper_arm.L"]') == set(frames)
     assert _keyed_frames(rig, 'pose.bones["forearm.L"]') == free_keys_before == {1, 10, 20}
