@@ -51,6 +51,23 @@ def new_armature_in_edit_mode(name):
     return obj, data
 
 
+def connected_armature(name, spec):
+    """A fresh file with one armature built from ``[(bone, head, tail, parent or None)]`` (each
+    bone connected to its parent), quaternion rotation mode, in Pose Mode."""
+    import bpy
+
+    obj, data = new_armature_in_edit_mode(name)
+    for bone, head, tail, parent in spec:
+        eb = data.edit_bones.new(bone)
+        eb.head, eb.tail = head, tail
+        if parent:
+            eb.parent, eb.use_connect = data.edit_bones[parent], True
+    bpy.ops.object.mode_set(mode="POSE")
+    for pb in obj.pose.bones:
+        pb.rotation_mode = "QUATERNION"
+    return obj
+
+
 def chain_armature(name, n, step):
     """A fresh file with one armature: ``n`` connected bones, each ``step`` (a 3-vector) long,
     quaternion rotation mode, in Pose Mode."""

@@ -18,22 +18,14 @@ LIMBS = {"arm": (("upper_arm.L", "SHOULDER"), ("forearm.L", "ELBOW"), ("hand.L",
 
 
 def _plain_rig():
-    from _common import new_armature_in_edit_mode
+    from _common import connected_armature
 
-    obj, data = new_armature_in_edit_mode("Human")
-    spec = [("upper_arm.L", (0.18, 0.0, 1.45), (0.45, 0.02, 1.2), None),
+    return connected_armature("Human", [("upper_arm.L", (0.18, 0.0, 1.45), (0.45, 0.02, 1.2), None),
             ("forearm.L", (0.45, 0.02, 1.2), (0.68, -0.02, 1.0), "upper_arm.L"),
             ("hand.L", (0.68, -0.02, 1.0), (0.75, -0.02, 0.92), "forearm.L"),
             ("thigh.L", (0.1, 0.0, 0.95), (0.1, -0.02, 0.52), None),
             ("shin.L", (0.1, -0.02, 0.52), (0.1, 0.03, 0.1), "thigh.L"),
-            ("foot.L", (0.1, 0.03, 0.1), (0.1, -0.12, 0.02), "shin.L")]
-    for name, head, tail, parent in spec:
-        eb = data.edit_bones.new(name)
-        eb.head, eb.tail = head, tail
-        if parent:
-            eb.parent, eb.use_connect = data.edit_bones[parent], True
-    bpy.ops.object.mode_set(mode="POSE")
-    return obj
+            ("foot.L", (0.1, 0.03, 0.1), (0.1, -0.12, 0.02), "shin.L")])
 
 
 def human_rig(addon):

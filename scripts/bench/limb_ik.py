@@ -21,25 +21,15 @@ import _human  # noqa: E402
 import bpy  # noqa: E402
 import numpy as np  # noqa: E402
 
-from _common import new_armature_in_edit_mode, register_addon_from_source, table  # noqa: E402
+from _common import connected_armature, register_addon_from_source, table  # noqa: E402
 
 N_TARGETS = 300
 
 
 def build_arm():
-    obj, data = new_armature_in_edit_mode("Arm")
-    spec = [("upper_arm", (0.2, 0, 1.5), (0.5, 0.03, 1.45), None),
-            ("forearm", (0.5, 0.03, 1.45), (0.78, 0, 1.45), "upper_arm"),
-            ("hand", (0.78, 0, 1.45), (0.88, 0, 1.45), "forearm")]
-    for name, head, tail, parent in spec:
-        eb = data.edit_bones.new(name)
-        eb.head, eb.tail = head, tail
-        if parent:
-            eb.parent, eb.use_connect = data.edit_bones[parent], True
-    bpy.ops.object.mode_set(mode="POSE")
-    for pb in obj.pose.bones:
-        pb.rotation_mode = "QUATERNION"
-    return obj
+    return connected_armature("Arm", [("upper_arm", (0.2, 0, 1.5), (0.5, 0.03, 1.45), None),
+                                      ("forearm", (0.5, 0.03, 1.45), (0.78, 0, 1.45), "upper_arm"),
+                                      ("hand", (0.78, 0, 1.45), (0.88, 0, 1.45), "forearm")])
 
 
 def targets(obj):
