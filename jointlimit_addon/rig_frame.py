@@ -52,6 +52,7 @@ ELBOW_RE = re.compile(r"fore.?arm|lower.?arm|lowarm|elbow", re.IGNORECASE)
 FOOT_RE = re.compile(r"foot|toe", re.IGNORECASE)
 NOT_FOOT_RE = re.compile(r"ik|heel|spin|roll|pole|tweak|pivot", re.IGNORECASE)
 LIMIT = 179.0  # degrees, the widest swing range a setting takes
+REST_ROOM = 1.0  # degrees a fitted swing range reaches past the rest pose on each side (the Axes fit needs room)
 _SNAP = 0.2  # below this an axis is degenerate (the bone points along the direction)
 
 
@@ -124,11 +125,12 @@ def _signed(rng, sign):
 
 
 def _contain_rest(rng, hinge=False):
-    """The range clipped to the widest setting and widened to hold 0 (the rest pose)."""
+    """The range clipped to the widest setting and widened to hold 0 (the rest pose); a swing
+    range keeps ``REST_ROOM`` on each side of 0, so every fit (Axes included) has a half-axis
+    there, while a hinge range may start at the rest pose."""
+    room = 0.0 if hinge else REST_ROOM
     lo, hi = max(rng[0], -LIMIT), min(rng[1], LIMIT)
-    lo, hi = min(lo, 0.0), max(hi, 0.0)
-    if not hinge and hi - lo < 1e-9:
-        lo, hi = -0.5, 0.5
+    lo, hi = min(lo, -room), max(hi, room)
     return [round(lo, 6), round(hi, 6)]
 
 

@@ -88,8 +88,9 @@ def test_existing_venv_of_another_python_is_replaced(tmp_path):
     fake_python(venv / "bin" / "python", (3, 9))
     me = sys.version_info[:2]
     bpy_version = "5.2.3" if me == (3, 13) else "5.0.1"
+    # pip, run by venv, asks rustc for its version (a rustup proxy writes ~/.rustup): keep HOME here
     result = subprocess.run([sys.executable, str(SCRIPT), bpy_version, str(venv), "--python", sys.executable],
-                            capture_output=True, text=True)
+                            capture_output=True, text=True, env=dict(os.environ, HOME=str(tmp_path)))
     assert result.returncode == 0, result.stderr
     probe = subprocess.run([str(venv / "bin" / "python"), "-c", "import sys; print(*sys.version_info[:2])"],
                            capture_output=True, text=True)
