@@ -17,7 +17,8 @@ skinning matrix ``M`` exactly. On the helper (4 points per bone) the tree rebuil
 * the stretch ``S = R^T M`` (its translation is ignored by Transform Direction), and the
   bone's scale ``sigma = |M Y|``, and ``shift = M h - sigma R h`` (``h`` the rest head, stored as
   ``jl_rest_head``). When
-  every bone's stretch is ``sigma I`` to ``UNIFORM_TOL`` (no non-uniform scale anywhere: a
+  every bone's stretch is ``sigma I`` to ``UNIFORM_TOL`` (its deformed X and Z axes are
+  ``sigma Rot(F') e_x``, ``sigma Rot(F') e_z``: no non-uniform scale, shear or mirror anywhere; a
   single value from Attribute Statistic), the vertices take ``M p = sigma R p + shift`` and
   ``(t sigma0 + u sigma1) d`` instead of 4x4 matrices and ``(t S0 + u S1) d``; when every
   ``sigma`` is 1 too (no scale at all, the usual case), ``M p = R p + shift`` and ``d``. The
@@ -53,7 +54,7 @@ import bpy
 
 TREE_NAME = "JointLimit Two-Bone Deformer"
 TREE_TAG = "jointlimit_deformer"  # ID property on the node group: its layout version
-TREE_VERSION = 4
+TREE_VERSION = 5  # 5: stretch checks in the deformed frame (fewer nodes)
 
 MODE_INPUT, BLEND_INPUT, FRAMES_INPUT = "Mode", "Blend", "Bone Frames"
 MODE_VALUES = {"LBS": 0, "SBS": 1, "SDEF": 2, "BEZIER": 3}
@@ -76,7 +77,7 @@ ATTR_PRE = "jl_def_pre"
 INPUT_TREE_NAME = "JointLimit Deformer Input"
 INPUT_TREE_TAG = "jointlimit_deformer_input"
 INPUT_TREE_VERSION = 1
-UNIFORM_TOL = 1e-5  # stretch taken as sigma I when squared lengths and dot products agree to this x sigma²
+UNIFORM_TOL = 1e-5  # stretch taken as sigma I when the deformed unit axes are sigma R e_k to this x sigma
 # Attributes of the helper mesh.
 ATTR_REST_INV, ATTR_REST_ROT_INV, ATTR_REST_HEAD = "jl_rest_inv", "jl_rest_rot_inv", "jl_rest_head"
 
@@ -187,7 +188,7 @@ def _per_bone(b, helper):
     got_s, (s,) = _capture(b, helper, (("S", "MATRIX", s),))
     got_r, (r, sigma, shift, checks) = _capture(b, helper, (("R", "ROTATION", r), ("sigma", "FLOAT", sigma),
                                                            ("shift", "VECTOR", shift),
-                                                           ("checks", "VECTOR", _stretch_checks(b, axes))))
+                                                           ("checks", "VECTOR", _stretch_checks(b, axes, rot_pose, sigma))))
     first = b.out(b.node("FunctionNodeCompare", {"A": b.math("MODULO", index, 4.0), "B": 0}, data_type="INT",
                          operation="EQUAL"))
     stats = b.node("GeometryNodeAttributeStatistic", {"Geometry": got_r, "Selection": first, "Attribute": checks},
@@ -211,22 +212,23 @@ def _capture(b, geometry, items):
     return b.out(cap, "Geometry"), out
 
 
-def _stretch_checks(b, axes):
-    """``(worst / sigma², max(worst, |sigma² - 1|), 0)`` per bone, ``worst`` the largest of
-    ``|ax·ax - sigma²|``, ``|az·az - sigma²|`` and the pairwise dot products (``sigma² = ay·ay``):
-    the deformed frame is ``sigma`` times orthonormal (uniform scale) when the first is within
-    ``UNIFORM_TOL``, and orthonormal (no scale) when the second is too."""
-    ax, ay, az = axes
-    sigma2 = b.vmath("DOT_PRODUCT", ay, ay)
-    errors = [b.math("SUBTRACT", b.vmath("DOT_PRODUCT", ax, ax), sigma2),
-              b.math("SUBTRACT", b.vmath("DOT_PRODUCT", az, az), sigma2),
-              b.vmath("DOT_PRODUCT", ax, ay), b.vmath("DOT_PRODUCT", ay, az), b.vmath("DOT_PRODUCT", az, ax)]
-    worst = b.math("ABSOLUTE", errors[0])
-    for err in errors[1:]:
-        worst = b.math("MAXIMUM", worst, b.math("ABSOLUTE", err))
-    return b.out(b.node("ShaderNodeCombineXYZ", [b.math("DIVIDE", worst, sigma2),
+def _stretch_checks(b, axes, rot_pose, sigma):
+    """``(worst / sigma, max(worst, |sigma - 1|), 0)`` per bone, ``worst`` the larger of
+    ``|Rot(F')^-1 ax - sigma e_x|`` and ``|Rot(F')^-1 az - sigma e_z|``: the deformed X and Z
+    axes in the frame that *Axes to Rotation* built from the deformed Y and X axes (``sigma`` =
+    ``|ay|``, so Y matches by construction). The deformed frame is ``sigma`` times ``Rot(F')``
+    (uniform scale, no shear, no mirror) when the first is within ``UNIFORM_TOL``, and ``Rot(F')``
+    itself (no scale) when the second is too."""
+    ax, _, az = axes
+    to_local = b.out(b.node("FunctionNodeInvertRotation", [rot_pose]))
+    errors = []
+    for axis, component in ((ax, 0), (az, 2)):
+        local = b.out(b.node("FunctionNodeRotateVector", {"Vector": axis, "Rotation": to_local}))
+        errors.append(b.vmath("DISTANCE", local, b.out(b.node("ShaderNodeCombineXYZ", {component: sigma}))))
+    worst = b.math("MAXIMUM", *errors)
+    return b.out(b.node("ShaderNodeCombineXYZ", [b.math("DIVIDE", worst, sigma),
                                                  b.math("MAXIMUM", worst,
-                                                        b.math("ABSOLUTE", b.math("SUBTRACT", sigma2, 1.0)))]))
+                                                        b.math("ABSOLUTE", b.math("SUBTRACT", sigma, 1.0)))]))
 
 
 def build(ng):
