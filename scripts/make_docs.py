@@ -32,7 +32,7 @@ import numpy as np  # noqa: E402
 import demo  # noqa: E402
 import demo_scene  # noqa: E402
 from bench._common import register_addon_from_source  # noqa: E402
-from demo_scene import label  # noqa: E402
+from demo_scene import INK, label  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
@@ -246,6 +246,52 @@ def regions_figure(ctx):
         _row(scene, "sphere_", (0, -1, -0.8), sphere_row + (-middle, 0.2, 0.25), across, int(width * 2.9 / across)),
     ]
     return demo_scene.save_png(np.concatenate(rows), ctx.out / "regions.png")
+
+
+# --- the two fits of a smooth shape -------------------------------------------------------------
+
+# An uneven range (issue 17): swing X -20°..140°, swing Z -10°..100°.
+UNEVEN = dict(swing_x=(math.radians(-20), math.radians(140)), swing_z=(math.radians(-10), math.radians(100)))
+FITS = (("INSCRIBED", "Inscribed (paper)"), ("AXES", "Axes"))
+
+
+def axis_limit_points(ranges, quat):
+    """Unit swing points of a pure bend about X and about Z to each end of ``ranges``: ``(4, 3)``."""
+    points = []
+    for axis, key in (((1.0, 0.0, 0.0), "swing_x"), ((0.0, 0.0, 1.0), "swing_z")):
+        for angle in ranges[key]:
+            points.append(quat.rotate(quat.from_axis_angle(np.array(axis), angle), np.array([0.0, 1.0, 0.0])))
+    return np.array(points)
+
+
+@figure("fits")
+def fits_figure(ctx):
+    """The ellipse of one uneven range with both fits: the paper's inscribed ellipse leaves out
+    the rest pose (+Y, the bone) and falls short of the limits; the AXES fit reaches all four
+    (dark dots: a pure bend about X or Z to each limit) and holds the rest pose."""
+    limits_mod, proj, quat = ctx.core("limits"), ctx.core("projection"), ctx.core("quat")
+    scene = demo_scene.clear_scene()
+    sharp(scene, *ctx.size(1000, 560))
+    view = np.array([-0.85, 0.75, 0.6])  # the camera's side: the bone (+Y) and the bent-up limits face us
+    view /= np.linalg.norm(view)
+    right = np.cross(-view, [0.0, 0.0, 1.0])
+    right /= np.linalg.norm(right)
+    up = np.cross(right, -view)
+    demo_scene.camera(scene, 30 * view, (0, 0, 0), ortho_scale=1.0)  # labels face this view
+    dots = axis_limit_points(UNEVEN, quat)
+    for i, (fit, text) in enumerate(FITS):
+        limit = limits_mod.JointLimit("ELLIPSE", fit=fit, **UNEVEN)
+        centre = (2 * i - 1) * 1.3 * right
+        _sphere_panel(limit, centre, proj)
+        for k, P in enumerate(dots):
+            bpy.ops.mesh.primitive_uv_sphere_add(radius=0.065, location=centre + 1.03 * P)
+            bpy.context.object.name, bpy.context.object.color = f"fits_limit_{fit}_{k}", INK
+        label(text, centre - 1.22 * up, 0.2)
+        if not bool(limit.contains(np.array([1.0, 0.0, 0.0, 0.0]))):
+            label("rest pose (the bone) outside", centre - 1.45 * up, 0.15, RED)
+    # curves are left out: their bounding boxes are loose; the bone sticks out 0.45 past the ball
+    fit_camera(scene, [o for o in bpy.data.objects if o.type in ("MESH", "FONT")], -view, margin=0.06)
+    return demo_scene.save_png(demo_scene.render_array(scene), ctx.out / "fits.png")
 
 
 # --- skinning: bend and twist -------------------------------------------------------------------
