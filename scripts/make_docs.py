@@ -250,6 +250,7 @@ def regions_figure(ctx):
 # --- the two fits of a smooth shape -------------------------------------------------------------
 
 # An uneven range (issue 17): swing X -20°..140°, swing Z -10°..100°.
+NOTE = (0.8, 0.06, 0.04, 1)  # the deep red of a warning under a picture
 UNEVEN = dict(swing_x=(math.radians(-20), math.radians(140)), swing_z=(math.radians(-10), math.radians(100)))
 FITS = (("INSCRIBED", "Inscribed (paper)"), ("AXES", "Axes"))
 
@@ -289,7 +290,7 @@ def fits_figure(ctx):
             bpy.context.object.name, bpy.context.object.color = f"fits_limit_{fit}_{k}", INK
         label(text, centre - 1.22 * up, 0.2)
         if not rest_inside[fit]:
-            label("rest pose (the bone) outside", centre - 1.45 * up, 0.15, RED)
+            label("rest pose (the bone) outside", centre - 1.47 * up, 0.17, NOTE)
     print("fits: rest pose inside:", ", ".join(f"{fit} {inside}" for fit, inside in rest_inside.items()))
     # curves are left out: their bounding boxes are loose; the bone sticks out 0.45 past the ball
     fit_camera(scene, [o for o in bpy.data.objects if o.type in ("MESH", "FONT")], -view, margin=0.06)
