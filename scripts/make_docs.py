@@ -335,7 +335,14 @@ def swivel_arcs(limb_ik, swivel_limits, chain, target, limit, requested, samples
     for a, b in zip(cuts, cuts[1:] + [cuts[0] + 2 * math.pi]):
         delta = np.linspace(a, b, max(2, int(samples * (b - a) / (2 * math.pi))))
         poses = limb_ik.solve_position(chain, np.broadcast_to(target, delta.shape + (3,)), requested + delta)
-        arcs.append((family.contains1(0.5 * (a + b)), limb_ik.forward(chain, poses.quats)[:, 1]))
+        feasible = family.contains1(0.5 * (a + b))
+        points = limb_ik.forward(chain, poses.quats)[:, 1]
+        if arcs and arcs[-1][0] == feasible:  # an edge crossed, but the limit still holds (or fails)
+            arcs[-1] = (feasible, np.concatenate([arcs[-1][1], points[1:]]))
+        else:
+            arcs.append((feasible, points))
+    if len(arcs) > 1 and arcs[0][0] == arcs[-1][0]:
+        arcs = [(arcs[0][0], np.concatenate([arcs.pop()[1], arcs[0][1][1:]]))] + arcs[1:]
     solved = limb_ik.solve_position(chain, target, requested, limits=limb_ik.LimbLimits(upper=limit))
     return arcs, float(solved.swivel)
 
@@ -362,7 +369,7 @@ def swivel_figure(ctx):
     target = np.array(SWIVEL_TARGET)
     arcs, chosen = swivel_arcs(limb_ik, swivel_limits, chain, target, limit, SWIVEL_REQUESTED)
     print(f"swivel: requested {math.degrees(SWIVEL_REQUESTED):.0f}°, chosen {math.degrees(chosen):.1f}°, "
-          f"feasible arcs {sum(f for f, _ in arcs)} of {len(arcs)}")
+          f"feasible arcs {sum(f for f, _ in arcs)} of {len(arcs)}")  # arcs alternate: feasible, blocked
 
     scene = demo_scene.clear_scene()
     sharp(scene, *ctx.size(900, 620))
