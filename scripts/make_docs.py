@@ -364,7 +364,8 @@ def swivel_figure(ctx):
     limb_ik, swivel_limits, limits_mod = ctx.core("limb_ik"), ctx.core("swivel_limits"), ctx.core("limits")
     A = {k: np.array(v) for k, v in ARM.items()}
     chain = limb_ik.LimbChain(bone_matrix(A["shoulder"], A["elbow"]), bone_matrix(A["elbow"], A["wrist"]),
-                              bone_matrix(A["wrist"], A["tip"]), end_length=float(np.linalg.norm(A["tip"] - A["wrist"])))
+                              bone_matrix(A["wrist"], A["tip"]),
+                              end_length=float(np.linalg.norm(A["tip"] - A["wrist"])))
     limit = limits_mod.JointLimit("RECT", **{k: tuple(math.radians(a) for a in v) for k, v in SWIVEL_LIMIT.items()})
     target = np.array(SWIVEL_TARGET)
     arcs, chosen = swivel_arcs(limb_ik, swivel_limits, chain, target, limit, SWIVEL_REQUESTED)
@@ -399,7 +400,8 @@ def swivel_figure(ctx):
         return point + distance * d / np.linalg.norm(d) + ahead
 
     size = 0.026
-    label(f"requested {math.degrees(SWIVEL_REQUESTED):.0f}°", outward(joints[0][1], 0.075), size, (0.45, 0.45, 0.48, 1))
+    grey = (0.45, 0.45, 0.48, 1)
+    label(f"requested {math.degrees(SWIVEL_REQUESTED):.0f}°", outward(joints[0][1], 0.075), size, grey)
     label(f"chosen {math.degrees(chosen):.0f}°", outward(joints[1][1], 0.06), size)
     label("(nearest feasible)", outward(joints[1][1], 0.06) - 0.032 * _screen_up(view), 0.8 * size)
     up = _screen_up(view)

@@ -224,11 +224,11 @@ def test_swivel_picture_feasible_and_blocked_arcs(docs_pictures, addon):
     chosen = float(line.split("chosen ")[1].split("°")[0])
     feasible_arcs = int(line.split("feasible arcs ")[1].split()[0])
     # independent brute force on the same arm: free solves all round the circle, the limit tested
-    core = sys.modules[addon.__name__ + ".core.limb_ik"], sys.modules[addon.__name__ + ".core.limits"]
-    limb_ik, limits = core
+    limb_ik, limits = (sys.modules[f"{addon.__name__}.core.{name}"] for name in ("limb_ik", "limits"))
     A = {k: np.array(v) for k, v in make_docs.ARM.items()}
-    chain = limb_ik.LimbChain(make_docs.bone_matrix(A["shoulder"], A["elbow"]),
-                              make_docs.bone_matrix(A["elbow"], A["wrist"]), make_docs.bone_matrix(A["wrist"], A["tip"]))
+    pairs = (("shoulder", "elbow"), ("elbow", "wrist"), ("wrist", "tip"))
+    bones = [make_docs.bone_matrix(A[a], A[b]) for a, b in pairs]
+    chain = limb_ik.LimbChain(*bones)
     limit = limits.JointLimit("RECT", **{k: tuple(np.radians(v)) for k, v in make_docs.SWIVEL_LIMIT.items()})
     scan = np.linspace(-np.pi, np.pi, 7201)[1:]
     poses = limb_ik.solve_position(chain, np.broadcast_to(make_docs.SWIVEL_TARGET, scan.shape + (3,)), scan)
