@@ -10,13 +10,12 @@ writes elsewhere, ``--quick`` renders at a third of the size (the test suite use
 - motion_strip.png  the demo character's three seconds of min-jerk motion, five frames
 - ccd.png           the character's tail posed by CCD IK onto its two targets
 - regions.png       the five shapes with the same ranges, on the (s, t) plane and on the sphere
+- fits.png          the two fits of a smooth shape (Inscribed vs Axes) for one uneven range
+- swivel.png        limb IK's swivel circle: where the shoulder limit holds, the requested and
+                    the chosen (nearest feasible) swivel
 - skinning.png      LBS / SDEF / Bezier on a forearm bent 90° and twisted 90°, volume measured
 - overlay.png       the viewport overlay's geometry (core/overlay_geometry.py) on a posed arm
 - motion.png        one channel through a via point: minimum-acceleration vs minimum-jerk
-
-Not yet here (they need work in progress on other branches): the two fits of an asymmetric
-shape side by side (``JointLimit(..., fit="AXES")``), and limb IK's swivel circle with the
-feasible swivel interval under limits.
 """
 
 import math
@@ -32,7 +31,7 @@ import numpy as np  # noqa: E402
 import demo  # noqa: E402
 import demo_scene  # noqa: E402
 from bench._common import register_addon_from_source  # noqa: E402
-from demo_scene import label  # noqa: E402
+from demo_scene import INK, label  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
@@ -91,12 +90,12 @@ def world_points(obj):
     return co.reshape(-1, 3) @ m[:3, :3].T + m[:3, 3]
 
 
-def fit_camera(scene, objects, direction, margin=0.08):
-    """An orthographic camera looking along ``direction`` that frames the evaluated ``objects``."""
+def fit_camera(scene, objects, direction, margin=0.08, points=None):
+    """An orthographic camera looking along ``direction`` that frames the evaluated ``objects``
+    (and the world ``points (n, 3)`` if given)."""
     from mathutils import Vector
 
-    points = [world_points(obj) for obj in objects]
-    points = np.concatenate(points)
+    points = np.concatenate([world_points(obj) for obj in objects] + ([] if points is None else [points]))
     d = Vector(direction).normalized()
     rot = d.to_track_quat("-Z", "Y" if abs(d.z) < 0.99 else "X")
     right, upv = rot @ Vector((1, 0, 0)), rot @ Vector((0, 1, 0))
@@ -246,6 +245,183 @@ def regions_figure(ctx):
         _row(scene, "sphere_", (0, -1, -0.8), sphere_row + (-middle, 0.2, 0.25), across, int(width * 2.9 / across)),
     ]
     return demo_scene.save_png(np.concatenate(rows), ctx.out / "regions.png")
+
+
+# --- the two fits of a smooth shape -------------------------------------------------------------
+
+# An uneven range (issue 17): swing X -20°..140°, swing Z -10°..100°.
+NOTE = (0.8, 0.06, 0.04, 1)  # the deep red of a warning under a picture
+UNEVEN = dict(swing_x=(math.radians(-20), math.radians(140)), swing_z=(math.radians(-10), math.radians(100)))
+FITS = (("INSCRIBED", "Inscribed (paper)"), ("AXES", "Axes"))
+
+
+def axis_limit_points(ranges, quat):
+    """Unit swing points of a pure bend about X and about Z to each end of ``ranges``: ``(4, 3)``."""
+    points = []
+    for axis, key in (((1.0, 0.0, 0.0), "swing_x"), ((0.0, 0.0, 1.0), "swing_z")):
+        for angle in ranges[key]:
+            points.append(quat.rotate(quat.from_axis_angle(np.array(axis), angle), np.array([0.0, 1.0, 0.0])))
+    return np.array(points)
+
+
+@figure("fits")
+def fits_figure(ctx):
+    """The ellipse of one uneven range with both fits: the paper's inscribed ellipse leaves out
+    the rest pose (+Y, the bone) and falls short of the limits; the AXES fit reaches all four
+    (dark dots: a pure bend about X or Z to each limit) and holds the rest pose."""
+    limits_mod, proj, quat = ctx.core("limits"), ctx.core("projection"), ctx.core("quat")
+    scene = demo_scene.clear_scene()
+    sharp(scene, *ctx.size(1000, 560))
+    view = np.array([-0.85, 0.75, 0.6])  # the camera's side: the bone (+Y) and the bent-up limits face us
+    view /= np.linalg.norm(view)
+    right = np.cross(-view, [0.0, 0.0, 1.0])
+    right /= np.linalg.norm(right)
+    up = np.cross(right, -view)
+    demo_scene.camera(scene, 30 * view, (0, 0, 0), ortho_scale=1.0)  # labels face this view
+    dots = axis_limit_points(UNEVEN, quat)
+    rest_inside = {}
+    for i, (fit, text) in enumerate(FITS):
+        limit = limits_mod.JointLimit("ELLIPSE", fit=fit, **UNEVEN)
+        rest_inside[fit] = bool(limit.contains(np.array([1.0, 0.0, 0.0, 0.0])))
+        centre = (2 * i - 1) * 1.3 * right
+        _sphere_panel(limit, centre, proj)
+        for k, P in enumerate(dots):
+            bpy.ops.mesh.primitive_uv_sphere_add(radius=0.065, location=centre + 1.03 * P)
+            bpy.context.object.name, bpy.context.object.color = f"fits_limit_{fit}_{k}", INK
+        label(text, centre - 1.22 * up, 0.2)
+        if not rest_inside[fit]:
+            label("rest pose (the bone) outside", centre - 1.47 * up, 0.17, NOTE)
+    print("fits: rest pose inside:", ", ".join(f"{fit} {inside}" for fit, inside in rest_inside.items()))
+    # curves are left out: their bounding boxes are loose; the bone sticks out 0.45 past the ball
+    fit_camera(scene, [o for o in bpy.data.objects if o.type in ("MESH", "FONT")], -view, margin=0.06)
+    return demo_scene.save_png(demo_scene.render_array(scene), ctx.out / "fits.png")
+
+
+# --- limb IK: the swivel circle under limits ---------------------------------------------------
+
+# A left arm along +X (the character faces -Y), elbow slightly back; the hand reaches forward and
+# down. Shoulder limit: Rectangle, swing X -60°..60°, swing Z -30°..80°, twist -40°..40°.
+ARM = {"shoulder": (0.0, 0.0, 0.0), "elbow": (0.30, 0.03, 0.0), "wrist": (0.57, 0.0, 0.0), "tip": (0.66, 0.0, 0.0)}
+SWIVEL_TARGET = (0.32, -0.30, -0.12)
+SWIVEL_LIMIT = dict(swing_x=(-60, 60), swing_z=(-30, 80), twist=(-40, 40))
+SWIVEL_REQUESTED = math.radians(110.0)
+SWIVEL_VIEW = (-1.0, 1.0, 0.5)  # the camera's side: along the shoulder->target axis, in front, up
+FEASIBLE, BLOCKED = GREEN, RED
+
+
+def bone_matrix(head, tail):
+    """A 4x4 rest matrix of a bone from ``head`` to ``tail`` (local +Y along it, local Z near world Z)."""
+    y = np.subtract(tail, head) / np.linalg.norm(np.subtract(tail, head))
+    x = np.cross(y, (0.0, 0.0, 1.0))
+    x /= np.linalg.norm(x)
+    m = np.eye(4)
+    m[:3, 0], m[:3, 1], m[:3, 2], m[:3, 3] = x, y, np.cross(x, y), head
+    return m
+
+
+def swivel_arcs(limb_ik, swivel_limits, chain, target, limit, requested, samples=721):
+    """The swivel circle of ``chain`` reaching ``target``, cut where ``limit`` (the upper joint's)
+    starts or stops holding, as the solver cuts it (``swivel_limits.Family.crossings`` about the
+    root->wrist axis in the upper bone's rest frame, one ``contains`` per arc).
+
+    Returns ``(arcs, chosen)``: ``arcs`` a list of ``(feasible, elbow points (k, 3))`` and
+    ``chosen`` the swivel the limb solve with the limit uses for ``requested``."""
+    rest = chain.upper_rest
+    n = rest[:3, :3].T @ (np.asarray(target) - rest[:3, 3])
+    free = limb_ik.solve_position(chain, target, requested)
+    family = swivel_limits.Family(limit, n / np.linalg.norm(n), free.upper)
+    cuts = sorted(c % (2 * math.pi) for c in family.crossings()) or [0.0]
+    arcs = []
+    for a, b in zip(cuts, cuts[1:] + [cuts[0] + 2 * math.pi]):
+        delta = np.linspace(a, b, max(2, int(samples * (b - a) / (2 * math.pi))))
+        poses = limb_ik.solve_position(chain, np.broadcast_to(target, delta.shape + (3,)), requested + delta)
+        feasible = family.contains1(0.5 * (a + b))
+        points = limb_ik.forward(chain, poses.quats)[:, 1]
+        if arcs and arcs[-1][0] == feasible:  # an edge crossed, but the limit still holds (or fails)
+            arcs[-1] = (feasible, np.concatenate([arcs[-1][1], points[1:]]))
+        else:
+            arcs.append((feasible, points))
+    if len(arcs) > 1 and arcs[0][0] == arcs[-1][0]:
+        arcs = [(arcs[0][0], np.concatenate([arcs.pop()[1], arcs[0][1][1:]]))] + arcs[1:]
+    solved = limb_ik.solve_position(chain, target, requested, limits=limb_ik.LimbLimits(upper=limit))
+    return arcs, float(solved.swivel)
+
+
+def arm_objects(tag, points, radius, colour):
+    """Tubes for the three bones (shoulder-elbow-wrist-tip) and balls at the joints."""
+    for k, name in enumerate(("upper", "forearm", "hand")):
+        curve(f"{tag}_{name}", points[k:k + 2], radius * (0.8 if k == 2 else 1.0), colour)
+    for k in (0, 1, 2):
+        bpy.ops.mesh.primitive_uv_sphere_add(radius=1.5 * radius, location=points[k])
+        bpy.context.object.name, bpy.context.object.color = f"{tag}_joint_{k}", colour
+
+
+@figure("swivel")
+def swivel_figure(ctx):
+    """Limb IK's swivel circle (where the elbow can go with the hand on the target) in green where
+    the shoulder limit holds and red where it is blocked; the requested swivel (grey arm) and the
+    nearest feasible one the solver chose (dark arm)."""
+    limb_ik, swivel_limits, limits_mod = ctx.core("limb_ik"), ctx.core("swivel_limits"), ctx.core("limits")
+    A = {k: np.array(v) for k, v in ARM.items()}
+    chain = limb_ik.LimbChain(bone_matrix(A["shoulder"], A["elbow"]), bone_matrix(A["elbow"], A["wrist"]),
+                              bone_matrix(A["wrist"], A["tip"]),
+                              end_length=float(np.linalg.norm(A["tip"] - A["wrist"])))
+    limit = limits_mod.JointLimit("RECT", **{k: tuple(math.radians(a) for a in v) for k, v in SWIVEL_LIMIT.items()})
+    target = np.array(SWIVEL_TARGET)
+    arcs, chosen = swivel_arcs(limb_ik, swivel_limits, chain, target, limit, SWIVEL_REQUESTED)
+    print(f"swivel: requested {math.degrees(SWIVEL_REQUESTED):.0f}°, chosen {math.degrees(chosen):.1f}°, "
+          f"feasible arcs {sum(f for f, _ in arcs)} of {len(arcs)}")  # arcs alternate: feasible, blocked
+
+    scene = demo_scene.clear_scene()
+    sharp(scene, *ctx.size(900, 620))
+    n = target / np.linalg.norm(target)
+    front = np.cross(n, (0.0, 0.0, 1.0))  # horizontal, across the axis, in front of the character
+    front /= np.linalg.norm(front)
+    view = np.array(SWIVEL_VIEW) @ np.array([n, front, (0.0, 0.0, 1.0)])  # the camera's side
+    view /= np.linalg.norm(view)
+    demo_scene.camera(scene, 30 * view, (0, 0, 0), ortho_scale=1.0)  # labels face this view
+    for i, (feasible, points) in enumerate(arcs):
+        curve(f"arc_{i}", points, 0.0065, FEASIBLE if feasible else BLOCKED)
+    curve("axis", np.array([A["shoulder"], target]), 0.002, (0.35, 0.35, 0.38, 1))
+    free = limb_ik.solve_position(chain, np.stack([target, target]), np.array([SWIVEL_REQUESTED, chosen]))
+    joints = limb_ik.forward(chain, free.quats)
+    arm_objects("requested", joints[0], 0.007, (0.7, 0.7, 0.73, 1))
+    arm_objects("chosen", joints[1], 0.009, (0.15, 0.15, 0.17, 1))
+    bpy.ops.mesh.primitive_uv_sphere_add(radius=0.018, location=target)
+    bpy.context.object.name, bpy.context.object.color = "target", BLUE
+
+    centre = np.concatenate([p for _, p in arcs]).mean(axis=0)
+    ahead = 0.3 * view  # labels in front of the tubes
+
+    def outward(point, distance):
+        """``point`` moved ``distance`` away from the circle's centre, across the view."""
+        d = point - centre
+        d -= (d @ view) * view
+        return point + distance * d / np.linalg.norm(d) + ahead
+
+    size = 0.026
+    grey = (0.45, 0.45, 0.48, 1)
+    label(f"requested {math.degrees(SWIVEL_REQUESTED):.0f}°", outward(joints[0][1], 0.075), size, grey)
+    label(f"chosen {math.degrees(chosen):.0f}°", outward(joints[1][1], 0.06), size)
+    label("(nearest feasible)", outward(joints[1][1], 0.06) - 0.032 * _screen_up(view), 0.8 * size)
+    up = _screen_up(view)
+    right = np.cross(-view, up)
+    label("target", target - 0.05 * up + ahead, size, BLUE)
+    label("shoulder", A["shoulder"] - 0.03 * right - 0.01 * up + ahead, size, align="RIGHT")
+    green = np.concatenate([p for f, p in arcs if f] or [np.zeros((1, 3))])
+    red = np.concatenate([p for f, p in arcs if not f] or [np.zeros((1, 3))])
+    left, low = green[np.argmin(green @ up)], red[np.argmin(red @ up)]  # label the arcs at their lowest points
+    label("shoulder limit holds", left - 0.035 * right - 0.01 * up + ahead, size, FEASIBLE, align="RIGHT")
+    label("blocked", low - 0.055 * up + ahead, size, BLOCKED)
+    tips = np.concatenate([joints.reshape(-1, 3)] + [p for _, p in arcs])
+    fit_camera(scene, [o for o in bpy.data.objects if o.type in ("MESH", "FONT")], -view, margin=0.04, points=tips)
+    return demo_scene.save_png(demo_scene.render_array(scene), ctx.out / "swivel.png")
+
+
+def _screen_up(view):
+    """The camera's up direction for a camera looking along ``-view`` (world Z kept upright)."""
+    right = np.cross(-view, [0.0, 0.0, 1.0])
+    return np.cross(right / np.linalg.norm(right), -view)
 
 
 # --- skinning: bend and twist -------------------------------------------------------------------

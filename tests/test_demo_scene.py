@@ -192,3 +192,50 @@ def test_ccd_picture_shows_the_target(docs_pictures):
     img = load_png(docs_pictures[0] / "ccd.png")
     for half in np.array_split(img, 2, axis=1):
         assert skin(half).mean() > 0.03 and colour_mask(half, (0.1, 0.35, 1.0), 0.15).sum() >= 12
+
+
+def test_fits_picture_shows_both_fits(docs_pictures):
+    import make_docs
+
+    out, stdout = docs_pictures
+    img = load_png(out / "fits.png")
+    inscribed, axes = np.array_split(img, 2, axis=1)
+    area = [colour_mask(half, make_docs.ORANGE[:3]).mean() for half in (inscribed, axes)]
+    assert area[0] > 0.02 and area[1] > area[0], area  # the axes fit reaches out to all four limits
+    for half in (inscribed, axes):
+        assert (half[..., :3].max(axis=-1) < 0.3).sum() >= 12  # dark: the dots at the limits, the bone, the label
+    line = next(l for l in stdout.splitlines() if l.startswith("fits: rest pose inside:"))
+    inside = {k: v == "True" for k, v in (p.split() for p in line.rsplit(":", 1)[1].split(","))}
+    assert inside["AXES"], line  # the axes fit always holds the rest pose
+    labels = img[int(0.75 * img.shape[0]):, :, :3]  # under the spheres: the names and the note in deep red
+    red = [(half[..., 0] - half[..., 1:].max(axis=-1) > 0.25).sum() for half in np.array_split(labels, 2, axis=1)]
+    assert (red[0] >= 8) == (not inside["INSCRIBED"]) and red[1] < 8, (line, red)  # the note where it is outside
+
+
+def test_swivel_picture_feasible_and_blocked_arcs(docs_pictures, addon):
+    import make_docs
+
+    out, stdout = docs_pictures
+    img = load_png(out / "swivel.png")
+    for colour in (make_docs.FEASIBLE, make_docs.BLOCKED):
+        assert colour_mask(img, colour[:3]).mean() > 0.002, colour
+    assert colour_mask(img, make_docs.BLUE[:3], 0.15).sum() >= 12  # the target
+    line = next(l for l in stdout.splitlines() if l.startswith("swivel:"))
+    chosen = float(line.split("chosen ")[1].split("°")[0])
+    feasible_arcs = int(line.split("feasible arcs ")[1].split()[0])
+    # independent brute force on the same arm: free solves all round the circle, the limit tested
+    limb_ik, limits = (sys.modules[f"{addon.__name__}.core.{name}"] for name in ("limb_ik", "limits"))
+    A = {k: np.array(v) for k, v in make_docs.ARM.items()}
+    pairs = (("shoulder", "elbow"), ("elbow", "wrist"), ("wrist", "tip"))
+    bones = [make_docs.bone_matrix(A[a], A[b]) for a, b in pairs]
+    chain = limb_ik.LimbChain(*bones)
+    limit = limits.JointLimit("RECT", **{k: tuple(np.radians(v)) for k, v in make_docs.SWIVEL_LIMIT.items()})
+    scan = np.linspace(-np.pi, np.pi, 7201)[1:]
+    poses = limb_ik.solve_position(chain, np.broadcast_to(make_docs.SWIVEL_TARGET, scan.shape + (3,)), scan)
+    ok = limit.contains(poses.upper)
+    assert ok.any() and not ok.all(), "the picture should show both feasible and blocked swivels"
+    assert feasible_arcs == np.count_nonzero(ok & ~np.roll(ok, 1)), line
+    gap = np.abs((scan[ok] - make_docs.SWIVEL_REQUESTED + np.pi) % (2 * np.pi) - np.pi)
+    nearest = scan[ok][np.argmin(gap)]
+    assert abs(np.degrees(nearest) - chosen) < 0.2, (line, np.degrees(nearest))
+    assert gap.min() > 0.1, "the requested swivel should be blocked, so the chosen one differs"
