@@ -64,3 +64,23 @@ def scene(addon):
 
     bpy.ops.wm.read_homefile(use_empty=True)
     return bpy.context.scene
+
+
+_SESSION = {}
+
+
+def pytest_sessionfinish(session, exitstatus):
+    _SESSION["exitstatus"] = int(exitstatus)
+
+
+def pytest_unconfigure(config):
+    """End the process as soon as pytest is done with it when the embedded Blender was loaded.
+
+    The bpy module's own exit (its C++ static destructors) can wait forever on its GPU worker
+    threads: seen once with bpy 4.5.15 after the whole suite (its Workbench renders included),
+    which would hang CI until its time limit. Everything pytest reports is written by now.
+    """
+    if "bpy" in sys.modules and "exitstatus" in _SESSION:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(_SESSION["exitstatus"])
