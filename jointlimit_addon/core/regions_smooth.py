@@ -50,6 +50,24 @@ def _half_sizes(s0, s1, t0, t1):
     return 0.5 * (s1 - s0), 0.5 * (s1 + s0), 0.5 * (t1 - t0), 0.5 * (t1 + t0)
 
 
+def _power(x, e):
+    """``x ** e`` for an array ``x`` and a scalar ``e``; the exponents of the usual
+    superellipses (small integers, 1/2, 1/4) by products and square roots, which cost a
+    fraction of a general ``pow``."""
+    if e == 2.0:
+        return x * x
+    if e == 3.0:
+        return x * x * x
+    if e == 4.0:
+        x2 = x * x
+        return x2 * x2
+    if e == 0.5:
+        return np.sqrt(x)
+    if e == 0.25:
+        return np.sqrt(np.sqrt(x))
+    return x ** e
+
+
 def _best_per_row(rows, values, count=1):
     """Indices (into ``rows``) of the ``count`` largest ``values`` of each distinct row."""
     order = np.lexsort((-values, rows))
@@ -168,6 +186,7 @@ class _SmoothRegion(PlaneRegion):
         (G0, H0), (G1, H1) = self._slope_rows(start), self._slope_rows(end)
         self._Bx = np.concatenate((Bn.T, Bn[:1].T), axis=1)
         self._Gx = np.concatenate((G0, G1), axis=1)
+        self._GH_T = tuple(np.ascontiguousarray(z.T) for z in (G0, G1, H0, H1))
         # one-point search, (P, 1) @ _BGx1: six columns per interval (f at both ends, f' and
         # f'' at the start and the end), then f + E'_j at each node j, where E'_j bounds both
         # intervals at j (the fourth component 1 adds it)
@@ -263,14 +282,18 @@ class _SmoothRegion(PlaneRegion):
 
     # --- OPTIMAL: global search -----------------------------------------------------------
 
-    def _fg(self, Q, tau):
-        """``f = P·B(tau)`` and ``f' = df/dtau`` for rows of ``Q``."""
-        s, t, ds, dt = self._outline(tau)[:4]
-        D = s * s + t * t + 1.0
+    def _fgh(self, Q, tau, outline=None):
+        """``f = P·B(tau)``, ``f' = df/dtau`` and ``f''`` for rows of ``Q`` (vectorised ``_fgh1``;
+        ``outline``: ``self._outline(tau)`` when the caller has it)."""
+        s, t, ds, dt, dds, ddt = self._outline(tau) if outline is None else outline
         px, py, pz = Q[:, 0], Q[:, 1], Q[:, 2]
+        D = s * s + t * t + 1.0
+        D1 = 2.0 * (s * ds + t * dt)
         N = pz * t - px * s + py
-        g = (pz * dt - px * ds) * D - 2.0 * N * (s * ds + t * dt)
-        return 2.0 * N / D - py, 2.0 * g / (D * D)
+        g = (pz * dt - px * ds) * D - N * D1
+        with np.errstate(all="ignore"):     # f'' is infinite next to singular kinks
+            g1 = (pz * ddt - px * dds) * D - 2.0 * N * (ds * ds + dt * dt + s * dds + t * ddt)
+            return 2.0 * N / D - py, 2.0 * g / (D * D), 2.0 * (g1 * D - 2.0 * g * D1) / (D * D * D)
 
     def _refine(self, Q, lo, w, ends):
         """Local maximum of ``f`` in ``[lo, lo + w]`` where ``f'(lo) > 0 >= f'(lo + w)``:
@@ -312,12 +335,16 @@ class _SmoothRegion(PlaneRegion):
         """Refine the rising intervals ``iv`` (see ``_nearest_tau``) and keep, per row, the best
         maximum found and the incumbent ``best = (f, chord², tau)``; candidates are compared by
         the chord ``|P - B|²``, exact even where ``f`` rounds to 1. Returns the pieces either
-        side of each maximum: a rising interval holds an odd number of critical points, so it
-        may hide more."""
-        r, lo, w, fa, fb, ga, gb, E, Ch, Jh2 = iv
-        tau = self._refine(Q[r], lo, w, (fa, fb, ga, gb))
-        c = np.sum((Q[r] - self._sphere(tau)) ** 2, axis=1)
+        side of each maximum that may hide another one (a rising interval holds an odd number of
+        critical points); as in ``_bracket1``, a piece goes when ``f'`` provably keeps its sign
+        on it, from ``f''`` at the maximum and at the piece's other end."""
+        r, lo, w, fa, fb, ga, gb, ha, hb, E, Ch, Jh2 = iv
+        Qr = Q[r]
+        tau = self._refine(Qr, lo, w, (fa, fb, ga, gb))
+        outline = self._outline(tau)
+        c = np.sum((Qr - np.stack(projection._plane_to_sphere(*outline[:2]), axis=-1)) ** 2, axis=1)
         f = 1.0 - 0.5 * c
+        ddf = np.minimum(self._fgh(Qr, tau, outline)[2], 0.0)
         pick = _best_per_row(r, -c)
         best_f, best_c, best_tau = best
         up = pick[c[pick] < best_c[r[pick]]]
@@ -326,41 +353,50 @@ class _SmoothRegion(PlaneRegion):
         best_tau[r[up]] = tau[up]
         with np.errstate(divide="ignore", invalid="ignore"):
             a = np.where(w > 0.0, np.clip((tau - lo) / w, 0.0, 1.0), 0.0)
+            J = Jh2 / (w * w)
+            reach = -2.0 * ddf / J      # f' keeps its sign that far from tau (nan: unknown)
         b = 1.0 - a
         zero = np.zeros_like(f)
-        i, j = a > 0.0, b > 0.0
+        i = np.flatnonzero((a > 0.0) & ~(reach > w * a) & ~_monotone(ga, zero, ha, ddf, J, w * a))
+        j = np.flatnonzero((b > 0.0) & ~(reach > w * b) & ~_monotone(zero, gb, ddf, hb, J, w * b))
         a, b = a[i], b[j]
         q = self._sub_order
-        left = (r[i], lo[i], w[i] * a, fa[i], f[i], ga[i], zero[i], E[i] * a ** q, Ch[i] * a, Jh2[i] * a * a)
-        right = (r[j], tau[j], w[j] * b, f[j], fb[j], zero[j], gb[j], E[j] * b ** q, Ch[j] * b, Jh2[j] * b * b)
+        left = (r[i], lo[i], w[i] * a, fa[i], f[i], ga[i], zero[i], ha[i], ddf[i], E[i] * a ** q, Ch[i] * a,
+                Jh2[i] * a * a)
+        right = (r[j], tau[j], w[j] * b, f[j], fb[j], zero[j], gb[j], ddf[j], hb[j], E[j] * b ** q, Ch[j] * b,
+                 Jh2[j] * b * b)
         return [np.concatenate(z) for z in zip(left, right)]
 
     def _ftol(self, best, rows):
         return self.F_TOL * np.minimum(1.0, best[1][rows] / self.CHORD2_REF)
 
     @staticmethod
-    def _may_hide(ga, gb, Ch, Jh2):
-        """Can an interval whose end slopes ``ga, gb`` do not bracket a maximum still hold one?
+    def _no_max(ga, gb, ha, hb, Ch, Jh2, w):
+        """Vectorised ``_no_max1``: is an interval whose end slopes ``ga, gb`` do not bracket a
+        maximum proven free of one?
 
-        Not if ``f'`` keeps its sign throughout: with ``|f''| <= C`` that holds when
-        ``|ga + gb| > C h``. Nor if a max-min pair is impossible: between the ends ``f''`` would
-        have to swing from ``-|ga| / a`` to ``|gb| / b`` (mean values, ``a + b <= h``) or the
-        reverse, which needs ``(sqrt|ga| + sqrt|gb|)² <= h² max|f'''|``.
+        Yes if ``f'`` keeps its sign throughout: with ``|f''| <= C`` that holds when
+        ``|ga + gb| > C h``, or, given ``f''`` at the ends, by ``_monotone``. Nor can it hold a
+        max-min pair if between the ends ``f''`` would have to swing from ``-|ga| / a`` to
+        ``|gb| / b`` (mean values, ``a + b <= h``) or the reverse, which needs
+        ``(sqrt|ga| + sqrt|gb|)² <= h² max|f'''|``.
         """
-        root = np.sqrt(np.abs(ga)) + np.sqrt(np.abs(gb))
-        same = ga * gb >= 0.0
-        return (np.abs(ga + gb) <= Ch) & ~(same & (root * root > Jh2))
+        total, product = np.abs(ga + gb), ga * gb
+        same = product >= 0.0
+        with np.errstate(divide="ignore", invalid="ignore"):
+            pair = total + 2.0 * np.sqrt(np.maximum(product, 0.0)) > Jh2
+            return (total > Ch) | (same & (pair | _monotone(ga, gb, ha, hb, Jh2 / (w * w), w)))
 
     def _nearest_tau(self, Q):
         """Outline parameter of the geodesic nearest boundary point of each row of ``Q``.
 
-        Intervals travel as lists ``(row, lo, width, f(lo), f(hi), f'(lo), f'(hi), E, C h,
-        J h^2)``: the chord-deviation bound and the bounds of ``|f''|``, ``|f'''|`` times powers
-        of the width.
+        Intervals travel as lists ``(row, lo, width, f(lo), f(hi), f'(lo), f'(hi), f''(lo),
+        f''(hi), E, C h, J h^2)``: the chord-deviation bound and the bounds of ``|f''|``,
+        ``|f'''|`` times powers of the width (``f''`` may be ``nan`` or infinite next to a
+        singular kink: no bound uses it there).
         """
         m, n = len(Q), self._tau.size
         F = Q @ self._Bx
-        G = Q @ self._Gx
         k0 = np.argmax(F[:, :n], axis=1)
         best_c = np.sum((Q - self._Bx[:, k0].T) ** 2, axis=1)
         best_f = 1.0 - 0.5 * best_c
@@ -369,8 +405,9 @@ class _SmoothRegion(PlaneRegion):
         U += self._E
         r, k = np.nonzero(U > best_f[:, None])
         u = U[r, k]
-        iv = [r, self._tau[k], self._h[k], F[r, k], F[r, k + 1], G[r, k], G[r, n + k],
-              self._E[k], self._Ch[k], self._Jh2[k]]
+        Qr = Q[r]     # f' and f'' at the ends of the candidate intervals only
+        ends = (np.einsum("ij,ij->i", Qr, rows[k]) for rows in self._GH_T)
+        iv = [r, self._tau[k], self._h[k], F[r, k], F[r, k + 1], *ends, self._E[k], self._Ch[k], self._Jh2[k]]
         rising = (iv[5] > 0.0) & (iv[6] < 0.0)
         # 1. brackets of a local maximum: the most promising per row, then any that may still win
         pieces = []
@@ -387,23 +424,25 @@ class _SmoothRegion(PlaneRegion):
         frac = np.arange(1, self.SUB) / self.SUB
         shrink = self.SUB ** self._sub_order
         for _ in range(self.LEVELS):
-            r, lo, w, fa, fb, ga, gb, E, Ch, Jh2 = cand
+            r, lo, w, fa, fb, ga, gb, ha, hb, E, Ch, Jh2 = cand
             bound = np.maximum(fa, fb) + E
-            alive = np.flatnonzero((bound > best_f[r] + self._ftol(best, r)) & self._may_hide(ga, gb, Ch, Jh2))
+            hopeful = bound > best_f[r] + self._ftol(best, r)
+            alive = np.flatnonzero(hopeful & ~self._no_max(ga, gb, ha, hb, Ch, Jh2, w))
             if alive.size == 0:
                 break
             # where f is nearly constant along the outline every piece stays hopeful: per row,
             # go on with the most promising few only
             alive = alive[_best_per_row(r[alive], bound[alive], self.MAX_PIECES)]
-            r, lo, w, fa, fb, ga, gb, E, Ch, Jh2 = (z[alive] for z in cand)
-            fs, gs = self._fg(np.repeat(Q[r], self.SUB - 1, axis=0), (lo[:, None] + w[:, None] * frac).ravel())
-            Fs = np.concatenate((fa[:, None], fs.reshape(-1, self.SUB - 1), fb[:, None]), axis=1)
-            Gs = np.concatenate((ga[:, None], gs.reshape(-1, self.SUB - 1), gb[:, None]), axis=1)
+            r, lo, w, fa, fb, ga, gb, ha, hb, E, Ch, Jh2 = (z[alive] for z in cand)
+            fs, gs, hs = self._fgh(np.repeat(Q[r], self.SUB - 1, axis=0), (lo[:, None] + w[:, None] * frac).ravel())
+            Fs, Gs, Hs = (np.concatenate((za[:, None], zs.reshape(-1, self.SUB - 1), zb[:, None]), axis=1)
+                          for za, zs, zb in ((fa, fs, fb), (ga, gs, gb), (ha, hs, hb)))
             w, E, Ch, Jh2 = w / self.SUB, E / shrink, Ch / self.SUB, Jh2 / self.SUB ** 2
             sub = [np.repeat(r, self.SUB), (lo[:, None] + w[:, None] * np.arange(self.SUB)).ravel(),
                    np.repeat(w, self.SUB), Fs[:, :-1].ravel(), Fs[:, 1:].ravel(), Gs[:, :-1].ravel(),
-                   Gs[:, 1:].ravel(), np.repeat(E, self.SUB), np.repeat(Ch, self.SUB), np.repeat(Jh2, self.SUB)]
-            hopeful = np.maximum(sub[3], sub[4]) + sub[7] > best_f[sub[0]] + self._ftol(best, sub[0])
+                   Gs[:, 1:].ravel(), Hs[:, :-1].ravel(), Hs[:, 1:].ravel(), np.repeat(E, self.SUB),
+                   np.repeat(Ch, self.SUB), np.repeat(Jh2, self.SUB)]
+            hopeful = np.maximum(sub[3], sub[4]) + sub[9] > best_f[sub[0]] + self._ftol(best, sub[0])
             rising = (sub[5] > 0.0) & (sub[6] < 0.0)
             pieces = []
             i = np.flatnonzero(hopeful & rising)
@@ -452,7 +491,7 @@ class _SmoothRegion(PlaneRegion):
         branch and bound runs past ``MAX_EVALS1`` evaluations (the vectorised search decides).
 
         Intervals carry ``f''`` at their ends too (``nan`` where unknown), so that an interval
-        that the bounds of ``_may_hide`` cannot clear may still be cleared by ``_monotone1``
+        that the bounds of ``_no_max`` cannot clear may still be cleared by ``_monotone1``
         (both in ``_no_max1``); step 3 bisects
         (one evaluation per piece) down to the same smallest width as the vectorised search.
         """
@@ -543,13 +582,15 @@ class _SmoothRegion(PlaneRegion):
         # f'' at tau, from the one at the last Newton point (|f'''| <= J); a piece narrower
         # than |f''| / J has f'' < 0 throughout: no other critical point
         J = Jh2 / (w * w) if w > 0.0 else math.inf
-        ddf = min(ddf + J * abs(tau - x_e), 0.0)
+        gap = abs(tau - x_e)
+        ddf = min(ddf + J * gap, 0.0) if gap else min(ddf, 0.0)
         reach = -2.0 * ddf / J if J > 0.0 else math.inf    # f' keeps its sign that far from tau
         q = self._sub_order
-        if a > 0.0 and reach <= w * a and not _monotone1(ga, 0.0, ha, ddf, J, w * a):
+        # nan (f'' unknown) proves nothing: the pieces stay
+        if a > 0.0 and not reach > w * a and not _monotone1(ga, 0.0, ha, ddf, J, w * a):
             Ep = E * a ** q
             work.append((max(fa, f) + Ep, lo, w * a, fa, f, ga, 0.0, ha, ddf, Ep, Ch * a, Jh2 * a * a, w_min))
-        if b > 0.0 and reach <= w * b and not _monotone1(0.0, gb, ddf, hb, J, w * b):
+        if b > 0.0 and not reach > w * b and not _monotone1(0.0, gb, ddf, hb, J, w * b):
             Ep = E * b ** q
             work.append((max(f, fb) + Ep, tau, w * b, f, fb, 0.0, gb, ddf, hb, Ep, Ch * b, Jh2 * b * b, w_min))
 
@@ -612,7 +653,8 @@ class _SmoothRegion(PlaneRegion):
 
 
 def _hermite_peaks(fa, fb, ga, gb, w):
-    """Vectorised ``_hermite_peak``."""
+    """Vectorised ``_hermite_peak`` (the cubic only: per point, the quintic's Newton step costs
+    more than the Newton steps on ``f`` it saves)."""
     c, d = ga * w, gb * w
     a = 3.0 * (c + d - 2.0 * (fb - fa))
     b = d - c - a
@@ -627,7 +669,7 @@ def _hermite_peaks(fa, fb, ga, gb, w):
 
 def _no_max1(ga, gb, ha, hb, Ch, Jh2, w):
     """Is an interval whose end slopes do not bracket a maximum proven free of one, either by
-    the bounds of ``_may_hide`` or, given ``f''`` at the ends, by ``_monotone1``?"""
+    the bounds of ``_no_max`` or, given ``f''`` at the ends, by ``_monotone1``?"""
     total, product = abs(ga + gb), ga * gb
     if total > Ch:
         return True
@@ -642,10 +684,10 @@ def _monotone1(ga, gb, ha, hb, J, w):
     its ends and ``|f'''| <= J``? Taylor bounds from each end cover the whole interval."""
     if ga + gb < 0.0:
         ga, gb, ha, hb = -ga, -gb, -ha, -hb
-    return _positive_reach(ga, ha, J) + _positive_reach(gb, -hb, J) > w
+    return _positive_reach1(ga, ha, J) + _positive_reach1(gb, -hb, J) > w
 
 
-def _positive_reach(g, h, J):
+def _positive_reach1(g, h, J):
     """How far ``g + h x - J x² / 2`` stays positive for ``x >= 0`` (``g > 0``)."""
     if not (math.isfinite(J) and math.isfinite(h)):
         return 0.0
@@ -653,6 +695,21 @@ def _positive_reach(g, h, J):
         return math.inf if h >= 0.0 else g / -h
     d = math.sqrt(h * h + 2.0 * J * g)
     return (h + d) / J if h >= 0.0 else 2.0 * g / (d - h)
+
+
+def _monotone(ga, gb, ha, hb, J, w):
+    """Vectorised ``_monotone1`` (``False`` wherever a bound is unknown)."""
+    sign = np.where(ga + gb < 0.0, -1.0, 1.0)
+    return _positive_reach(sign * ga, sign * ha, J) + _positive_reach(sign * gb, -sign * hb, J) > w
+
+
+def _positive_reach(g, h, J):
+    """Vectorised ``_positive_reach1``."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        d = np.sqrt(h * h + 2.0 * J * g)
+        reach = np.where(h >= 0.0, (h + d) / J, 2.0 * g / (d - h))
+        reach = np.where(J == 0.0, np.where(h >= 0.0, np.inf, g / -h), reach)
+    return np.where(np.isfinite(J) & np.isfinite(h), reach, 0.0)
 
 
 def _hermite_peak(fa, fb, ga, gb, w, ha=math.nan, hb=math.nan):
@@ -788,15 +845,16 @@ class SuperellipseRegion(_SmoothRegion):
 
     @staticmethod
     def _graph(z, p, q):
-        """``y = (1 - z^p)^(1/q)`` and its first two derivatives for ``0 <= z``, ``z^p <= 1/2``."""
-        zp1 = z ** (p - 1.0)
+        """``y = (1 - z^p)^(1/q)`` and its first two derivatives for ``0 <= z``, ``z^p <= 1/2``
+        (scalar exponents ``p``, ``q``)."""
+        zp1 = _power(z, p - 1.0)
         r = 1.0 - zp1 * z
-        y = r ** (1.0 / q)
+        y = _power(r, 1.0 / q)
         y1 = -(p / q) * zp1 * y / r
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             # z^(p-2) is infinite at z = 0 when p < 2 (unbounded curvature; p = 1 is a corner):
             # only Newton's slope uses it, and a non-finite slope makes that step a bisection.
-            bend = np.where(p == 1.0, 0.0, (p - 1.0) * z ** (p - 2.0)) * r
+            bend = 0.0 if p == 1.0 else (p - 1.0) * _power(z, p - 2.0) * r
             y2 = -(p / q) * (y / (r * r)) * (bend + (1.0 - 1.0 / q) * p * zp1 * zp1)
         return y, y1, y2
 
@@ -810,7 +868,12 @@ class SuperellipseRegion(_SmoothRegion):
         near_u = lam <= 0.5
         z = np.where(near_u, 2.0 * lam * self._v_split, 2.0 * (1.0 - lam) * self._u_split)
         dz = np.where(near_u, 2.0 * self._v_split, -2.0 * self._u_split)
-        y, y1, y2 = self._graph(z, np.where(near_u, self.n, self.m), np.where(near_u, self.m, self.n))
+        if self.m == self.n:
+            y, y1, y2 = self._graph(z, self.m, self.m)
+        else:   # each graph on its own points
+            y, y1, y2 = np.empty_like(z), np.empty_like(z), np.empty_like(z)
+            for side, p, q in ((near_u, self.n, self.m), (~near_u, self.m, self.n)):
+                y[side], y1[side], y2[side] = self._graph(z[side], p, q)
         dy, ddy = y1 * dz, y2 * dz * dz
         u, v = np.where(near_u, y, z), np.where(near_u, z, y)
         du, dv = np.where(near_u, dy, dz), np.where(near_u, dz, dy)
@@ -823,7 +886,7 @@ class SuperellipseRegion(_SmoothRegion):
     def _level(self, s, t):
         """Left side of [000 eq.9] (``inf`` far outside for large exponents)."""
         with np.errstate(over="ignore"):
-            return np.abs((s - self.sb) / self.sa) ** self.m + np.abs((t - self.tb) / self.ta) ** self.n
+            return _power(np.abs((s - self.sb) / self.sa), self.m) + _power(np.abs((t - self.tb) / self.ta), self.n)
 
     def _scale(self, s, t):
         """Scale ``(u, v)`` by ``k`` with ``|k u|^m + |k v|^n = 1`` [000 §4.6.1]: Newton on

@@ -387,3 +387,16 @@ def test_joint_limit_properties_with_the_axes_fit(rng_pair, shape, correction, m
         outside = ~limit.region.contains_sphere(P)
         d_ref = dense_nearest(limit.region, P[outside])
         assert np.all(geodesic(P[outside], swing[outside]) <= d_ref + 1e-9)
+
+
+def test_one_point_search_keeps_a_maximum_next_to_a_minimum_at_a_node():
+    """Found by hypothesis: from the pole, f has a local minimum exactly at the axis node
+    tau = 1 and its maximum 1e-4 before it; Newton in the rising interval ends on the minimum
+    (f'' > 0 there, infinite |f'''| bound), and the piece that holds the maximum must stay."""
+    region = SuperellipseAxesRegion(-0.00872686779075879, 0.03492076949174773, -0.00872686779075879,
+                                    1.4825609685127403, 2.9375, 1.3)
+    P = np.array([[0.0, -1.0, 0.0]])
+    d_vec = geodesic(P, region.clamp_optimal(P))
+    d_one = geodesic(P, np.array([region.clamp_optimal1(0.0, -1.0, 0.0)]))
+    assert abs(d_one[0] - d_vec[0]) <= 1e-13
+    assert region.nearest_boundary_st1(0.0, -1.0, 0.0)[0] > 1e-6     # off the axis point
