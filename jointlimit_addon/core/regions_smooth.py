@@ -503,12 +503,16 @@ class _SmoothRegion(PlaneRegion):
         c0 = (px - bx) ** 2 + (py - by) ** 2 + (pz - bz) ** 2
         f0 = 1.0 - 0.5 * c0
         best = [c0, f0 + self._ftol1(c0), node_st[k0]]     # chord², f to beat, (s, t)
-        near = (FG[n6:] > f0).nonzero()[0].tolist() or [k0]     # holds k0 but for round-off
-        j0, j1 = near[0], near[-1]
-        if j0 and j1 - j0 < len(near):      # one run of nodes (the usual case): one slice
+        near = (FG[n6:] > f0).tobytes()     # one byte per node: 1 where it may be nearer
+        j0, j1 = near.find(1), near.rfind(1)
+        if j0 < 0:      # none but for round-off: k0
+            j0 = j1 = k0
+            near = bytes(k0) + b"\x01"
+        if j0 and j1 - j0 < near.count(1):      # one run of nodes (the usual case): one slice
             ks = range(j0 - 1, j1 + 1)
             values = FG[6 * j0 - 6:6 * j1 + 6].tolist()
         else:
+            near = [j for j in range(j0, j1 + 1) if near[j]]
             ks = {(j or len(taus)) - 1 for j in near}       # node j bounds intervals j - 1 and j
             ks.update(near)
             values = None
