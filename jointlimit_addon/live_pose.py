@@ -98,6 +98,7 @@ class ArmatureState:
                 self.sizes.append(len(indices))
                 members += indices
         self.members = np.array(members, dtype=np.int64)   # bone indices, group after group
+        self.memos = [{} for _ in self.limits]      # per group: rotation -> its clamped rotation
         self.ends = np.cumsum(self.sizes)
         # what tells that the limited bones are still in place: the names of all bones (one C
         # call) when many are limited, else the names of the limited ones
@@ -276,16 +277,16 @@ def _write(obj, channels, kinds, rows, values, count):
 
 
 def _groups_of(state, selected, ok):
-    """``(limit, rows)`` per group: rows into the selected bones (``state.members[selected]``)
+    """``(limit, rows, memo)`` per group: rows into the selected bones (``state.members[selected]``)
     whose rotation is valid."""
     position = np.cumsum(selected) - 1          # row of each member among the selected ones
     groups, start = [], 0
-    for limit, end in zip(state.limits, state.ends):
+    for limit, end, memo in zip(state.limits, state.ends, state.memos):
         rows = position[start:end][selected[start:end]]
         start = end
         rows = rows[ok[rows]]
         if len(rows):
-            groups.append((limit, rows))
+            groups.append((limit, rows, memo))
     return groups
 
 

@@ -116,6 +116,7 @@ def test_array_path_equals_per_bone_path(scene, mods, seed):
     grouped = mods["core.grouped"]
     assert max(g[3] for g in GROUPS) >= grouped.SINGLE_MAX_SMOOTH and min(g[3] for g in GROUPS) < grouped.SINGLE_MAX
     random_pose(obj, seed)
+    start = snapshot(obj)
     ellipses = [pb for pb in obj.pose.bones if pb.jointlimit.enabled and pb.jointlimit.shape == "ELLIPSE"
                 and pb.jointlimit.correction == "OPTIMAL" and pb.jointlimit.kind == "SWING_TWIST" and pb != obj.pose.bones[5]]
     outside = sum(_outside_by(mods, pb) > 1e-6 for pb in ellipses)
@@ -125,6 +126,11 @@ def test_array_path_equals_per_bone_path(scene, mods, seed):
     assert (n_new, result) == (n_ref, reference)         # exactly the same stored values
     # the stored values are accepted: another pass writes nothing
     assert mods["handlers"].clamp_object(obj, False) == 0
+    # the same pose again (as playback returns to a frame): answered by the groups' memos
+    restore(obj, start)
+    memos = mods["live_pose"]._armatures[obj.session_uid].memos
+    assert sum(len(m) for m in memos) >= len(result) // 2
+    assert (mods["handlers"].clamp_object(obj, False), snapshot(obj)) == (n_ref, reference)
 
 
 def test_array_path_equals_per_bone_path_with_few_limited_bones(scene, mods):
