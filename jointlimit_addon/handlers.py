@@ -10,8 +10,6 @@ touched no armature (and no limit setting) returns at once. ``clamp_object_per_b
 earlier bone-by-bone path, kept as the reference the array path is tested against.
 """
 
-import math
-
 import bpy
 
 from . import bone_limits, live_pose, props
@@ -21,27 +19,8 @@ _state = {"busy": False, "live": False, "generation": None}
 _cache = {}
 
 
-def _raw_rotation(pb):
-    mode = pb.rotation_mode
-    if mode == "QUATERNION":
-        return tuple(pb.rotation_quaternion)
-    if mode == "AXIS_ANGLE":
-        return tuple(pb.rotation_axis_angle)
-    return (mode, *pb.rotation_euler)
-
-
-def _unit_quaternion(pb, raw):
-    """The bone's rotation as a unit quaternion tuple (plain floats: one rotation is cheaper
-    without numpy), or ``None`` when it is not a rotation (zero or non-finite)."""
-    if pb.rotation_mode != "QUATERNION":
-        try:
-            return tuple(bone_limits.read_rotation(pb))
-        except ValueError:
-            return None
-    norm = math.sqrt(sum(c * c for c in raw))
-    if not (norm > 1e-12 and math.isfinite(norm)):
-        return None
-    return tuple(c / norm for c in raw)
+_raw_rotation = live_pose.raw_rotation
+_unit_quaternion = live_pose.unit_quaternion
 
 
 def clamp_object_per_bone(obj, only_changed):

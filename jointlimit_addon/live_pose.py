@@ -27,13 +27,20 @@ reference the tests compare against.
 """
 
 import math
+import struct
 
 import bpy
 import numpy as np
 
 from . import bone_limits, props
 from .core import quat
-from .core.grouped import clamp_groups
+from .core.grouped import MEMO_MAX, clamp_groups
+
+# Few limited bones (at most 1/FEW_RATIO of the armature's bones, or FEW_MAX): one bone at a
+# time on Python floats, found by name (one lookup in the pose's hash) -- cheaper than reading
+# every bone of a big rig (Rigify's 706) to clamp a few of them, and than numpy's per-call cost.
+FEW_RATIO = 8
+FEW_MAX = 8
 
 # Write bone by bone when fewer than 1/WRITE_RATIO of the armature's bones moved (one
 # foreach_set costs about as much as that many single writes).
@@ -103,11 +110,17 @@ class ArmatureState:
         # what tells that the limited bones are still in place: the names of all bones (one C
         # call) when many are limited, else the names of the limited ones
         bones = obj.pose.bones
-        self.all_names = len(members) * 8 > count
+        self.few = len(members) * FEW_RATIO <= count or len(members) <= FEW_MAX
+        self.all_names = not self.few
         self.names = bones.keys() if self.all_names else [(i, bones[i].name) for i in members]
         self.recheck = False
         self.modes = None       # rotation mode codes last seen
         self.seen = {}          # channel -> (count, width) rotations last seen
+        # few bones: per group (limit, memo, bone names); per bone the raw rotation last seen
+        starts = np.r_[0, self.ends[:-1]].astype(int)
+        self.few_groups = [(limit, memo, [name for _, name in self.names[a:b]])
+                           for limit, memo, a, b in zip(self.limits, self.memos, starts, self.ends)] if self.few else []
+        self.few_seen = {}
 
     def is_current(self, obj, count):
         if self.count != count or self.generation != props.settings_generation():
@@ -122,6 +135,20 @@ class ArmatureState:
         if self.all_names:
             return bones.keys() == self.names
         return all(bones[i].name == name for i, name in self.names)
+
+
+def _current_few(obj):
+    """The state of an armature on the few-bones path, if it is still valid (its bones are not
+    counted: they are found by name)."""
+    state = _armatures.get(obj.session_uid)
+    if state is None or not state.few or state.generation != props.settings_generation():
+        return None
+    if state.recheck:
+        bones = obj.pose.bones
+        if len(bones) != state.count or not state._same_bones(bones):
+            return None
+        state.recheck = False
+    return state
 
 
 def _state(obj, count):
@@ -292,6 +319,12 @@ def _groups_of(state, selected, ok):
 
 def clamp_armature(obj, only_changed):
     """Clamp the limited bones of one armature; returns how many were written."""
+    state = _current_few(obj)
+    if state is not None:
+        try:
+            return _clamp_few(obj, state, only_changed)
+        except KeyError:            # a limited bone was renamed or removed: regroup
+            invalidate(obj)
     bones = obj.pose.bones
     state = _armatures.get(obj.session_uid)
     modes = None if state is None else _read_modes(bones, state.count)
@@ -300,6 +333,8 @@ def clamp_armature(obj, only_changed):
     state = _state(obj, len(modes))
     if not len(state.members):
         return 0
+    if state.few:
+        return _clamp_few(obj, state, only_changed)
     offset, channel_of, _ = _mode_tables()
     kinds = channel_of[modes + offset]
     used = kinds[state.members]
@@ -341,3 +376,76 @@ def _store(obj, modes, kinds, channels, rows, clamped, count):
         width = CHANNELS[kind][1]
         stored[here, :width] = stored_values(kind, int(code), clamped[here], channels[kind][rows[here]])
     _write(obj, channels, kinds, rows, stored, count)
+
+
+# --- few limited bones: one at a time on floats (the per-bone path, with groups and memos) ---
+
+
+def raw_rotation(pb):
+    """The stored rotation in the bone's mode (what tells that it changed)."""
+    mode = pb.rotation_mode
+    if mode == "QUATERNION":
+        return pb.rotation_quaternion[:]
+    if mode == "AXIS_ANGLE":
+        return pb.rotation_axis_angle[:]
+    return (mode, *pb.rotation_euler)
+
+
+def unit_quaternion(pb, raw):
+    """The bone's rotation as a unit quaternion tuple (plain floats: one rotation is cheaper
+    without numpy), or ``None`` when it is not a rotation (zero or non-finite)."""
+    if pb.rotation_mode != "QUATERNION":
+        try:
+            return tuple(bone_limits.read_rotation(pb))
+        except ValueError:
+            return None
+    norm = math.sqrt(sum(c * c for c in raw))
+    if not (norm > 1e-12 and math.isfinite(norm)):
+        return None
+    return tuple(c / norm for c in raw)
+
+
+_QUAT = struct.Struct("4d")     # the memo's key: the bytes of the float64 quaternion
+
+
+def _clamp1(limit, memo, q):
+    key = _QUAT.pack(*q)
+    done = memo.get(key)
+    if done is not None:
+        return _QUAT.unpack(done)
+    clamped = tuple(limit.clamp(q).tolist())
+    if len(memo) >= MEMO_MAX:
+        memo.clear()
+    memo[key] = _QUAT.pack(*clamped)
+    return clamped
+
+
+def _storage_tol(pb, raw):
+    """``bone_limits.storage_tol(bone_limits.stored_magnitude(pb))`` on floats."""
+    mode = pb.rotation_mode
+    magnitude = 0.0 if mode == "QUATERNION" else abs(raw[0]) if mode == "AXIS_ANGLE" else max(abs(v) for v in raw[1:])
+    return bone_limits.STORAGE_TOL * max(1.0, magnitude / math.pi)
+
+
+def _clamp_few(obj, state, only_changed):
+    """``handlers.clamp_object_per_bone`` on the armature's groups: bones found by name, limits
+    and memos shared per group, no settings read."""
+    bones = obj.pose.bones
+    seen = state.few_seen
+    written = 0
+    for limit, memo, names in state.few_groups:
+        for name in names:
+            pb = bones[name]
+            raw = raw_rotation(pb)
+            if only_changed and seen.get(name) == raw:
+                continue
+            q = unit_quaternion(pb, raw)
+            if q is not None:
+                clamped = _clamp1(limit, memo, q)
+                tol = _storage_tol(pb, raw)
+                if any(abs(a - b) > tol for a, b in zip(clamped, q)):
+                    bone_limits.write_rotation(pb, clamped)
+                    written += 1
+                    raw = raw_rotation(pb)
+            seen[name] = raw
+    return written

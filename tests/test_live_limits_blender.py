@@ -122,6 +122,7 @@ def test_array_path_equals_per_bone_path(scene, mods, seed):
     outside = sum(_outside_by(mods, pb) > 1e-6 for pb in ellipses)
     assert outside >= grouped.SINGLE_MAX_SMOOTH           # this group takes the vectorised core
     (n_ref, reference), (n_new, result) = both_paths(mods, obj, only_changed=False)
+    assert not mods["live_pose"]._armatures[obj.session_uid].few    # the array path
     assert n_ref > 0.5 * len(obj.pose.bones)             # most bones were outside and moved
     assert (n_new, result) == (n_ref, reference)         # exactly the same stored values
     # the stored values are accepted: another pass writes nothing
@@ -138,9 +139,31 @@ def test_array_path_equals_per_bone_path_with_few_limited_bones(scene, mods):
     for pb in list(obj.pose.bones)[16:]:     # a few bones of each kind in small groups
         pb.jointlimit.enabled = False
     random_pose(obj, 9)
+    start = snapshot(obj)
     (n_ref, reference), (n_new, result) = both_paths(mods, obj, only_changed=False)
+    assert mods["live_pose"]._armatures[obj.session_uid].few       # one bone at a time, by name
     assert n_ref > 8
     assert (n_new, result) == (n_ref, reference)
+    restore(obj, start)                                 # again: from the memos
+    assert (mods["handlers"].clamp_object(obj, False), snapshot(obj)) == (n_ref, reference)
+
+
+def test_few_limited_bones_follow_a_renamed_bone(scene, mods):
+    import bpy
+
+    obj = limited_rig()
+    for pb in list(obj.pose.bones)[16:]:
+        pb.jointlimit.enabled = False
+    scene.jointlimit.live = True
+    bpy.context.view_layer.update()
+    hinge = next(pb for pb in obj.pose.bones if pb.jointlimit.enabled and pb.jointlimit.kind == "HINGE")
+    hinge.name = "renamed"
+    hinge = obj.pose.bones["renamed"]
+    hinge.rotation_mode = "XYZ"
+    hinge.rotation_euler = (D(170), 0.0, 0.0)
+    bpy.context.view_layer.update()
+    assert math.degrees(hinge.rotation_euler[0]) == pytest.approx(140, abs=1e-3)
+    scene.jointlimit.live = False
 
 
 def test_only_changed_bones_are_clamped_like_the_per_bone_path(scene, mods):
