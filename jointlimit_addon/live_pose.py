@@ -78,6 +78,14 @@ def invalidate(obj=None):
         _armatures.pop(obj.session_uid, None)
 
 
+def forget_results():
+    """Empty the groups' memos of clamped rotations (the next pass clamps every rotation again;
+    the benchmark's first-play figures)."""
+    for state in _armatures.values():
+        for memo in state.memos:
+            memo.clear()
+
+
 def recheck_bones():
     """The armatures' bones may have changed (their data was updated): before its next pass,
     each armature checks that its limited bones are still where its groups expect them."""
