@@ -11,16 +11,24 @@ their places (checked after the armature's data was updated: ``recheck_bones``),
    channel in use by limited bones (quaternion, Euler, axis-angle), plus the rotation modes;
 2. finds the limited bones whose rotation or mode changed since the last pass (all of them on
    the playback clamp), and stops there when none did;
-3. converts them to unit quaternions per rotation mode (as ``bone_limits.read_rotation`` does)
-   and clamps them with ``core.grouped.clamp_groups``: one shared check for all swing-twist
-   groups, then each group's rotations outside its limit corrected by the vectorised core (a
-   few of them one at a time by its single-rotation path, which is cheaper than numpy for a
-   few dozen rotations and is exactly what the per-bone path computes);
-4. writes back only the bones that moved (by more than ``bone_limits.storage_tol``), in their
+3. takes the values to store from ``results`` for the bones whose group, rotation mode and
+   stored values were seen before (the values to store depend on those alone: playback that
+   returns to the same frames, loops, scrubbing and held keys cost a lookup per bone);
+4. converts the others to unit quaternions per rotation mode (as ``bone_limits.read_rotation``
+   does) and clamps them with ``core.grouped.clamp_groups``: one shared check for all
+   swing-twist groups, then each group's rotations outside its limit corrected by the
+   vectorised core (a few of them one at a time by its single-rotation path, which is cheaper
+   than numpy for a few dozen rotations and is exactly what the per-bone path computes);
+5. writes back only the bones that moved (by more than ``bone_limits.storage_tol``), in their
    own rotation mode and continuous with their current values, with the same rules as
    ``bone_limits.write_rotation``: quaternions keep their sign hemisphere, axis-angle keeps the
    side of its axis, Euler angles are the equivalent triple nearest to the current one. Few
    moved bones are written one by one, many with one ``foreach_set`` of the whole channel.
+
+An armature with few limited bones (Rigify's 18 FK controls among 706 bones) takes the per-bone
+path instead (``_clamp_few``): its limited bones are found by name, one at a time on Python
+floats, with the groups' limits and a memo of clamped rotations per group, and nothing else of
+the armature is read.
 
 The result equals the per-bone path (``handlers.clamp_object_per_bone``), which stays as the
 reference the tests compare against.
@@ -34,7 +42,7 @@ import numpy as np
 
 from . import bone_limits, props
 from .core import quat
-from .core.grouped import MEMO_MAX, clamp_groups
+from .core.grouped import clamp_groups
 
 # Few limited bones (at most 1/FEW_RATIO of the armature's bones, or FEW_MAX): one bone at a
 # time on Python floats, found by name (one lookup in the pose's hash) -- cheaper than reading
@@ -50,6 +58,9 @@ QUATERNION, EULER, AXIS_ANGLE = 0, 1, 2
 # channel -> (pose-bone property, values per bone)
 CHANNELS = {QUATERNION: ("rotation_quaternion", 4), EULER: ("rotation_euler", 3), AXIS_ANGLE: ("rotation_axis_angle", 4)}
 
+# A memo that grows past this many entries is emptied (playback of a long shot; ~150 bytes each).
+MEMO_MAX = 1 << 15
+_KEY = 48           # bytes of a key of ArmatureState.results
 _UNSET = 1 << 20     # no rotation mode has this value
 _armatures = {}     # Object.session_uid -> ArmatureState
 _codes = {}         # filled on first use: lookup tables of Blender's rotation_mode enum values
@@ -82,6 +93,7 @@ def forget_results():
     """Empty the groups' memos of clamped rotations (the next pass clamps every rotation again;
     the benchmark's first-play figures)."""
     for state in _armatures.values():
+        state.results.clear()
         for memo in state.memos:
             memo.clear()
 
@@ -114,6 +126,8 @@ class ArmatureState:
                 members += indices
         self.members = np.array(members, dtype=np.int64)   # bone indices, group after group
         self.memos = [{} for _ in self.limits]      # per group: rotation -> its clamped rotation
+        self.group_of = np.repeat(np.arange(len(self.limits)), self.sizes)   # per member
+        self.results = {}   # (group, mode, stored values) -> values to store (b"": none)
         self.ends = np.cumsum(self.sizes)
         # what tells that the limited bones are still in place: the names of all bones (one C
         # call) when many are limited, else the names of the limited ones
@@ -312,16 +326,16 @@ def _write(obj, channels, kinds, rows, values, count):
 
 
 def _groups_of(state, selected, ok):
-    """``(limit, rows, memo)`` per group: rows into the selected bones (``state.members[selected]``)
+    """``(limit, rows)`` per group: rows into the selected bones (``state.members[selected]``)
     whose rotation is valid."""
     position = np.cumsum(selected) - 1          # row of each member among the selected ones
     groups, start = [], 0
-    for limit, end, memo in zip(state.limits, state.ends, state.memos):
+    for limit, end in zip(state.limits, state.ends):
         rows = position[start:end][selected[start:end]]
         start = end
         rows = rows[ok[rows]]
         if len(rows):
-            groups.append((limit, rows, memo))
+            groups.append((limit, rows))
     return groups
 
 
@@ -350,17 +364,64 @@ def clamp_armature(obj, only_changed):
     selected = _changed(state, modes, channels, kinds)[state.members] if only_changed else np.ones(len(state.members), bool)
     written = 0
     if selected.any():
-        rows = state.members[selected]
-        q, ok = unit_quaternions(modes, channels, rows)
-        clamped = clamp_groups(q, _groups_of(state, selected, ok))
-        tol = bone_limits.storage_tol(_stored_magnitude(kinds[rows], channels, rows))[:, None]
-        moved = ok & (np.abs(clamped - q) > tol).any(axis=-1) & np.isfinite(clamped).all(axis=-1)
-        if moved.any():
-            _store(obj, modes, kinds, channels, rows[moved], clamped[moved], state.count)
-            written = int(moved.sum())
+        written = _clamp_selected(obj, state, modes, kinds, channels, selected)
     state.modes = modes
     state.seen = channels
     return written
+
+
+def _result_keys(state, modes, kinds, channels, selected, rows):
+    """Per row: its group, rotation mode and stored values, as bytes (the key of ``results``)."""
+    raw = np.zeros((len(rows), 6))
+    raw[:, 0] = state.group_of[selected]
+    raw[:, 1] = modes[rows]
+    row_kinds = kinds[rows]
+    for kind, values in channels.items():
+        here = row_kinds == kind
+        if here.any():
+            raw[here, 2:2 + values.shape[1]] = values[rows[here]]
+    data = raw.tobytes()
+    return [data[i:i + _KEY] for i in range(0, len(data), _KEY)]
+
+
+def _clamp_selected(obj, state, modes, kinds, channels, selected):
+    """Clamp and store the selected members; the values to store for stored values seen before
+    come from ``state.results`` (they depend on the limit, the mode and those values only)."""
+    rows = state.members[selected]
+    keys = _result_keys(state, modes, kinds, channels, selected, rows)
+    results = state.results
+    found = [results.get(key) for key in keys]
+    miss = np.array([value is None for value in found])
+    hits = [(j, value) for j, value in enumerate(found) if value]      # b"": stays as it is
+    out_rows = [j for j, _ in hits]
+    out_values = [np.frombuffer(b"".join(value for _, value in hits)).reshape(-1, 4)] if hits else []
+    if miss.any():
+        sub = selected.copy()
+        sub[selected] = miss
+        new = np.flatnonzero(miss)
+        stored, moved = _clamp_rows(state, modes, kinds, channels, sub, rows[new])
+        if len(results) + len(new) > MEMO_MAX:
+            results.clear()
+        data = stored.tobytes()
+        at = np.cumsum(moved) - 1
+        for j, is_moved, k in zip(new.tolist(), moved.tolist(), at.tolist()):
+            results[keys[j]] = data[32 * k:32 * k + 32] if is_moved else b""
+        out_rows += new[moved].tolist()
+        out_values.append(stored)
+    if not out_rows:
+        return 0
+    _write(obj, channels, kinds, rows[out_rows], np.concatenate(out_values), state.count)
+    return len(out_rows)
+
+
+def _clamp_rows(state, modes, kinds, channels, selected, rows):
+    """Values to store ``(moved, 4)`` for the members ``selected`` (bones ``rows``), and which
+    of them moved."""
+    q, ok = unit_quaternions(modes, channels, rows)
+    clamped = clamp_groups(q, _groups_of(state, selected, ok))
+    tol = bone_limits.storage_tol(_stored_magnitude(kinds[rows], channels, rows))[:, None]
+    moved = ok & (np.abs(clamped - q) > tol).any(axis=-1) & np.isfinite(clamped).all(axis=-1)
+    return _stored(modes, channels, rows[moved], clamped[moved]), moved
 
 
 def _stored_magnitude(kinds, channels, rows):
@@ -373,8 +434,9 @@ def _stored_magnitude(kinds, channels, rows):
     return magnitude
 
 
-def _store(obj, modes, kinds, channels, rows, clamped, count):
-    """Write the clamped rotations of the bones ``rows`` in their own modes."""
+def _stored(modes, channels, rows, clamped):
+    """The values to store ``(n, 4)`` for the clamped rotations of the bones ``rows`` in their
+    own modes (``[:3]`` for Euler)."""
     offset, channel_of, _ = _mode_tables()
     stored = np.zeros((len(rows), 4))
     codes = modes[rows]
@@ -383,7 +445,7 @@ def _store(obj, modes, kinds, channels, rows, clamped, count):
         kind = int(channel_of[code + offset])
         width = CHANNELS[kind][1]
         stored[here, :width] = stored_values(kind, int(code), clamped[here], channels[kind][rows[here]])
-    _write(obj, channels, kinds, rows, stored, count)
+    return stored
 
 
 # --- few limited bones: one at a time on floats (the per-bone path, with groups and memos) ---

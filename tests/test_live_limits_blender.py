@@ -127,11 +127,16 @@ def test_array_path_equals_per_bone_path(scene, mods, seed):
     assert (n_new, result) == (n_ref, reference)         # exactly the same stored values
     # the stored values are accepted: another pass writes nothing
     assert mods["handlers"].clamp_object(obj, False) == 0
-    # the same pose again (as playback returns to a frame): answered by the groups' memos
+    # the same pose again (as playback returns to a frame): answered from the remembered results
     restore(obj, start)
-    memos = mods["live_pose"]._armatures[obj.session_uid].memos
-    assert sum(len(m) for m in memos) >= len(result) // 2
-    assert (mods["handlers"].clamp_object(obj, False), snapshot(obj)) == (n_ref, reference)
+    state = mods["live_pose"]._armatures[obj.session_uid]
+    assert len(state.results) >= len(result) // 2
+    clamp_rows = mods["live_pose"]._clamp_rows
+    mods["live_pose"]._clamp_rows = None        # not called: every stored rotation is remembered
+    try:
+        assert (mods["handlers"].clamp_object(obj, False), snapshot(obj)) == (n_ref, reference)
+    finally:
+        mods["live_pose"]._clamp_rows = clamp_rows
 
 
 def test_array_path_equals_per_bone_path_with_few_limited_bones(scene, mods):
@@ -183,6 +188,19 @@ def test_only_changed_bones_are_clamped_like_the_per_bone_path(scene, mods):
     assert 0 < n_ref < 30
     assert (n_new, result) == (n_ref, reference)
     assert mods["handlers"].clamp_object(obj, True) == 0    # nothing changed since
+    # the first pose again (its results remembered) with a few bones new: both kinds in one pass
+    random_pose(obj, 4)
+    for i in range(1, 60, 3):
+        obj.pose.bones[i].rotation_euler = rng.uniform(-math.pi, math.pi, 3)
+        obj.pose.bones[i].rotation_quaternion = quat_normalised(rng.normal(size=4))
+        obj.pose.bones[i].rotation_axis_angle = (rng.uniform(-3, 3), *rng.normal(size=3))
+    (n_ref, reference), (n_new, result) = both_paths(mods, obj, only_changed=False)
+    assert n_ref > 0.5 * len(obj.pose.bones)
+    assert (n_new, result) == (n_ref, reference)
+
+
+def quat_normalised(q):
+    return q / np.linalg.norm(q)
 
 
 def _outside_by(mods, pb):

@@ -51,34 +51,3 @@ def test_empty_groups_and_no_groups():
     q = quat.random_unit(5, 1)
     assert np.array_equal(clamp_groups(q, []), q)
     assert np.array_equal(clamp_groups(q, [(_limits()[0], np.zeros(0, dtype=np.int64))]), q)
-
-
-def test_memo_gives_the_results_of_the_limits():
-    limits = _limits()
-    q = quat.random_unit(8 * len(limits), 5)
-    groups = [(limit, np.arange(i * 8, (i + 1) * 8)) for i, limit in enumerate(limits)]
-    expected = clamp_groups(q, groups)
-    memos = [{} for _ in limits]
-    with_memo = [(limit, rows, memo) for (limit, rows), memo in zip(groups, memos)]
-    first = clamp_groups(q, with_memo)
-    assert np.array_equal(first, expected)
-    assert [len(m) for m in memos] == [8] * len(limits)       # every rotation remembered
-    # the memo answers alone: the limits are not asked again
-    kept = [(_Refuses(limit), rows, memo) for limit, rows, memo in with_memo]
-    assert np.array_equal(clamp_groups(q, kept), expected)
-    # a mix of remembered and new rotations, in another order
-    q2 = np.concatenate((q[::-1], quat.random_unit(len(q), 6)))
-    groups2 = [(limit, np.r_[len(q) - 1 - rows, rows + len(q)]) for limit, rows in groups]
-    mixed = clamp_groups(q2, [(limit, rows, memo) for (limit, rows), memo in zip(groups2, memos)])
-    assert np.array_equal(mixed, clamp_groups(q2, groups2))
-    assert [len(m) for m in memos] == [16] * len(limits)
-
-
-class _Refuses:
-    def __init__(self, limit):
-        self.limit = limit
-
-    def contains(self, q):
-        raise AssertionError("asked although remembered")
-
-    clamp = contains
