@@ -483,7 +483,8 @@ def _clamp1(limit, memo, q):
     done = memo.get(key)
     if done is not None:
         return _QUAT.unpack(done)
-    clamped = tuple(limit.clamp(q).tolist())
+    clamp1 = getattr(limit, "clamp1", None)     # a float path (hinge), else the core's own
+    clamped = clamp1(q) if clamp1 is not None else tuple(limit.clamp(q).tolist())
     if len(memo) >= MEMO_MAX:
         memo.clear()
     memo[key] = _QUAT.pack(*clamped)
