@@ -112,6 +112,22 @@ def per_frame(scene, rounds):
     return [best_of(play, repeat=3) / len(FRAMES) * 1e3 for _ in range(rounds)]
 
 
+def interleaved(scene, rounds, setups):
+    """Like ``per_frame`` for several set-ups played in turn within each round: one list of
+    values per set-up."""
+    def play():
+        for f in FRAMES:
+            scene.frame_set(f)
+
+    values = [[] for _ in setups]
+    for _ in range(rounds):
+        for setup, out in zip(setups, values):
+            setup()
+            play()
+            out.append(best_of(play, repeat=3) / len(FRAMES) * 1e3)
+    return values
+
+
 def add_constraints(obj, on):
     for pb in obj.pose.bones:
         if on:
@@ -135,6 +151,33 @@ def added(values, base):
     return span([v - b for v, b in zip(values, base)])
 
 
+def handler_ms(handlers, scene, rounds):
+    """The live-limit handlers' own CPU time per frame (ms, this thread only: no depsgraph
+    evaluation, little of the machine's load), one value per round of 3 plays."""
+    spent = []
+    clamp_scene = handlers.clamp_scene
+
+    def timed(*args, **kwargs):
+        start = time.thread_time()
+        try:
+            return clamp_scene(*args, **kwargs)
+        finally:
+            spent.append(time.thread_time() - start)
+
+    handlers.clamp_scene = timed
+    try:
+        values = []
+        for _ in range(rounds):
+            spent.clear()
+            for _ in range(3):
+                for f in FRAMES:
+                    scene.frame_set(f)
+            values.append(sum(spent) / (3 * len(FRAMES)) * 1e3)
+        return values
+    finally:
+        handlers.clamp_scene = clamp_scene
+
+
 def chain_rows(addon, rounds, inside):
     handlers = sys.modules[addon.__name__ + ".handlers"]
     bone_limits = sys.modules[addon.__name__ + ".bone_limits"]
@@ -145,6 +188,7 @@ def chain_rows(addon, rounds, inside):
     base = per_frame(scene, rounds)
     settings.clamp_playback = True
     ours = per_frame(scene, rounds)
+    ours_handler = handler_ms(handlers, scene, rounds)
     live_pose = sys.modules[addon.__name__ + ".live_pose"]
 
     def forget(*_args):
@@ -153,12 +197,14 @@ def chain_rows(addon, rounds, inside):
     bpy.app.handlers.frame_change_pre.append(forget)     # as on a first play: nothing remembered
     try:
         first = per_frame(scene, rounds)
+        first_handler = handler_ms(handlers, scene, rounds)
     finally:
         bpy.app.handlers.frame_change_pre.remove(forget)
     array_path = handlers.clamp_object
     handlers.clamp_object = handlers.clamp_object_per_bone    # the earlier path, for comparison
     try:
         per_bone = per_frame(scene, rounds)
+        per_bone_handler = handler_ms(handlers, scene, rounds)
     finally:
         handlers.clamp_object = array_path
     settings.clamp_playback = False
@@ -169,11 +215,12 @@ def chain_rows(addon, rounds, inside):
     ratio = [(o - b) / (c - b) for o, b, c in zip(ours, base, blender) if c - b > 0.02]
     ratio_first = [(o - b) / (c - b) for o, b, c in zip(first, base, blender) if c - b > 0.02]
     rows = [
-        (f"keys {where}: frame change, no limits", span(base), "-"),
-        (f"keys {where}: + JointLimit playback clamp", span(ours), added(ours, base)),
-        (f"keys {where}: + same, first play (memos emptied every frame)", span(first), added(first, base)),
-        (f"keys {where}: + same, earlier per-bone path", span(per_bone), added(per_bone, base)),
-        (f"keys {where}: + Limit Rotation constraints", span(blender), added(blender, base)),
+        (f"keys {where}: frame change, no limits", span(base), "-", "-"),
+        (f"keys {where}: + JointLimit playback clamp", span(ours), added(ours, base), span(ours_handler)),
+        (f"keys {where}: + same, first play (memos emptied every frame)", span(first), added(first, base),
+         span(first_handler)),
+        (f"keys {where}: + same, earlier per-bone path", span(per_bone), added(per_bone, base), span(per_bone_handler)),
+        (f"keys {where}: + Limit Rotation constraints", span(blender), added(blender, base), "-"),
     ]
     return rows, (ratio, ratio_first), obj
 
@@ -218,8 +265,8 @@ def idle_rows(addon, rounds):
     reread = [best_of(reread_armature, repeat=5, number=20) * 1e3 for _ in range(rounds)]
     scene.jointlimit.live = False
     return [
-        ("live-limit handler, update not touching the armature", "-", span(update)),
-        ("live-limit handler, armature re-read, nothing changed", "-", span(reread)),
+        ("live-limit handler, update not touching the armature", "-", span(update), "-"),
+        ("live-limit handler, armature re-read, nothing changed", "-", span(reread), "-"),
     ]
 
 
@@ -276,6 +323,7 @@ def rigify_rig(addon):
 
 def rigify_rows(addon, rounds):
     bone_limits = sys.modules[addon.__name__ + ".bone_limits"]
+    handlers = sys.modules[addon.__name__ + ".handlers"]
     rig, names = rigify_rig(addon)
     scene = bpy.context.scene
     live_pose = sys.modules[addon.__name__ + ".live_pose"]
@@ -283,26 +331,35 @@ def rigify_rows(addon, rounds):
     def forget(*_args):
         live_pose.forget_results()
 
+    def setup(live, forgetting):
+        def apply():
+            scene.jointlimit.live = scene.jointlimit.clamp_playback = live
+            pre = bpy.app.handlers.frame_change_pre
+            if forgetting and forget not in pre:
+                pre.append(forget)
+            elif not forgetting and forget in pre:
+                pre.remove(forget)
+        return apply
+
     rows = []
     ratios = {}
     for inside in (True, False):
         rig.animation_data_clear()
         key_random(rig, bone_limits, names, inside, seed=1, amplitude=D(120))
-        scene.jointlimit.live = scene.jointlimit.clamp_playback = False
-        base = per_frame(scene, rounds)
-        scene.jointlimit.live = scene.jointlimit.clamp_playback = True
-        ours = per_frame(scene, rounds)
-        bpy.app.handlers.frame_change_pre.append(forget)
-        try:
-            first = per_frame(scene, rounds)
-        finally:
-            bpy.app.handlers.frame_change_pre.remove(forget)
-        scene.jointlimit.live = scene.jointlimit.clamp_playback = False
+        # the three cases take turns in each round (a big rig's frame varies with the load of
+        # the machine, which a block of rounds per case would count as a difference)
+        base, ours, first = interleaved(scene, 2 * rounds, (setup(False, False), setup(True, False), setup(True, True)))
+        setup(True, False)()
+        ours_handler = handler_ms(handlers, scene, rounds)
+        setup(True, True)()
+        first_handler = handler_ms(handlers, scene, rounds)
+        setup(False, False)()
         where = "inside" if inside else "outside"
         rows += [
-            (f"Rigify ({len(rig.pose.bones)} bones), keys {where}: no limits", span(base), "-"),
-            (f"Rigify, keys {where}: + live limits on {len(names)} FK controls", span(ours), added(ours, base)),
-            (f"Rigify, keys {where}: + same, first play", span(first), added(first, base)),
+            (f"Rigify ({len(rig.pose.bones)} bones), keys {where}: no limits", span(base), "-", "-"),
+            (f"Rigify, keys {where}: + live limits on {len(names)} FK controls", span(ours), added(ours, base),
+             span(ours_handler)),
+            (f"Rigify, keys {where}: + same, first play", span(first), added(first, base), span(first_handler)),
         ]
         ratios[where] = [o / b - 1 for o, b in zip(ours, base)]
         ratios[where + ", first play"] = [o / b - 1 for o, b in zip(first, base)]
@@ -316,15 +373,16 @@ def main():
     more, ratio_in, _ = chain_rows(addon, rounds, inside=True)
     rows += more
     rows += idle_rows(addon, rounds)
-    print(table(("per frame, 100-bone rig (ms, range over rounds)", "total ms", "added ms"), rows))
+    print(table(("per frame, 100-bone rig (ms, range over rounds)", "total ms", "added ms", "handler ms"), rows))
     ratios = [f"keys {k} {span(v)}×" if v else f"keys {k}: n/a (the constraints' cost is within timing noise)"
               for k, v in (("outside", ratio_out[0]), ("inside", ratio_in[0]),
                            ("outside, first play", ratio_out[1]), ("inside, first play", ratio_in[1]))]
     print("JointLimit / Limit Rotation added cost: " + ", ".join(ratios))
     rows, ratios, n = rigify_rows(addon, rounds)
-    print(table(("per frame, Rigify rig", "total ms", "added ms"), rows))
+    print(table(("per frame, Rigify rig", "total ms", "added ms", "handler ms"), rows))
     print(f"Rigify playback with live limits on {n} FK controls: "
-          + ", ".join(f"keys {k} +{span([r * 100 for r in v])} %" for k, v in ratios.items()))
+          + ", ".join(f"keys {k} +{span([r * 100 for r in v])} % (median {statistics.median(v) * 100:+.0f} %)"
+                      for k, v in ratios.items()))
     addon.unregister()
 
 
