@@ -390,23 +390,24 @@ def _clamp_selected(obj, state, modes, kinds, channels, selected):
     rows = state.members[selected]
     keys = _result_keys(state, modes, kinds, channels, selected, rows)
     results = state.results
-    found = [results.get(key) for key in keys]
-    miss = np.array([value is None for value in found])
-    hits = [(j, value) for j, value in enumerate(found) if value]      # b"": stays as it is
-    out_rows = [j for j, _ in hits]
-    out_values = [np.frombuffer(b"".join(value for _, value in hits)).reshape(-1, 4)] if hits else []
-    if miss.any():
+    found = list(map(results.get, keys))
+    hits = [j for j, value in enumerate(found) if value]      # b"": stays as it is
+    out_rows = hits
+    out_values = [np.frombuffer(b"".join([found[j] for j in hits])).reshape(-1, 4)] if hits else []
+    if None in found:
+        new = [j for j, value in enumerate(found) if value is None]
         sub = selected.copy()
-        sub[selected] = miss
-        new = np.flatnonzero(miss)
+        sub[selected] = [value is None for value in found]
         stored, moved = _clamp_rows(state, modes, kinds, channels, sub, rows[new])
         if len(results) + len(new) > MEMO_MAX:
             results.clear()
+        remembered = [b""] * len(new)
         data = stored.tobytes()
-        at = np.cumsum(moved) - 1
-        for j, is_moved, k in zip(new.tolist(), moved.tolist(), at.tolist()):
-            results[keys[j]] = data[32 * k:32 * k + 32] if is_moved else b""
-        out_rows += new[moved].tolist()
+        moved = np.flatnonzero(moved).tolist()
+        for k, slot in enumerate(moved):
+            remembered[slot] = data[32 * k:32 * k + 32]
+        results.update(zip([keys[j] for j in new], remembered))
+        out_rows = hits + [new[slot] for slot in moved]
         out_values.append(stored)
     if not out_rows:
         return 0
