@@ -27,15 +27,14 @@ their places (checked after the armature's data was updated: ``recheck_bones``),
 
 An armature with few limited bones (Rigify's 18 FK controls among 706 bones) takes the per-bone
 path instead (``_clamp_few``): its limited bones are found by name, one at a time on Python
-floats, with the groups' limits and a memo of clamped rotations per group, and nothing else of
-the armature is read.
+floats, with the groups' limits and, per group, a memo from stored values (mode included) to the
+rotation to write, and nothing else of the armature is read.
 
 The result equals the per-bone path (``handlers.clamp_object_per_bone``), which stays as the
 reference the tests compare against.
 """
 
 import math
-import struct
 
 import bpy
 import numpy as np
@@ -90,7 +89,7 @@ def invalidate(obj=None):
 
 
 def forget_results():
-    """Empty the groups' memos of clamped rotations (the next pass clamps every rotation again;
+    """Forget the remembered results of every armature (the next pass clamps every rotation again;
     the benchmark's first-play figures)."""
     for state in _armatures.values():
         state.results.clear()
@@ -125,7 +124,7 @@ class ArmatureState:
                 self.sizes.append(len(indices))
                 members += indices
         self.members = np.array(members, dtype=np.int64)   # bone indices, group after group
-        self.memos = [{} for _ in self.limits]      # per group: rotation -> its clamped rotation
+        self.memos = [{} for _ in self.limits]      # few bones, per group: stored values -> rotation to write
         self.group_of = np.repeat(np.arange(len(self.limits)), self.sizes)   # per member
         self.results = {}   # (group, mode, stored values) -> values to store (b"": none)
         self.ends = np.cumsum(self.sizes)
@@ -476,26 +475,15 @@ def unit_quaternion(pb, raw):
     return tuple(c / norm for c in raw)
 
 
-_QUAT = struct.Struct("4d")     # the memo's key: the bytes of the float64 quaternion
-
-
-def _clamp1(limit, memo, q):
-    key = _QUAT.pack(*q)
-    done = memo.get(key)
-    if done is not None:
-        return _QUAT.unpack(done)
+def _clamp1(limit, q):
     clamp1 = getattr(limit, "clamp1", None)     # a float path (hinge), else the core's own
-    clamped = clamp1(q) if clamp1 is not None else tuple(limit.clamp(q).tolist())
-    if len(memo) >= MEMO_MAX:
-        memo.clear()
-    memo[key] = _QUAT.pack(*clamped)
-    return clamped
+    return clamp1(q) if clamp1 is not None else tuple(limit.clamp(q).tolist())
 
 
-def _storage_tol(pb, raw):
-    """``bone_limits.storage_tol(bone_limits.stored_magnitude(pb))`` on floats."""
+def _storage_tol(pb, values):
+    """``bone_limits.storage_tol(bone_limits.stored_magnitude(pb))`` of the stored values."""
     mode = pb.rotation_mode
-    magnitude = 0.0 if mode == "QUATERNION" else abs(raw[0]) if mode == "AXIS_ANGLE" else max(abs(v) for v in raw[1:])
+    magnitude = 0.0 if mode == "QUATERNION" else abs(values[0]) if mode == "AXIS_ANGLE" else max(map(abs, values))
     return bone_limits.STORAGE_TOL * max(1.0, magnitude / math.pi)
 
 
@@ -508,16 +496,31 @@ def _clamp_few(obj, state, only_changed):
     for limit, memo, names in state.few_groups:
         for name in names:
             pb = bones[name]
-            raw = raw_rotation(pb)
-            if only_changed and seen.get(name) == raw:
+            mode = pb.rotation_mode
+            key = (mode, *(pb.rotation_quaternion if mode == "QUATERNION" else
+                           pb.rotation_axis_angle if mode == "AXIS_ANGLE" else pb.rotation_euler))
+            if only_changed and seen.get(name) == key:
                 continue
-            q = unit_quaternion(pb, raw)
-            if q is not None:
-                clamped = _clamp1(limit, memo, q)
-                tol = _storage_tol(pb, raw)
-                if any(abs(a - b) > tol for a, b in zip(clamped, q)):
-                    bone_limits.write_rotation(pb, clamped)
-                    written += 1
-                    raw = raw_rotation(pb)
-            seen[name] = raw
+            clamped = memo.get(key)     # the rotation to write (False: none) for these values
+            if clamped is None:
+                clamped = memo[key] = _moved(limit, pb, key[1:])
+                if len(memo) > MEMO_MAX:
+                    memo.clear()
+            if clamped:
+                bone_limits.write_rotation(pb, clamped)
+                written += 1
+                key = (mode, *(pb.rotation_quaternion if mode == "QUATERNION" else
+                               pb.rotation_axis_angle if mode == "AXIS_ANGLE" else pb.rotation_euler))
+            seen[name] = key
     return written
+
+
+def _moved(limit, pb, raw):
+    """The clamped rotation of a bone whose stored values are ``raw``, or ``False`` when it
+    stays (inside, within float32 storage, or not a rotation)."""
+    q = unit_quaternion(pb, raw)
+    if q is None:
+        return False
+    clamped = _clamp1(limit, q)
+    tol = _storage_tol(pb, raw)
+    return clamped if any(abs(a - b) > tol for a, b in zip(clamped, q)) else False
