@@ -56,20 +56,26 @@ def clamp_object(obj, only_changed):
     return live_pose.clamp_armature(obj, only_changed)
 
 
-_scene_armatures = {}   # scene name -> (object count, names of its armature objects)
+_scene_armatures = {}   # scene name (and view layer name) -> (object count, names of its armatures)
 
 
-def _armatures(scene):
-    """The scene's armature objects; remembered while the scene's object count stays the same
-    (a rig's scene often holds many more objects, e.g. Rigify's widgets, than armatures)."""
-    count = len(scene.objects)
-    known = _scene_armatures.get(scene.name)
+def _armatures(scene, view_layer=None):
+    """The armature objects of ``scene``, or of ``view_layer`` only (the objects a frame's
+    depsgraph evaluates: Rigify's widgets sit in an excluded collection); remembered while the
+    object count stays the same (a rig's scene often holds many more objects than armatures)."""
+    if view_layer is None:
+        objects_of, lookup, key = scene.objects, bpy.data.objects, scene.name
+    else:
+        objects_of = lookup = view_layer.objects
+        key = (scene.name, view_layer.name)
+    count = len(objects_of)
+    known = _scene_armatures.get(key)
     if known is not None and known[0] == count:
-        objects = [bpy.data.objects.get(name) for name in known[1]]
+        objects = [lookup.get(name) for name in known[1]]
         if all(o is not None and o.type == "ARMATURE" for o in objects):
             return [o for o in objects if o.pose is not None]
-    objects = [o for o in scene.objects if o.type == "ARMATURE"]
-    _scene_armatures[scene.name] = (count, [o.name for o in objects])
+    objects = [o for o in objects_of if o.type == "ARMATURE"]
+    _scene_armatures[key] = (count, [o.name for o in objects])
     return [o for o in objects if o.pose is not None]
 
 
@@ -88,8 +94,9 @@ def _updated_armatures(depsgraph):
     return objects
 
 
-def clamp_scene(scene, only_changed, depsgraph=None):
-    """Clamp the armatures of ``scene`` (with ``depsgraph``: only those its update touched)."""
+def clamp_scene(scene, only_changed, depsgraph=None, view_layer=None):
+    """Clamp the armatures of ``scene`` (with ``depsgraph``: only those its update touched; with
+    ``view_layer``: those of that view layer)."""
     if _state["busy"]:
         return 0
     _state["busy"] = True
@@ -97,7 +104,7 @@ def clamp_scene(scene, only_changed, depsgraph=None):
         objects = None if depsgraph is None else _updated_armatures(depsgraph)
         _state["generation"] = props.settings_generation()
         if objects is None:
-            objects = _armatures(scene)
+            objects = _armatures(scene, view_layer)
         return sum(clamp_object(obj, only_changed) for obj in objects if obj.pose is not None)
     finally:
         _state["busy"] = False
@@ -124,7 +131,7 @@ def on_undo_or_load(*_args):
 @bpy.app.handlers.persistent
 def on_frame_change(scene, depsgraph=None):
     if scene.jointlimit.clamp_playback:
-        clamp_scene(scene, only_changed=False)
+        clamp_scene(scene, only_changed=False, view_layer=None if depsgraph is None else depsgraph.view_layer)
 
 
 HANDLERS = (

@@ -311,3 +311,37 @@ def test_undo_of_a_setting_regroups(scene, mods):
     bpy.context.view_layer.update()
     assert math.degrees(pb.rotation_euler[0]) == pytest.approx(120, abs=1e-3)
     bpy.context.scene.jointlimit.live = False
+
+
+def test_playback_clamp_follows_armatures_linked_and_excluded(scene, mods):
+    """The playback clamp finds the armatures of the view layer being played (its list is
+    remembered while the layer's object count stays the same): one linked between two frames
+    is clamped on the next frame, in the evaluated pose."""
+    import bpy
+
+    def keyed_rig(name):
+        obj = make_armature([("b", (0, 0, 0), (0, 0, 1), None, 0.0)], name)
+        pb = obj.pose.bones["b"]
+        configure(pb.jointlimit, "HINGE", None, None)
+        pb.rotation_mode = "XYZ"
+        pb.rotation_euler = (D(170), 0.0, 0.0)
+        pb.keyframe_insert("rotation_euler", frame=1)
+        return obj
+
+    def evaluated_angle(obj):
+        pb = obj.evaluated_get(bpy.context.evaluated_depsgraph_get()).pose.bones["b"]
+        return math.degrees(pb.rotation_euler[0])
+
+    first = keyed_rig("First")
+    second = keyed_rig("Second")
+    bpy.ops.object.mode_set(mode="OBJECT")
+    for coll in list(second.users_collection):
+        coll.objects.unlink(second)
+    scene.jointlimit.clamp_playback = True
+    scene.frame_set(1)
+    assert evaluated_angle(first) == pytest.approx(140, abs=1e-3)
+    assert second.pose.bones["b"].rotation_euler[0] == pytest.approx(D(170))     # not in the scene
+    scene.collection.objects.link(second)
+    scene.frame_set(2)
+    assert evaluated_angle(second) == pytest.approx(140, abs=1e-3)
+    scene.jointlimit.clamp_playback = False
