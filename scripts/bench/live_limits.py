@@ -18,7 +18,11 @@ The live-limit handler when nothing changed: on a depsgraph update that did not 
 armature (selecting another object), and forced to re-read the armature (every rotation compared).
 
 Rigify's generated rig (706 bones) with limits on its 18 FK controls and keys on them: playback
-without limits against playback with live limits and the playback clamp on.
+without limits against playback with live limits and the playback clamp on (replayed and first
+play), the three taking turns within each round.
+
+"handler ms": the live-limit handlers' own CPU time per frame (this thread only), apart from
+Blender's evaluation, which a written pose makes run a second time.
 """
 
 import math
