@@ -10,8 +10,6 @@ touched no armature (and no limit setting) returns at once. ``clamp_object_per_b
 earlier bone-by-bone path, kept as the reference the array path is tested against.
 """
 
-import math
-
 import bpy
 
 from . import bone_limits, live_pose, props
@@ -21,27 +19,8 @@ _state = {"busy": False, "live": False, "generation": None}
 _cache = {}
 
 
-def _raw_rotation(pb):
-    mode = pb.rotation_mode
-    if mode == "QUATERNION":
-        return tuple(pb.rotation_quaternion)
-    if mode == "AXIS_ANGLE":
-        return tuple(pb.rotation_axis_angle)
-    return (mode, *pb.rotation_euler)
-
-
-def _unit_quaternion(pb, raw):
-    """The bone's rotation as a unit quaternion tuple (plain floats: one rotation is cheaper
-    without numpy), or ``None`` when it is not a rotation (zero or non-finite)."""
-    if pb.rotation_mode != "QUATERNION":
-        try:
-            return tuple(bone_limits.read_rotation(pb))
-        except ValueError:
-            return None
-    norm = math.sqrt(sum(c * c for c in raw))
-    if not (norm > 1e-12 and math.isfinite(norm)):
-        return None
-    return tuple(c / norm for c in raw)
+_raw_rotation = live_pose.raw_rotation
+_unit_quaternion = live_pose.unit_quaternion
 
 
 def clamp_object_per_bone(obj, only_changed):
@@ -77,20 +56,26 @@ def clamp_object(obj, only_changed):
     return live_pose.clamp_armature(obj, only_changed)
 
 
-_scene_armatures = {}   # scene name -> (object count, names of its armature objects)
+_scene_armatures = {}   # scene name (and view layer name) -> (object count, names of its armatures)
 
 
-def _armatures(scene):
-    """The scene's armature objects; remembered while the scene's object count stays the same
-    (a rig's scene often holds many more objects, e.g. Rigify's widgets, than armatures)."""
-    count = len(scene.objects)
-    known = _scene_armatures.get(scene.name)
+def _armatures(scene, view_layer=None):
+    """The armature objects of ``scene``, or of ``view_layer`` only (the objects a frame's
+    depsgraph evaluates: Rigify's widgets sit in an excluded collection); remembered while the
+    object count stays the same (a rig's scene often holds many more objects than armatures)."""
+    if view_layer is None:
+        objects_of, lookup, key = scene.objects, bpy.data.objects, scene.name
+    else:
+        objects_of = lookup = view_layer.objects
+        key = (scene.name, view_layer.name)
+    count = len(objects_of)
+    known = _scene_armatures.get(key)
     if known is not None and known[0] == count:
-        objects = [bpy.data.objects.get(name) for name in known[1]]
+        objects = [lookup.get(name) for name in known[1]]
         if all(o is not None and o.type == "ARMATURE" for o in objects):
             return [o for o in objects if o.pose is not None]
-    objects = [o for o in scene.objects if o.type == "ARMATURE"]
-    _scene_armatures[scene.name] = (count, [o.name for o in objects])
+    objects = [o for o in objects_of if o.type == "ARMATURE"]
+    _scene_armatures[key] = (count, [o.name for o in objects])
     return [o for o in objects if o.pose is not None]
 
 
@@ -109,8 +94,9 @@ def _updated_armatures(depsgraph):
     return objects
 
 
-def clamp_scene(scene, only_changed, depsgraph=None):
-    """Clamp the armatures of ``scene`` (with ``depsgraph``: only those its update touched)."""
+def clamp_scene(scene, only_changed, depsgraph=None, view_layer=None):
+    """Clamp the armatures of ``scene`` (with ``depsgraph``: only those its update touched; with
+    ``view_layer``: those of that view layer)."""
     if _state["busy"]:
         return 0
     _state["busy"] = True
@@ -118,7 +104,7 @@ def clamp_scene(scene, only_changed, depsgraph=None):
         objects = None if depsgraph is None else _updated_armatures(depsgraph)
         _state["generation"] = props.settings_generation()
         if objects is None:
-            objects = _armatures(scene)
+            objects = _armatures(scene, view_layer)
         return sum(clamp_object(obj, only_changed) for obj in objects if obj.pose is not None)
     finally:
         _state["busy"] = False
@@ -145,7 +131,7 @@ def on_undo_or_load(*_args):
 @bpy.app.handlers.persistent
 def on_frame_change(scene, depsgraph=None):
     if scene.jointlimit.clamp_playback:
-        clamp_scene(scene, only_changed=False)
+        clamp_scene(scene, only_changed=False, view_layer=None if depsgraph is None else depsgraph.view_layer)
 
 
 HANDLERS = (

@@ -11,16 +11,24 @@ their places (checked after the armature's data was updated: ``recheck_bones``),
    channel in use by limited bones (quaternion, Euler, axis-angle), plus the rotation modes;
 2. finds the limited bones whose rotation or mode changed since the last pass (all of them on
    the playback clamp), and stops there when none did;
-3. converts them to unit quaternions per rotation mode (as ``bone_limits.read_rotation`` does)
-   and clamps them with ``core.grouped.clamp_groups``: one shared check for all swing-twist
-   groups, then each group's rotations outside its limit corrected by the vectorised core (a
-   few of them one at a time by its single-rotation path, which is cheaper than numpy for a
-   few dozen rotations and is exactly what the per-bone path computes);
-4. writes back only the bones that moved (by more than ``bone_limits.storage_tol``), in their
+3. takes the values to store from ``results`` for the bones whose group, rotation mode and
+   stored values were seen before (the values to store depend on those alone: playback that
+   returns to the same frames, loops, scrubbing and held keys cost a lookup per bone);
+4. converts the others to unit quaternions per rotation mode (as ``bone_limits.read_rotation``
+   does) and clamps them with ``core.grouped.clamp_groups``: one shared check for all
+   swing-twist groups, then each group's rotations outside its limit corrected by the
+   vectorised core (a few of them one at a time by its single-rotation path, which is cheaper
+   than numpy for a few dozen rotations and is exactly what the per-bone path computes);
+5. writes back only the bones that moved (by more than ``bone_limits.storage_tol``), in their
    own rotation mode and continuous with their current values, with the same rules as
    ``bone_limits.write_rotation``: quaternions keep their sign hemisphere, axis-angle keeps the
    side of its axis, Euler angles are the equivalent triple nearest to the current one. Few
    moved bones are written one by one, many with one ``foreach_set`` of the whole channel.
+
+An armature with few limited bones (Rigify's 18 FK controls among 706 bones) takes the per-bone
+path instead (``_clamp_few``): its limited bones are found by name, one at a time on Python
+floats, with the groups' limits and, per group, a memo from stored values (mode included) to the
+rotation to write, and nothing else of the armature is read.
 
 The result equals the per-bone path (``handlers.clamp_object_per_bone``), which stays as the
 reference the tests compare against.
@@ -35,6 +43,12 @@ from . import bone_limits, props
 from .core import quat
 from .core.grouped import clamp_groups
 
+# Few limited bones (at most 1/FEW_RATIO of the armature's bones, or FEW_MAX): one bone at a
+# time on Python floats, found by name (one lookup in the pose's hash) -- cheaper than reading
+# every bone of a big rig (Rigify's 706) to clamp a few of them, and than numpy's per-call cost.
+FEW_RATIO = 8
+FEW_MAX = 8
+
 # Write bone by bone when fewer than 1/WRITE_RATIO of the armature's bones moved (one
 # foreach_set costs about as much as that many single writes).
 WRITE_RATIO = 16
@@ -43,6 +57,9 @@ QUATERNION, EULER, AXIS_ANGLE = 0, 1, 2
 # channel -> (pose-bone property, values per bone)
 CHANNELS = {QUATERNION: ("rotation_quaternion", 4), EULER: ("rotation_euler", 3), AXIS_ANGLE: ("rotation_axis_angle", 4)}
 
+# A memo that grows past this many entries is emptied (playback of a long shot; ~150 bytes each).
+MEMO_MAX = 1 << 15
+_KEY = 48           # bytes of a key of ArmatureState.results
 _UNSET = 1 << 20     # no rotation mode has this value
 _armatures = {}     # Object.session_uid -> ArmatureState
 _codes = {}         # filled on first use: lookup tables of Blender's rotation_mode enum values
@@ -69,6 +86,15 @@ def invalidate(obj=None):
         _armatures.clear()
     else:
         _armatures.pop(obj.session_uid, None)
+
+
+def forget_results():
+    """Forget the remembered results of every armature (the next pass clamps every rotation again;
+    the benchmark's first-play figures)."""
+    for state in _armatures.values():
+        state.results.clear()
+        for memo in state.memos:
+            memo.clear()
 
 
 def recheck_bones():
@@ -98,15 +124,24 @@ class ArmatureState:
                 self.sizes.append(len(indices))
                 members += indices
         self.members = np.array(members, dtype=np.int64)   # bone indices, group after group
+        self.memos = [{} for _ in self.limits]      # few bones, per group: stored values -> rotation to write
+        self.group_of = np.repeat(np.arange(len(self.limits)), self.sizes)   # per member
+        self.results = {}   # (group, mode, stored values) -> values to store (b"": none)
         self.ends = np.cumsum(self.sizes)
         # what tells that the limited bones are still in place: the names of all bones (one C
         # call) when many are limited, else the names of the limited ones
         bones = obj.pose.bones
-        self.all_names = len(members) * 8 > count
+        self.few = len(members) * FEW_RATIO <= count or len(members) <= FEW_MAX
+        self.all_names = not self.few
         self.names = bones.keys() if self.all_names else [(i, bones[i].name) for i in members]
         self.recheck = False
         self.modes = None       # rotation mode codes last seen
         self.seen = {}          # channel -> (count, width) rotations last seen
+        # few bones: per group (limit, memo, bone names); per bone the raw rotation last seen
+        starts = np.r_[0, self.ends[:-1]].astype(int)
+        self.few_groups = [(limit, memo, [name for _, name in self.names[a:b]])
+                           for limit, memo, a, b in zip(self.limits, self.memos, starts, self.ends)] if self.few else []
+        self.few_seen = {}
 
     def is_current(self, obj, count):
         if self.count != count or self.generation != props.settings_generation():
@@ -121,6 +156,20 @@ class ArmatureState:
         if self.all_names:
             return bones.keys() == self.names
         return all(bones[i].name == name for i, name in self.names)
+
+
+def _current_few(obj):
+    """The state of an armature on the few-bones path, if it is still valid (its bones are not
+    counted: they are found by name)."""
+    state = _armatures.get(obj.session_uid)
+    if state is None or not state.few or state.generation != props.settings_generation():
+        return None
+    if state.recheck:
+        bones = obj.pose.bones
+        if len(bones) != state.count or not state._same_bones(bones):
+            return None
+        state.recheck = False
+    return state
 
 
 def _state(obj, count):
@@ -291,6 +340,12 @@ def _groups_of(state, selected, ok):
 
 def clamp_armature(obj, only_changed):
     """Clamp the limited bones of one armature; returns how many were written."""
+    state = _current_few(obj)
+    if state is not None:
+        try:
+            return _clamp_few(obj, state, only_changed)
+        except KeyError:            # a limited bone was renamed or removed: regroup
+            invalidate(obj)
     bones = obj.pose.bones
     state = _armatures.get(obj.session_uid)
     modes = None if state is None else _read_modes(bones, state.count)
@@ -299,6 +354,8 @@ def clamp_armature(obj, only_changed):
     state = _state(obj, len(modes))
     if not len(state.members):
         return 0
+    if state.few:
+        return _clamp_few(obj, state, only_changed)
     offset, channel_of, _ = _mode_tables()
     kinds = channel_of[modes + offset]
     used = kinds[state.members]
@@ -306,17 +363,65 @@ def clamp_armature(obj, only_changed):
     selected = _changed(state, modes, channels, kinds)[state.members] if only_changed else np.ones(len(state.members), bool)
     written = 0
     if selected.any():
-        rows = state.members[selected]
-        q, ok = unit_quaternions(modes, channels, rows)
-        clamped = clamp_groups(q, _groups_of(state, selected, ok))
-        tol = bone_limits.storage_tol(_stored_magnitude(kinds[rows], channels, rows))[:, None]
-        moved = ok & (np.abs(clamped - q) > tol).any(axis=-1) & np.isfinite(clamped).all(axis=-1)
-        if moved.any():
-            _store(obj, modes, kinds, channels, rows[moved], clamped[moved], state.count)
-            written = int(moved.sum())
+        written = _clamp_selected(obj, state, modes, kinds, channels, selected)
     state.modes = modes
     state.seen = channels
     return written
+
+
+def _result_keys(state, modes, kinds, channels, selected, rows):
+    """Per row: its group, rotation mode and stored values, as bytes (the key of ``results``)."""
+    raw = np.zeros((len(rows), 6))
+    raw[:, 0] = state.group_of[selected]
+    raw[:, 1] = modes[rows]
+    row_kinds = kinds[rows]
+    for kind, values in channels.items():
+        here = row_kinds == kind
+        if here.any():
+            raw[here, 2:2 + values.shape[1]] = values[rows[here]]
+    data = raw.tobytes()
+    return [data[i:i + _KEY] for i in range(0, len(data), _KEY)]
+
+
+def _clamp_selected(obj, state, modes, kinds, channels, selected):
+    """Clamp and store the selected members; the values to store for stored values seen before
+    come from ``state.results`` (they depend on the limit, the mode and those values only)."""
+    rows = state.members[selected]
+    keys = _result_keys(state, modes, kinds, channels, selected, rows)
+    results = state.results
+    found = list(map(results.get, keys))
+    hits = [j for j, value in enumerate(found) if value]      # b"": stays as it is
+    out_rows = hits
+    out_values = [np.frombuffer(b"".join([found[j] for j in hits])).reshape(-1, 4)] if hits else []
+    if None in found:
+        new = [j for j, value in enumerate(found) if value is None]
+        sub = selected.copy()
+        sub[selected] = [value is None for value in found]
+        stored, moved = _clamp_rows(state, modes, kinds, channels, sub, rows[new])
+        if len(results) + len(new) > MEMO_MAX:
+            results.clear()
+        remembered = [b""] * len(new)
+        data = stored.tobytes()
+        moved = np.flatnonzero(moved).tolist()
+        for k, slot in enumerate(moved):
+            remembered[slot] = data[32 * k:32 * k + 32]
+        results.update(zip([keys[j] for j in new], remembered))
+        out_rows = hits + [new[slot] for slot in moved]
+        out_values.append(stored)
+    if not out_rows:
+        return 0
+    _write(obj, channels, kinds, rows[out_rows], np.concatenate(out_values), state.count)
+    return len(out_rows)
+
+
+def _clamp_rows(state, modes, kinds, channels, selected, rows):
+    """Values to store ``(moved, 4)`` for the members ``selected`` (bones ``rows``), and which
+    of them moved."""
+    q, ok = unit_quaternions(modes, channels, rows)
+    clamped = clamp_groups(q, _groups_of(state, selected, ok))
+    tol = bone_limits.storage_tol(_stored_magnitude(kinds[rows], channels, rows))[:, None]
+    moved = ok & (np.abs(clamped - q) > tol).any(axis=-1) & np.isfinite(clamped).all(axis=-1)
+    return _stored(modes, channels, rows[moved], clamped[moved]), moved
 
 
 def _stored_magnitude(kinds, channels, rows):
@@ -329,8 +434,9 @@ def _stored_magnitude(kinds, channels, rows):
     return magnitude
 
 
-def _store(obj, modes, kinds, channels, rows, clamped, count):
-    """Write the clamped rotations of the bones ``rows`` in their own modes."""
+def _stored(modes, channels, rows, clamped):
+    """The values to store ``(n, 4)`` for the clamped rotations of the bones ``rows`` in their
+    own modes (``[:3]`` for Euler)."""
     offset, channel_of, _ = _mode_tables()
     stored = np.zeros((len(rows), 4))
     codes = modes[rows]
@@ -339,4 +445,82 @@ def _store(obj, modes, kinds, channels, rows, clamped, count):
         kind = int(channel_of[code + offset])
         width = CHANNELS[kind][1]
         stored[here, :width] = stored_values(kind, int(code), clamped[here], channels[kind][rows[here]])
-    _write(obj, channels, kinds, rows, stored, count)
+    return stored
+
+
+# --- few limited bones: one at a time on floats (the per-bone path, with groups and memos) ---
+
+
+def raw_rotation(pb):
+    """The stored rotation in the bone's mode (what tells that it changed)."""
+    mode = pb.rotation_mode
+    if mode == "QUATERNION":
+        return pb.rotation_quaternion[:]
+    if mode == "AXIS_ANGLE":
+        return pb.rotation_axis_angle[:]
+    return (mode, *pb.rotation_euler)
+
+
+def unit_quaternion(pb, raw):
+    """The bone's rotation as a unit quaternion tuple (plain floats: one rotation is cheaper
+    without numpy), or ``None`` when it is not a rotation (zero or non-finite)."""
+    if pb.rotation_mode != "QUATERNION":
+        try:
+            return tuple(bone_limits.read_rotation(pb))
+        except ValueError:
+            return None
+    norm = math.sqrt(sum(c * c for c in raw))
+    if not (norm > 1e-12 and math.isfinite(norm)):
+        return None
+    return tuple(c / norm for c in raw)
+
+
+def _clamp1(limit, q):
+    clamp1 = getattr(limit, "clamp1", None)     # a float path (hinge), else the core's own
+    return clamp1(q) if clamp1 is not None else tuple(limit.clamp(q).tolist())
+
+
+def _storage_tol(pb, values):
+    """``bone_limits.storage_tol(bone_limits.stored_magnitude(pb))`` of the stored values."""
+    mode = pb.rotation_mode
+    magnitude = 0.0 if mode == "QUATERNION" else abs(values[0]) if mode == "AXIS_ANGLE" else max(map(abs, values))
+    return bone_limits.STORAGE_TOL * max(1.0, magnitude / math.pi)
+
+
+def _clamp_few(obj, state, only_changed):
+    """``handlers.clamp_object_per_bone`` on the armature's groups: bones found by name, limits
+    and memos shared per group, no settings read."""
+    bones = obj.pose.bones
+    seen = state.few_seen
+    written = 0
+    for limit, memo, names in state.few_groups:
+        for name in names:
+            pb = bones[name]
+            mode = pb.rotation_mode
+            key = (mode, *(pb.rotation_quaternion if mode == "QUATERNION" else
+                           pb.rotation_axis_angle if mode == "AXIS_ANGLE" else pb.rotation_euler))
+            if only_changed and seen.get(name) == key:
+                continue
+            clamped = memo.get(key)     # the rotation to write (False: none) for these values
+            if clamped is None:
+                clamped = memo[key] = _moved(limit, pb, key[1:])
+                if len(memo) > MEMO_MAX:
+                    memo.clear()
+            if clamped:
+                bone_limits.write_rotation(pb, clamped)
+                written += 1
+                key = (mode, *(pb.rotation_quaternion if mode == "QUATERNION" else
+                               pb.rotation_axis_angle if mode == "AXIS_ANGLE" else pb.rotation_euler))
+            seen[name] = key
+    return written
+
+
+def _moved(limit, pb, raw):
+    """The clamped rotation of a bone whose stored values are ``raw``, or ``False`` when it
+    stays (inside, within float32 storage, or not a rotation)."""
+    q = unit_quaternion(pb, raw)
+    if q is None:
+        return False
+    clamped = _clamp1(limit, q)
+    tol = _storage_tol(pb, raw)
+    return clamped if any(abs(a - b) > tol for a, b in zip(clamped, q)) else False

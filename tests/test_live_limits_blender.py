@@ -116,15 +116,27 @@ def test_array_path_equals_per_bone_path(scene, mods, seed):
     grouped = mods["core.grouped"]
     assert max(g[3] for g in GROUPS) >= grouped.SINGLE_MAX_SMOOTH and min(g[3] for g in GROUPS) < grouped.SINGLE_MAX
     random_pose(obj, seed)
+    start = snapshot(obj)
     ellipses = [pb for pb in obj.pose.bones if pb.jointlimit.enabled and pb.jointlimit.shape == "ELLIPSE"
                 and pb.jointlimit.correction == "OPTIMAL" and pb.jointlimit.kind == "SWING_TWIST" and pb != obj.pose.bones[5]]
     outside = sum(_outside_by(mods, pb) > 1e-6 for pb in ellipses)
     assert outside >= grouped.SINGLE_MAX_SMOOTH           # this group takes the vectorised core
     (n_ref, reference), (n_new, result) = both_paths(mods, obj, only_changed=False)
+    assert not mods["live_pose"]._armatures[obj.session_uid].few    # the array path
     assert n_ref > 0.5 * len(obj.pose.bones)             # most bones were outside and moved
     assert (n_new, result) == (n_ref, reference)         # exactly the same stored values
     # the stored values are accepted: another pass writes nothing
     assert mods["handlers"].clamp_object(obj, False) == 0
+    # the same pose again (as playback returns to a frame): answered from the remembered results
+    restore(obj, start)
+    state = mods["live_pose"]._armatures[obj.session_uid]
+    assert len(state.results) >= len(result) // 2
+    clamp_rows = mods["live_pose"]._clamp_rows
+    mods["live_pose"]._clamp_rows = None        # not called: every stored rotation is remembered
+    try:
+        assert (mods["handlers"].clamp_object(obj, False), snapshot(obj)) == (n_ref, reference)
+    finally:
+        mods["live_pose"]._clamp_rows = clamp_rows
 
 
 def test_array_path_equals_per_bone_path_with_few_limited_bones(scene, mods):
@@ -132,9 +144,31 @@ def test_array_path_equals_per_bone_path_with_few_limited_bones(scene, mods):
     for pb in list(obj.pose.bones)[16:]:     # a few bones of each kind in small groups
         pb.jointlimit.enabled = False
     random_pose(obj, 9)
+    start = snapshot(obj)
     (n_ref, reference), (n_new, result) = both_paths(mods, obj, only_changed=False)
+    assert mods["live_pose"]._armatures[obj.session_uid].few       # one bone at a time, by name
     assert n_ref > 8
     assert (n_new, result) == (n_ref, reference)
+    restore(obj, start)                                 # again: from the memos
+    assert (mods["handlers"].clamp_object(obj, False), snapshot(obj)) == (n_ref, reference)
+
+
+def test_few_limited_bones_follow_a_renamed_bone(scene, mods):
+    import bpy
+
+    obj = limited_rig()
+    for pb in list(obj.pose.bones)[16:]:
+        pb.jointlimit.enabled = False
+    scene.jointlimit.live = True
+    bpy.context.view_layer.update()
+    hinge = next(pb for pb in obj.pose.bones if pb.jointlimit.enabled and pb.jointlimit.kind == "HINGE")
+    hinge.name = "renamed"
+    hinge = obj.pose.bones["renamed"]
+    hinge.rotation_mode = "XYZ"
+    hinge.rotation_euler = (D(170), 0.0, 0.0)
+    bpy.context.view_layer.update()
+    assert math.degrees(hinge.rotation_euler[0]) == pytest.approx(140, abs=1e-3)
+    scene.jointlimit.live = False
 
 
 def test_only_changed_bones_are_clamped_like_the_per_bone_path(scene, mods):
@@ -154,6 +188,19 @@ def test_only_changed_bones_are_clamped_like_the_per_bone_path(scene, mods):
     assert 0 < n_ref < 30
     assert (n_new, result) == (n_ref, reference)
     assert mods["handlers"].clamp_object(obj, True) == 0    # nothing changed since
+    # the first pose again (its results remembered) with a few bones new: both kinds in one pass
+    random_pose(obj, 4)
+    for i in range(1, 60, 3):
+        obj.pose.bones[i].rotation_euler = rng.uniform(-math.pi, math.pi, 3)
+        obj.pose.bones[i].rotation_quaternion = quat_normalised(rng.normal(size=4))
+        obj.pose.bones[i].rotation_axis_angle = (rng.uniform(-3, 3), *rng.normal(size=3))
+    (n_ref, reference), (n_new, result) = both_paths(mods, obj, only_changed=False)
+    assert n_ref > 0.5 * len(obj.pose.bones)
+    assert (n_new, result) == (n_ref, reference)
+
+
+def quat_normalised(q):
+    return q / np.linalg.norm(q)
 
 
 def _outside_by(mods, pb):
@@ -264,3 +311,37 @@ def test_undo_of_a_setting_regroups(scene, mods):
     bpy.context.view_layer.update()
     assert math.degrees(pb.rotation_euler[0]) == pytest.approx(120, abs=1e-3)
     bpy.context.scene.jointlimit.live = False
+
+
+def test_playback_clamp_follows_armatures_linked_and_excluded(scene, mods):
+    """The playback clamp finds the armatures of the view layer being played (its list is
+    remembered while the layer's object count stays the same): one linked between two frames
+    is clamped on the next frame, in the evaluated pose."""
+    import bpy
+
+    def keyed_rig(name):
+        obj = make_armature([("b", (0, 0, 0), (0, 0, 1), None, 0.0)], name)
+        pb = obj.pose.bones["b"]
+        configure(pb.jointlimit, "HINGE", None, None)
+        pb.rotation_mode = "XYZ"
+        pb.rotation_euler = (D(170), 0.0, 0.0)
+        pb.keyframe_insert("rotation_euler", frame=1)
+        return obj
+
+    def evaluated_angle(obj):
+        pb = obj.evaluated_get(bpy.context.evaluated_depsgraph_get()).pose.bones["b"]
+        return math.degrees(pb.rotation_euler[0])
+
+    first = keyed_rig("First")
+    second = keyed_rig("Second")
+    bpy.ops.object.mode_set(mode="OBJECT")
+    for coll in list(second.users_collection):
+        coll.objects.unlink(second)
+    scene.jointlimit.clamp_playback = True
+    scene.frame_set(1)
+    assert evaluated_angle(first) == pytest.approx(140, abs=1e-3)
+    assert second.pose.bones["b"].rotation_euler[0] == pytest.approx(D(170))     # not in the scene
+    scene.collection.objects.link(second)
+    scene.frame_set(2)
+    assert evaluated_angle(second) == pytest.approx(140, abs=1e-3)
+    scene.jointlimit.clamp_playback = False

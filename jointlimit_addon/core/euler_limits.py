@@ -13,6 +13,8 @@ Angles are radians. Euler triples are stored and returned as Blender's (x, y, z)
 use Blender's names (``'ZXY'`` applies Z first: ``R = Ry Rx Rz``).
 """
 
+import math
+
 import numpy as np
 
 from . import quat
@@ -76,6 +78,31 @@ def _clamp_arc(x, lo, hi):
         return lo + d
     nearer_hi = (d - width) <= (TAU - d)
     return np.where(d <= width, lo + d, np.where(nearer_hi, hi, lo))
+
+
+def _in_arc1(x, lo, hi, tol=_ANGLE_TOL):
+    """``_in_arc`` of one angle."""
+    if hi - lo >= TAU - tol:
+        return True
+    d = (x - lo) % TAU
+    return d <= hi - lo + tol or d >= TAU - tol
+
+
+def _off_axis1(a, b):
+    """``quat.angle_between`` of two quaternion tuples."""
+    if ((a[0] * b[0] + a[1] * b[1]) + a[2] * b[2]) + a[3] * b[3] < 0:
+        b = tuple(-c for c in b)
+    minus = math.sqrt(_sum_sq(p - q for p, q in zip(a, b)))
+    plus = math.sqrt(_sum_sq(p + q for p, q in zip(a, b)))
+    return 4.0 * math.atan2(minus, plus)
+
+
+def _sum_sq(values):
+    """Squares summed in order (numpy's sum over four values)."""
+    total = 0.0
+    for v in values:
+        total = total + v * v
+    return total
 
 
 def _sign_fixed(q):
@@ -188,6 +215,30 @@ class HingeLimit:
         theta = _clamp_arc(self.hinge_angle(q), *self.angle)
         out = _same_hemisphere(quat.from_axis_angle(self.axis, theta), q)
         return np.where(self.contains(q)[..., None], q, out)
+
+    def clamp1(self, q):
+        """``clamp`` of one quaternion ``(w, x, y, z)`` of finite floats, not zero, on Python floats
+        (the same formulas in the same order, without numpy's per-call cost); a tuple."""
+        w, x, y, z = q
+        norm = math.sqrt(((w * w + x * x) + y * y) + z * z)      # quat.as_unit_quats
+        w, x, y, z = w / norm, x / norm, y / norm, z / norm
+        ax, ay, az = self.axis.tolist()
+        theta = math.pi - (math.pi - 2.0 * math.atan2((x * ax + y * ay) + z * az, w)) % TAU   # hinge_angle
+        lo, hi = self.angle
+        if _in_arc1(theta, lo, hi) and _off_axis1((w, x, y, z), self._about_axis(theta)) <= _ANGLE_TOL:
+            return (w, x, y, z)
+        d, width = (theta - lo) % TAU, hi - lo                   # _clamp_arc
+        theta = lo + d if width >= TAU or d <= width else hi if (d - width) <= (TAU - d) else lo
+        out = self._about_axis(theta)
+        if ((out[0] * w + out[1] * x) + out[2] * y) + out[3] * z < 0.0:   # _same_hemisphere
+            return tuple(-c for c in out)
+        return out
+
+    def _about_axis(self, theta):
+        """``quat.from_axis_angle(self.axis, theta)`` on floats."""
+        half = 0.5 * theta
+        s = math.sin(half)
+        return (math.cos(half), *(s * c for c in self.axis.tolist()))
 
     def __repr__(self):
         return f"HingeLimit(angle={self.angle}, axis={tuple(self.axis)})"

@@ -209,6 +209,24 @@ def test_hinge_about_z_and_vector_axis():
     assert same_rotation(HingeLimit((-1.0, 1.0)).clamp(ry(PI)), Q.identity())
 
 
+@pytest.mark.parametrize("axis", ["X", "Z", (2.0, 2.0, 1.0)])
+def test_hinge_float_path_equals_clamp(axis):
+    """``clamp1`` (the live limits' one-rotation path on floats) gives ``clamp``'s rotations to
+    the last bits of float64, equal in float32 storage; on the axis, off it, at the range's ends."""
+    rng = np.random.default_rng(3)
+    lim = HingeLimit((np.radians(5), np.radians(140)), axis=axis)
+    q = rng.normal(size=(3000, 4))
+    q[1::3] = Q.from_axis_angle(lim.axis, rng.uniform(-4.0, 4.0, len(q[1::3]))) * 1.7
+    q[2::3] = Q.from_axis_angle(lim.axis, rng.choice(lim.angle, len(q[2::3])))
+    for qi in q:
+        expected = lim.clamp(qi)
+        got = np.array(lim.clamp1(tuple(qi.tolist())))
+        assert np.abs(got - expected).max() <= 2e-15
+        assert np.array_equal(got.astype(np.float32), expected.astype(np.float32))
+    free = HingeLimit(None, axis="Y")
+    assert np.allclose(free.clamp1((1.0, 0.3, 0.5, 0.2)), free.clamp(np.array((1.0, 0.3, 0.5, 0.2))), atol=1e-15)
+
+
 @settings(max_examples=60, deadline=None)
 @given(hinge_limits(), rotations(n=12))
 def test_hinge_clamp_is_geodesically_nearest(limit, q):
