@@ -35,6 +35,7 @@ TWIST_TOL = 1e-12
 MIN_SWING_WIDTH = math.radians(0.1)
 MIN_SWING_WIDTHS = {"RECT": 1e-9, "OVAL": 1e-9, "ELLIPSE": MIN_SWING_WIDTH, "SUPERELLIPSE": MIN_SWING_WIDTH}
 _CHUNK = 1 << 14
+_ONE_BY_ONE = 24    # batches up to this size go row by row: numpy's per-call cost outweighs them
 
 
 def _pair(rng, what):
@@ -222,12 +223,19 @@ class JointLimit:
 
     def clamp(self, q):
         """Rotations ``(..., 4)`` corrected into the limit [000 §4-6]; a single quaternion
-        ``(4,)`` takes a pure-Python fast path with the same formulas."""
+        ``(4,)``, and each row of a small batch, takes a pure-Python fast path with the same
+        formulas (it agrees with the vectorised path to round-off)."""
         if _is_single(q):
             return self._clamp1(q)
         q = quat.as_unit_quats(q)
         flat = q.reshape(-1, 4)
         out = flat.copy()
+        if len(flat) <= _ONE_BY_ONE:
+            for i, row in enumerate(flat.tolist()):
+                fixed = self._correct1(*row)
+                if fixed is not None:
+                    out[i] = fixed
+            return out.reshape(q.shape)
         for start in range(0, len(flat), _CHUNK):
             self._clamp_block(flat[start:start + _CHUNK], out[start:start + _CHUNK])
         return out.reshape(q.shape)
@@ -262,10 +270,16 @@ class JointLimit:
             n2 = w * w + x * x + y * y + z * z
         norm = math.sqrt(n2)
         w, x, y, z = w / norm, x / norm, y / norm, z / norm
+        fixed = self._correct1(w, x, y, z)
+        return np.array((w, x, y, z) if fixed is None else fixed)
+
+    def _correct1(self, w, x, y, z):
+        """The corrected unit quaternion ``(w, x, y, z)`` (floats) as a tuple, or ``None`` when
+        it is inside the limit."""
         px, py, pz, s, t, psi, pole = _parts1(w, x, y, z)
         swing_in = not pole and self.region.contains1(s, t)
         if swing_in and self._twist_inside(psi, MATH):
-            return np.array((w, x, y, z))
+            return None
         if not swing_in:
             if self.correction == "SIMPLE" and not pole:
                 s, t = self.region.clamp_simple1(s, t)
@@ -273,8 +287,8 @@ class JointLimit:
                 s, t = self.region.nearest_boundary_st1(px, py, pz)
         qw, qx, qy, qz = _compose(s, t, self._twist_clamp(psi, MATH), MATH)
         if qw * w + qx * x + qy * y + qz * z < 0.0:
-            return np.array((-qw, -qx, -qy, -qz))
-        return np.array((qw, qx, qy, qz))
+            return -qw, -qx, -qy, -qz
+        return qw, qx, qy, qz
 
     # --- helpers for the UI and the overlay ------------------------------------------------
 

@@ -99,6 +99,7 @@ class _SmoothRegion(PlaneRegion):
     NEWTON_DONE = 1e-8  # after a Newton step this small the error is ~1e-16 * |f''' / f''|
     NEWTON_ITERS = 80
     CHUNK = 1 << 14
+    ONE_BY_ONE = 24     # up to this many points, one at a time (``nearest_boundary_st1``)
     _kinks = np.zeros(0)
     _sub_order = 2.0    # chord deviation of a sub-interval ~ width ** _sub_order
     _singular = np.zeros(0)   # kinks next to which f'' is unbounded (or f' jumps)
@@ -258,10 +259,13 @@ class _SmoothRegion(PlaneRegion):
         px, py, pz = (np.asarray(c, dtype=np.float64) for c in (px, py, pz))
         shape = np.broadcast(px, py, pz).shape
         Q = np.stack(np.broadcast_arrays(px, py, pz), axis=-1).reshape(-1, 3)
-        tau = np.empty(len(Q))
-        for i in range(0, len(Q), self.CHUNK):
-            tau[i:i + self.CHUNK] = self._nearest_tau(Q[i:i + self.CHUNK])
-        s, t = self._outline(tau)[:2]
+        if len(Q) <= self.ONE_BY_ONE:     # the search's fixed numpy cost outweighs a few points
+            s, t = np.array([self.nearest_boundary_st1(*P) for P in Q.tolist()]).reshape(-1, 2).T
+        else:
+            tau = np.empty(len(Q))
+            for i in range(0, len(Q), self.CHUNK):
+                tau[i:i + self.CHUNK] = self._nearest_tau(Q[i:i + self.CHUNK])
+            s, t = self._outline(tau)[:2]
         return tuple(c.reshape(shape) for c in projection._plane_to_sphere(s, t))
 
     def boundary_points(self, n):
