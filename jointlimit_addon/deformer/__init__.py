@@ -24,6 +24,7 @@ MODIFIER_NAME = "JointLimit Deformer"
 INPUT_MODIFIER_NAME = "JointLimit Deformer Input"
 AUTO_DERIVED_FLAG = "jl_auto_derived"  # on the helper: add() derived the jl_sdef_* attributes
 HELPER_SUFFIX = " JL Bone Frames"
+HELPER_OPTIONS = "jl_options"  # on the helper: add()'s options, to add again on an upgrade
 PREV_REST_FLAG = "jl_prev_rest_position"  # on helpers of tree version <= 3: the mesh's flag before add()
 
 
@@ -42,22 +43,41 @@ def _set_attribute(mesh, name, data_type, values, key):
     attr.data.foreach_set(key, np.ascontiguousarray(values).ravel())
 
 
-def _build_helper(obj, arm, names):
+def _pairs(two):
+    """``(pairs (P, 2) bone indices, pair index per two-bone vertex)``."""
+    pairs, inverse = np.unique(np.stack([two.bone0, two.bone1], axis=1), axis=0, return_inverse=True)
+    return pairs, inverse.ravel()
+
+
+def _build_helper(obj, arm, names, pairs, lbs_through):
+    """Four points per bone (head, head + each rest axis), then one point per bone pair (see
+    ``tree._pair_slerp``; not in any group, so the Armature modifier leaves it)."""
     frames = data.rest_frames(obj, arm, names)
     k = len(names)
-    pts = np.empty((k, 4, 3))
-    pts[:, 0] = frames[:, :3, 3]
-    pts[:, 1:] = frames[:, None, :3, 3] + frames[:, :3, :3].transpose(0, 2, 1)  # head + each axis
+    pts = np.zeros((4 * k + len(pairs), 3))
+    pts[:4 * k:4] = frames[:, :3, 3]
+    for axis in range(3):  # head + each axis
+        pts[axis + 1:4 * k:4] = frames[:, :3, 3] + frames[:, :3, axis]
     mesh = bpy.data.meshes.new(obj.name + HELPER_SUFFIX)
-    mesh.vertices.add(4 * k)
+    mesh.vertices.add(len(pts))
     mesh.vertices.foreach_set("co", pts.astype(np.float32).ravel())
+    def per_bone(values, width):
+        out = np.zeros((len(pts), width), np.float32)
+        out[:4 * k] = np.repeat(values.reshape(k, width), 4, axis=0)
+        return out
     inv = np.linalg.inv(frames).transpose(0, 2, 1).reshape(k, 16)  # column-major storage
-    _set_attribute(mesh, tree.ATTR_REST_INV, "FLOAT4X4", np.repeat(inv, 4, axis=0).astype(np.float32), "value")
+    _set_attribute(mesh, tree.ATTR_REST_INV, "FLOAT4X4", per_bone(inv, 16), "value")
     rot_inv = quat.from_matrix(frames[:, :3, :3].transpose(0, 2, 1))
-    _set_attribute(mesh, tree.ATTR_REST_ROT_INV, "QUATERNION", np.repeat(rot_inv, 4, axis=0).astype(np.float32),
-                   "value")
-    _set_attribute(mesh, tree.ATTR_REST_HEAD, "FLOAT_VECTOR", np.repeat(frames[:, :3, 3], 4, axis=0).astype(np.float32),
-                   "vector")
+    _set_attribute(mesh, tree.ATTR_REST_ROT_INV, "QUATERNION", per_bone(rot_inv, 4), "value")
+    _set_attribute(mesh, tree.ATTR_REST_HEAD, "FLOAT_VECTOR", per_bone(frames[:, :3, 3], 3), "vector")
+    first = np.zeros(len(pts), bool)
+    first[:4 * k:4] = True
+    _set_attribute(mesh, tree.ATTR_BONE_FIRST, "BOOLEAN", first, "value")
+    for name, column in ((tree.ATTR_PAIR_I0, 0), (tree.ATTR_PAIR_I1, 1)):
+        ids = np.zeros(len(pts), np.int32)
+        ids[4 * k:] = 4 * pairs[:, column]
+        _set_attribute(mesh, name, "INT", ids, "value")
+    _set_attribute(mesh, tree.ATTR_LBS_THROUGH, "BOOLEAN", np.full(len(pts), bool(lbs_through)), "value")
     mesh.update()
     helper = bpy.data.objects.new(obj.name + HELPER_SUFFIX, mesh)
     for i, name in enumerate(names):
@@ -76,7 +96,7 @@ def _build_helper(obj, arm, names):
     return helper
 
 
-def _write_mesh_attributes(obj, two, c, r0, r1, heads):
+def _write_mesh_attributes(obj, two, c, r0, r1, heads, pair):
     mesh = obj.data
     n = len(mesh.vertices)
     vec = np.zeros((n, 3), np.float32)
@@ -84,7 +104,7 @@ def _write_mesh_attributes(obj, two, c, r0, r1, heads):
             for name in (tree.ATTR_C, tree.ATTR_UDR, tree.ATTR_TDR, tree.ATTR_BEZ_A0, tree.ATTR_BEZ_A1,
                          tree.ATTR_BEZ_C)}
     full[tree.ATTR_MASK] = ("BOOLEAN", np.zeros(n, bool), "value")
-    for name in (tree.ATTR_I0, tree.ATTR_I1):
+    for name in (tree.ATTR_I0, tree.ATTR_I1, tree.ATTR_PAIR):
         full[name] = ("INT", np.zeros(n, np.int32), "value")
     for name in (tree.ATTR_T, tree.ATTR_U, tree.ATTR_BEZ_W1):
         full[name] = ("FLOAT", np.zeros(n, np.float32), "value")
@@ -96,7 +116,7 @@ def _write_mesh_attributes(obj, two, c, r0, r1, heads):
                          (tree.ATTR_T, t), (tree.ATTR_U, u), (tree.ATTR_C, c),
                          (tree.ATTR_UDR, u[:, None] * dr), (tree.ATTR_TDR, t[:, None] * dr),
                          (tree.ATTR_BEZ_A0, a0), (tree.ATTR_BEZ_A1, a1), (tree.ATTR_BEZ_W1, w1),
-                         (tree.ATTR_BEZ_C, bez_c)):
+                         (tree.ATTR_BEZ_C, bez_c), (tree.ATTR_PAIR, 4 * len(two.bones) + pair)):
         full[name][1][idx] = values
     for name, (data_type, values, key) in full.items():
         _set_attribute(mesh, name, data_type, values, key)
@@ -178,12 +198,15 @@ def add(context, obj, source="AUTO", mode="SDEF", blend=0.5, strongest_two=False
     try:
         prep = prepare(obj, source, strongest_two, derive_missing=True)
         arm_mod, two = prep.arm_mod, prep.two
-        helper = _build_helper(obj, arm_mod.object, two.bones)
+        pairs, pair = _pairs(two)
+        # LBS equals the Armature modifier unless some vertex uses two of its three or more groups
+        helper = _build_helper(obj, arm_mod.object, two.bones, pairs, not (strongest_two and two.many))
         if state is not None:
             helper[mmd.STATE_PROP] = state
         if prep.derived:
             helper[AUTO_DERIVED_FLAG] = True
-        _write_mesh_attributes(obj, two, prep.c, prep.r0, prep.r1, prep.heads)
+        helper[HELPER_OPTIONS] = {"source": source, "strongest_two": bool(strongest_two)}
+        _write_mesh_attributes(obj, two, prep.c, prep.r0, prep.r1, prep.heads, pair)
         pre = obj.modifiers.new(INPUT_MODIFIER_NAME, "NODES")
         pre.node_group = tree.get_input_tree()
         pre.show_in_editmode = True  # the deformer needs its attribute wherever it runs

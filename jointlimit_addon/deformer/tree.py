@@ -54,7 +54,7 @@ import bpy
 
 TREE_NAME = "JointLimit Two-Bone Deformer"
 TREE_TAG = "jointlimit_deformer"  # ID property on the node group: its layout version
-TREE_VERSION = 5  # 5: stretch checks in the deformed frame (fewer nodes)
+TREE_VERSION = 6  # 6: per-pair slerp angles on the helper, LBS passes through, mirrored bones
 
 MODE_INPUT, BLEND_INPUT, FRAMES_INPUT = "Mode", "Blend", "Bone Frames"
 MODE_VALUES = {"LBS": 0, "SBS": 1, "SDEF": 2, "BEZIER": 3}
@@ -66,8 +66,9 @@ ATTR_C = "jl_def_c"  # the rest centre C
 ATTR_UDR, ATTR_TDR = "jl_def_udr", "jl_def_tdr"  # u (R0 - R1) and t (R0 - R1)
 # Bezier: the centre's points A0, A1 = r''_1, the weight u² and the rest centre
 ATTR_BEZ_A0, ATTR_BEZ_A1, ATTR_BEZ_W1, ATTR_BEZ_C = "jl_def_bez_a0", "jl_def_bez_a1", "jl_def_bez_w1", "jl_def_bez_c"
+ATTR_PAIR = "jl_def_pair"  # the helper point of the vertex's bone pair (its slerp angle and axis)
 MESH_ATTRS = (ATTR_MASK, ATTR_I0, ATTR_I1, ATTR_T, ATTR_U, ATTR_C, ATTR_UDR, ATTR_TDR,
-              ATTR_BEZ_A0, ATTR_BEZ_A1, ATTR_BEZ_W1, ATTR_BEZ_C)
+              ATTR_BEZ_A0, ATTR_BEZ_A1, ATTR_BEZ_W1, ATTR_BEZ_C, ATTR_PAIR)
 # Written by older tree versions (2: jl_def_joint; 3: the rest offsets); removed with the deformer.
 LEGACY_MESH_ATTRS = ("jl_def_joint", "jl_def_d", "jl_def_bez_d")
 # The position each vertex had when it reached the Armature modifier (after shape keys and the
@@ -80,6 +81,9 @@ INPUT_TREE_VERSION = 1
 UNIFORM_TOL = 1e-5  # stretch taken as sigma I when the deformed unit axes are sigma R e_k to this x sigma
 # Attributes of the helper mesh.
 ATTR_REST_INV, ATTR_REST_ROT_INV, ATTR_REST_HEAD = "jl_rest_inv", "jl_rest_rot_inv", "jl_rest_head"
+ATTR_BONE_FIRST = "jl_bone_first"  # each bone's first point (the pair points follow the bone points)
+ATTR_PAIR_I0, ATTR_PAIR_I1 = "jl_pair_i0", "jl_pair_i1"  # on a pair point: 4 x bone0 / bone1 of the pair
+ATTR_LBS_THROUGH = "jl_lbs_through"  # LBS mode may pass the Armature modifier's result through
 
 
 class _Builder:
@@ -170,7 +174,10 @@ def _per_bone(b, helper):
             columns[f"Column {col} Row {row + 1}"] = b.out(sep, row)
     frame = b.out(b.node("FunctionNodeCombineMatrix", columns))
     m = b.out(b.node("FunctionNodeMatrixMultiply", [frame, b.attr(ATTR_REST_INV, "FLOAT4X4")]))
-    rot_pose = b.out(b.node("FunctionNodeAxesToRotation", {"Primary Axis": axes[1], "Secondary Axis": axes[0]},
+    # a mirrored bone (left-handed deformed frame) keeps its reflection on its own X axis
+    det = b.vmath("DOT_PRODUCT", b.vmath("CROSS_PRODUCT", axes[0], axes[1]), axes[2])
+    x_axis = b.vmath("SCALE", axes[0], scale=b.math("MULTIPLY_ADD", b.math("LESS_THAN", det, 0.0), -2.0, 1.0))
+    rot_pose = b.out(b.node("FunctionNodeAxesToRotation", {"Primary Axis": axes[1], "Secondary Axis": x_axis},
                             primary_axis="Y", secondary_axis="X"))
     r = b.out(b.node("FunctionNodeRotateRotation",
                      {"Rotation": b.attr(ATTR_REST_ROT_INV, "QUATERNION"), "Rotate By": rot_pose},
@@ -189,14 +196,34 @@ def _per_bone(b, helper):
     got_r, (r, sigma, shift, checks) = _capture(b, helper, (("R", "ROTATION", r), ("sigma", "FLOAT", sigma),
                                                            ("shift", "VECTOR", shift),
                                                            ("checks", "VECTOR", _stretch_checks(b, axes, rot_pose, sigma))))
-    first = b.out(b.node("FunctionNodeCompare", {"A": b.math("MODULO", index, 4.0), "B": 0}, data_type="INT",
-                         operation="EQUAL"))
-    stats = b.node("GeometryNodeAttributeStatistic", {"Geometry": got_r, "Selection": first, "Attribute": checks},
+    stats = b.node("GeometryNodeAttributeStatistic", {"Geometry": got_r, "Selection": b.attr(ATTR_BONE_FIRST, "BOOLEAN"),
+                                                      "Attribute": checks},
                    data_type="FLOAT_VECTOR", domain="POINT")
     worst = b.node("ShaderNodeSeparateXYZ", [b.out(stats, "Max")])
     uniform, unscaled = (b.out(b.node("FunctionNodeCompare", {"A": b.out(worst, axis), "B": UNIFORM_TOL},
                                       data_type="FLOAT", operation="LESS_EQUAL")) for axis in (0, 1))
-    return (got_m, m), (got_r, r, sigma, shift), (got_s, s), uniform, unscaled
+    got_r, (alpha, axis) = _pair_slerp(b, got_r, r)
+    return (got_m, m), (got_r, r, sigma, shift, alpha, axis), (got_s, s), uniform, unscaled
+
+
+def _pair_slerp(b, geometry, r):
+    """Per bone pair (the helper's pair points), captured on ``geometry``: the half angle
+    ``alpha`` and unit axis ``n`` of ``R0^-1 R1`` on the shorter arc, so that
+    ``slerp(R0, R1, u) = R0 (cos u alpha, n sin u alpha)`` [002 eq.6] needs no inverse
+    trigonometry per vertex (the Mix node's rotation mode costs several times more)."""
+    q0 = b.sample(geometry, r, b.attr(ATTR_PAIR_I0, "INT"), "QUATERNION")
+    q1 = b.sample(geometry, r, b.attr(ATTR_PAIR_I1, "INT"), "QUATERNION")
+    rel = b.out(b.node("FunctionNodeRotateRotation",
+                       {"Rotation": q1, "Rotate By": b.out(b.node("FunctionNodeInvertRotation", [q0]))},
+                       rotation_space="GLOBAL"))
+    parts = b.node("FunctionNodeRotationToQuaternion", [rel])
+    w = b.out(parts, "W")
+    xyz = b.out(b.node("ShaderNodeCombineXYZ", [b.out(parts, key) for key in ("X", "Y", "Z")]))
+    sine = b.vmath("LENGTH", xyz)
+    alpha = b.math("ARCTAN2", sine, b.math("ABSOLUTE", w))  # exact also for tiny angles
+    sign = b.math("MULTIPLY_ADD", b.math("LESS_THAN", w, 0.0), -2.0, 1.0)  # shorter arc: -q if w < 0
+    axis = b.vmath("SCALE", xyz, scale=b.math("DIVIDE", sign, sine))  # 0 when R0 = R1 (then unused)
+    return _capture(b, geometry, (("alpha", "FLOAT", alpha), ("axis", "VECTOR", axis)))
 
 
 def _capture(b, geometry, items):
@@ -239,7 +266,7 @@ def build(ng):
     gout = b.node("NodeGroupOutput")
     info = b.node("GeometryNodeObjectInfo", {"Object": b.out(gin, FRAMES_INPUT)}, transform_space="RELATIVE")
     helper = b.out(info, "Geometry")
-    (geo_m, m_f), (geo_r, r_f, sigma_f, shift_f), (geo_s, s_f), uniform, unscaled = _per_bone(b, helper)
+    (geo_m, m_f), (geo_r, r_f, sigma_f, shift_f, alpha_f, axis_f), (geo_s, s_f), uniform, unscaled = _per_bone(b, helper)
 
     mode = b.math("MINIMUM", b.math("MAXIMUM", b.out(gin, MODE_INPUT), 0.0), 3.0)  # out of range: clamped
     k = b.math("SUBTRACT", 1.0, b.out(gin, BLEND_INPUT))  # SDEF's 1 - s (single value)
@@ -270,8 +297,14 @@ def build(ng):
         """``wa M0 a + wx M1 x + slerp(R0, R1, u) (t S0 + u S1) d`` [002 eq.6, 8]. Three paths
         (single-value switches): no bone scaled, ``M p = R p + shift``; uniform scales,
         ``M p = sigma R p + shift`` and ``S = sigma I``; otherwise matrices per vertex."""
-        q = b.out(b.node("ShaderNodeMix", {"Factor_Float": u, "A_Rotation": q0, "B_Rotation": q1},
-                         data_type="ROTATION"), "Result_Rotation")
+        pair = b.attr(ATTR_PAIR, "INT")
+        angle = b.math("MULTIPLY", b.sample(geo_r, alpha_f, pair, "FLOAT"), u)
+        turn = b.node("ShaderNodeSeparateXYZ", [b.vmath("SCALE", b.sample(geo_r, axis_f, pair, "FLOAT_VECTOR"),
+                                                        scale=b.math("SINE", angle))])
+        turn = b.node("FunctionNodeQuaternionToRotation", {"W": b.math("COSINE", angle), "X": b.out(turn, 0),
+                                                            "Y": b.out(turn, 1), "Z": b.out(turn, 2)})
+        q = b.out(b.node("FunctionNodeRotateRotation", {"Rotation": b.out(turn), "Rotate By": q0},
+                         rotation_space="GLOBAL"))  # slerp(R0, R1, u) = R0 (R0^-1 R1)^u
         def centre_plus(c0, c1, offset):
             return b.vmath("MULTIPLY_ADD", c1, wx, b.vmath("MULTIPLY_ADD", c0, wa, offset))
 
@@ -317,7 +350,15 @@ def build(ng):
                         operation="AND"))
     setpos = b.node("GeometryNodeSetPosition",
                     {"Geometry": b.out(gin, "Geometry"), "Selection": mask, "Position": final})
-    ng.links.new(b.out(setpos, "Geometry"), _socket(gout.inputs, "Geometry"))
+    # LBS is the Armature modifier's own result unless some vertex uses its two strongest of more
+    # groups (the helper says which, as a single value): then pass the geometry through untouched.
+    through = b.sample(helper, b.attr(ATTR_LBS_THROUGH, "BOOLEAN"), 0, "BOOLEAN")
+    is_lbs = b.out(b.node("FunctionNodeCompare", {"A": mode, "B": MODE_VALUES["LBS"]}, data_type="INT",
+                          operation="EQUAL"))
+    through = b.out(b.node("FunctionNodeBooleanMath", [is_lbs, through], operation="AND"))
+    result = b.node("GeometryNodeSwitch", {"Switch": through, "False": b.out(setpos, "Geometry"),
+                                           "True": b.out(gin, "Geometry")}, input_type="GEOMETRY")
+    ng.links.new(b.out(result), _socket(gout.inputs, "Geometry"))
 
 
 def get_tree():
