@@ -147,6 +147,7 @@ class Prepared:
     r1: np.ndarray
     heads: np.ndarray
     derived: bool = False  # SDEF parameters were derived because the mesh had none
+    axes: np.ndarray = None  # (K, 3) rest X axes: where a mirrored bone reflects (core.skinning.polar_decompose)
 
 
 def prepare(obj, source, strongest_two=False, derive_missing=False):
@@ -165,7 +166,8 @@ def prepare(obj, source, strongest_two=False, derive_missing=False):
     two = data.two_bone_vertices(obj, arm_mod.object, strongest_two)
     two, c, r0, r1 = data.sdef_params(obj, two, source)
     heads, _ = data.heads_tails(obj, arm_mod.object, two.bones)
-    return Prepared(arm_mod, two, c, r0, r1, heads, derived)
+    axes = data.rest_frames(obj, arm_mod.object, two.bones)[:, :3, 0]
+    return Prepared(arm_mod, two, c, r0, r1, heads, derived, axes)
 
 
 def _move_modifier(context, obj, mod, index):
