@@ -376,6 +376,66 @@ def test_remove_also_clears_attributes_of_an_older_deformer_version(limb):
     assert bpy.ops.object.jointlimit_deformer_remove() == {"FINISHED"}
     assert not [a.name for a in obj.data.attributes if a.name.startswith("jl_def_")]
 
+def test_add_upgrades_deformers_of_an_older_tree_version(scene, mods, tmp_path):
+    """A file saved with an older node tree (tag 5, and without the mesh and helper attributes
+    version 6 added): *Add* on another mesh moves the old deformer to the current group (mode,
+    blend and name kept), deletes the old group, and never leaves a '.001' group."""
+    import bpy
+
+    arm, obj, truth = build_limb(scene)
+    bpy.ops.object.jointlimit_sdef_derive()
+    other = obj.copy()
+    other.data = obj.data.copy()
+    other.name = "Other"
+    scene.collection.objects.link(other)
+    bpy.ops.object.jointlimit_deformer_add(use_selected=False, mode="SBS", blend=0.3)
+    tree = mods["deformer.tree"]
+    mod = obj.modifiers["JointLimit Deformer"]
+    mod.name = "My Deformer"
+    old = mod.node_group
+    old[tree.TREE_TAG] = tree.TREE_VERSION - 1  # what an older version saved
+    helper = mods["deformer"].find(obj)[1]
+    obj.data.attributes.remove(obj.data.attributes[tree.ATTR_PAIR])
+    helper.data.attributes.remove(helper.data.attributes[tree.ATTR_BONE_FIRST])
+    del helper[mods["deformer"].HELPER_OPTIONS]
+    path, arm_name = str(tmp_path / "old.blend"), arm.name
+    bpy.ops.wm.save_as_mainfile(filepath=path)
+    bpy.ops.wm.open_mainfile(filepath=path)
+    obj, other, arm = bpy.data.objects["Limb"], bpy.data.objects["Other"], bpy.data.objects[arm_name]
+    for o in bpy.context.selected_objects:
+        o.select_set(False)
+    other.select_set(True)
+    bpy.context.view_layer.objects.active = other
+    assert bpy.ops.object.jointlimit_deformer_add(use_selected=False, mode="SDEF") == {"FINISHED"}
+    groups = [ng for ng in bpy.data.node_groups if tree.is_deformer_tree(ng)]
+    assert [ng.name for ng in groups] == [tree.TREE_NAME]
+    assert groups[0][tree.TREE_TAG] == tree.TREE_VERSION
+    assert not [ng.name for ng in bpy.data.node_groups if ng.name.endswith(".001")]
+    mod = obj.modifiers["My Deformer"]
+    assert mod.node_group == groups[0] and other.modifiers["JointLimit Deformer"].node_group == groups[0]
+    assert mods["deformer"].get_mode(mod) == "SBS"
+    key = tree.input_id(mod.node_group, tree.BLEND_INPUT)
+    assert compat().modifier_input(mod, key) == pytest.approx(0.3)
+    pose(arm, 2)
+    params = derived(obj, truth)
+    got = evaluated(obj)[truth["two"]]
+    assert np.abs(got - expected(mods, "SBS", obj, arm, truth, params)).max() < 1e-5 * size(truth)
+    assert len([o for o in bpy.data.objects if o.name.endswith(mods["deformer"].HELPER_SUFFIX)]) == 2
+
+
+def test_an_unused_old_group_makes_way_for_the_current_one(limb, mods):
+    import bpy
+
+    tree = mods["deformer.tree"]
+    old = bpy.data.node_groups.new(tree.TREE_NAME, "GeometryNodeTree")
+    old[tree.TREE_TAG] = tree.TREE_VERSION - 1
+    old.use_fake_user = True
+    bpy.ops.object.jointlimit_sdef_derive()
+    assert bpy.ops.object.jointlimit_deformer_add() == {"FINISHED"}
+    assert [ng.name for ng in bpy.data.node_groups if tree.is_deformer_tree(ng)] == [tree.TREE_NAME]
+    assert limb[1].modifiers["JointLimit Deformer"].node_group[tree.TREE_TAG] == tree.TREE_VERSION
+
+
 def test_two_deformers_share_one_node_group_and_remove_keeps_it_in_use(scene):
     import bpy
 

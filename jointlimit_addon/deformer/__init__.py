@@ -185,6 +185,7 @@ def add(context, obj, source="AUTO", mode="SDEF", blend=0.5, strongest_two=False
     parameters; an mmd_tools SDEF binding is unbound when ``take_over`` (and restored by
     :func:`remove`), refused otherwise.
     """
+    upgrade(context)
     if find(obj)[0] is not None:
         raise data.DataError(f"'{obj.name}' already has a JointLimit deformer (remove it first)")
     if mode not in tree.MODE_VALUES:
@@ -231,6 +232,49 @@ def add(context, obj, source="AUTO", mode="SDEF", blend=0.5, strongest_two=False
         raise
     obj.update_tag()
     return mod, prep
+
+
+_upgrading = []  # non-empty while upgrade() adds deformers again (add() calls upgrade())
+
+
+def upgrade(context):
+    """Move every deformer of an older node-tree version (a file saved by an older version) to the
+    current one: each is removed and added again with its mode, blend and options (so its mesh and
+    helper get the attributes the current tree reads), then the old groups are deleted.
+    Returns ``[(object, error message or None)]``; a mesh that cannot be added again keeps no
+    deformer and its reason is returned."""
+    if _upgrading or not any(tree.is_old_tree(ng) for ng in bpy.data.node_groups):
+        return []
+    redo = []
+    for obj in bpy.data.objects:
+        mod, helper = find(obj) if obj.type == "MESH" and obj.library is None else (None, None)
+        if mod is None or not tree.is_old_tree(mod.node_group):
+            continue
+        helper = helper if isinstance(helper, bpy.types.Object) else None
+        options = helper.get(HELPER_OPTIONS) if helper is not None else None
+        options = options.to_dict() if hasattr(options, "to_dict") else dict(options or {})
+        bound = helper is not None and bool(helper.get(mmd.STATE_PROP))
+        blend = compat.modifier_input(mod, tree.input_id(mod.node_group, tree.BLEND_INPUT))
+        redo.append((obj, mod.name, get_mode(mod), blend, options, bound))
+        remove(obj)
+    for ng in [ng for ng in bpy.data.node_groups if tree.is_old_tree(ng)]:
+        if ng.users - int(ng.use_fake_user) == 0 and ng.library is None:
+            bpy.data.node_groups.remove(ng)
+    done = []
+    _upgrading.append(True)
+    try:
+        for obj, name, mode, blend, options, bound in redo:
+            try:
+                mod, _ = add(context, obj, source=options.get("source", "AUTO"), mode=mode, blend=blend,
+                             strongest_two=bool(options.get("strongest_two", False)), take_over=bound)
+            except (data.DataError, ValueError) as err:
+                done.append((obj, str(err)))
+                continue
+            mod.name = name
+            done.append((obj, None))
+    finally:
+        _upgrading.clear()
+    return done
 
 
 def _remove_group(ng, groups_before):

@@ -361,16 +361,34 @@ def build(ng):
     ng.links.new(b.out(result), _socket(gout.inputs, "Geometry"))
 
 
-def get_tree():
-    """The shared deformer node group, built on first use (or rebuilt if its version is old)."""
-    ng = bpy.data.node_groups.get(TREE_NAME)
-    if ng is not None and ng.bl_idname == "GeometryNodeTree" and ng.get(TREE_TAG) == TREE_VERSION:
+def _shared_group(name, tag, version, fill):
+    """The node group ``name`` of layout ``version``, built by ``fill`` on first use. A group of
+    that name from another version (an older file) makes way: removed when nothing uses it,
+    else renamed ``"<name> v<version>"`` (``deformer.upgrade`` moves its users first), so the
+    current one always has the plain name (never ``.001``)."""
+    ng = bpy.data.node_groups.get(name)
+    if ng is not None and ng.bl_idname == "GeometryNodeTree" and ng.get(tag) == version:
         return ng
-    ng = bpy.data.node_groups.new(TREE_NAME, "GeometryNodeTree")
+    if ng is not None and ng.get(tag) is not None and ng.library is None:
+        if ng.users - int(ng.use_fake_user) == 0:
+            bpy.data.node_groups.remove(ng)
+        else:
+            ng.name = f"{name} v{ng.get(tag)}"
+    ng = bpy.data.node_groups.new(name, "GeometryNodeTree")
     ng.is_modifier = True
-    build(ng)
-    ng[TREE_TAG] = TREE_VERSION
+    fill(ng)
+    ng[tag] = version
     return ng
+
+
+def get_tree():
+    """The shared deformer node group, built on first use (see ``_shared_group``)."""
+    return _shared_group(TREE_NAME, TREE_TAG, TREE_VERSION, build)
+
+
+def is_old_tree(ng):
+    """A deformer node group of another layout version (from a file saved by an older version)."""
+    return is_deformer_tree(ng) and ng.get(TREE_TAG) != TREE_VERSION
 
 
 def build_input(ng):
@@ -391,14 +409,7 @@ def build_input(ng):
 
 def get_input_tree():
     """The shared input-stage node group (see ``ATTR_PRE``), built on first use."""
-    ng = bpy.data.node_groups.get(INPUT_TREE_NAME)
-    if ng is not None and ng.bl_idname == "GeometryNodeTree" and ng.get(INPUT_TREE_TAG) == INPUT_TREE_VERSION:
-        return ng
-    ng = bpy.data.node_groups.new(INPUT_TREE_NAME, "GeometryNodeTree")
-    ng.is_modifier = True
-    build_input(ng)
-    ng[INPUT_TREE_TAG] = INPUT_TREE_VERSION
-    return ng
+    return _shared_group(INPUT_TREE_NAME, INPUT_TREE_TAG, INPUT_TREE_VERSION, build_input)
 
 
 def is_input_tree(ng):
