@@ -50,6 +50,8 @@ it. So a morph moves the vertex before skinning and its offset ``v - C`` turns w
 as in MMD; LBS is the Armature modifier's own result.
 """
 
+import math
+
 import bpy
 
 TREE_NAME = "JointLimit Two-Bone Deformer"
@@ -174,9 +176,9 @@ def _per_bone(b, helper):
             columns[f"Column {col} Row {row + 1}"] = b.out(sep, row)
     frame = b.out(b.node("FunctionNodeCombineMatrix", columns))
     m = b.out(b.node("FunctionNodeMatrixMultiply", [frame, b.attr(ATTR_REST_INV, "FLOAT4X4")]))
-    # a mirrored bone (left-handed deformed frame) keeps its reflection on its own X axis
-    det = b.vmath("DOT_PRODUCT", b.vmath("CROSS_PRODUCT", axes[0], axes[1]), axes[2])
-    x_axis = b.vmath("SCALE", axes[0], scale=b.math("MULTIPLY_ADD", b.math("LESS_THAN", det, 0.0), -2.0, 1.0))
+    # X from Y x Z: the deformed X axis itself unless the bone is mirrored (a left-handed deformed
+    # frame), which so keeps its reflection on its own X axis (as core.skinning.polar_decompose)
+    x_axis = b.vmath("CROSS_PRODUCT", axes[1], axes[2])
     rot_pose = b.out(b.node("FunctionNodeAxesToRotation", {"Primary Axis": axes[1], "Secondary Axis": x_axis},
                             primary_axis="Y", secondary_axis="X"))
     r = b.out(b.node("FunctionNodeRotateRotation",
@@ -207,23 +209,18 @@ def _per_bone(b, helper):
 
 
 def _pair_slerp(b, geometry, r):
-    """Per bone pair (the helper's pair points), captured on ``geometry``: the half angle
-    ``alpha`` and unit axis ``n`` of ``R0^-1 R1`` on the shorter arc, so that
-    ``slerp(R0, R1, u) = R0 (cos u alpha, n sin u alpha)`` [002 eq.6] needs no inverse
-    trigonometry per vertex (the Mix node's rotation mode costs several times more)."""
+    """Per bone pair (the helper's pair points), captured on ``geometry``: the axis ``n`` and
+    angle ``phi`` of ``R0^-1 R1`` on the shorter arc (``phi`` in [-pi, pi]), so that
+    ``slerp(R0, R1, u) = R0 Rot(n, u phi)`` [002 eq.6] needs no inverse trigonometry per vertex
+    (the Mix node's rotation mode costs several times more)."""
     q0 = b.sample(geometry, r, b.attr(ATTR_PAIR_I0, "INT"), "QUATERNION")
     q1 = b.sample(geometry, r, b.attr(ATTR_PAIR_I1, "INT"), "QUATERNION")
     rel = b.out(b.node("FunctionNodeRotateRotation",
                        {"Rotation": q1, "Rotate By": b.out(b.node("FunctionNodeInvertRotation", [q0]))},
                        rotation_space="GLOBAL"))
-    parts = b.node("FunctionNodeRotationToQuaternion", [rel])
-    w = b.out(parts, "W")
-    xyz = b.out(b.node("ShaderNodeCombineXYZ", [b.out(parts, key) for key in ("X", "Y", "Z")]))
-    sine = b.vmath("LENGTH", xyz)
-    alpha = b.math("ARCTAN2", sine, b.math("ABSOLUTE", w))  # exact also for tiny angles
-    sign = b.math("MULTIPLY_ADD", b.math("LESS_THAN", w, 0.0), -2.0, 1.0)  # shorter arc: -q if w < 0
-    axis = b.vmath("SCALE", xyz, scale=b.math("DIVIDE", sign, sine))  # 0 when R0 = R1 (then unused)
-    return _capture(b, geometry, (("alpha", "FLOAT", alpha), ("axis", "VECTOR", axis)))
+    axis_angle = b.node("FunctionNodeRotationToAxisAngle", [rel])
+    phi = b.math("WRAP", b.out(axis_angle, "Angle"), math.pi, -math.pi)  # the shorter arc
+    return _capture(b, geometry, (("phi", "FLOAT", phi), ("axis", "VECTOR", b.out(axis_angle, "Axis"))))
 
 
 def _capture(b, geometry, items):
@@ -298,11 +295,9 @@ def build(ng):
         (single-value switches): no bone scaled, ``M p = R p + shift``; uniform scales,
         ``M p = sigma R p + shift`` and ``S = sigma I``; otherwise matrices per vertex."""
         pair = b.attr(ATTR_PAIR, "INT")
-        angle = b.math("MULTIPLY", b.sample(geo_r, alpha_f, pair, "FLOAT"), u)
-        turn = b.node("ShaderNodeSeparateXYZ", [b.vmath("SCALE", b.sample(geo_r, axis_f, pair, "FLOAT_VECTOR"),
-                                                        scale=b.math("SINE", angle))])
-        turn = b.node("FunctionNodeQuaternionToRotation", {"W": b.math("COSINE", angle), "X": b.out(turn, 0),
-                                                            "Y": b.out(turn, 1), "Z": b.out(turn, 2)})
+        turn = b.node("FunctionNodeAxisAngleToRotation",
+                      {"Axis": b.sample(geo_r, axis_f, pair, "FLOAT_VECTOR"),
+                       "Angle": b.math("MULTIPLY", b.sample(geo_r, alpha_f, pair, "FLOAT"), u)})
         q = b.out(b.node("FunctionNodeRotateRotation", {"Rotation": b.out(turn), "Rotate By": q0},
                          rotation_space="GLOBAL"))  # slerp(R0, R1, u) = R0 (R0^-1 R1)^u
         def centre_plus(c0, c1, offset):
@@ -352,12 +347,17 @@ def build(ng):
                     {"Geometry": b.out(gin, "Geometry"), "Selection": mask, "Position": final})
     # LBS is the Armature modifier's own result unless some vertex uses its two strongest of more
     # groups (the helper says which, as a single value): then pass the geometry through untouched.
+    # Only the chosen mode's item is evaluated, so the other modes do not pay for this test.
     through = b.sample(helper, b.attr(ATTR_LBS_THROUGH, "BOOLEAN"), 0, "BOOLEAN")
-    is_lbs = b.out(b.node("FunctionNodeCompare", {"A": mode, "B": MODE_VALUES["LBS"]}, data_type="INT",
-                          operation="EQUAL"))
-    through = b.out(b.node("FunctionNodeBooleanMath", [is_lbs, through], operation="AND"))
-    result = b.node("GeometryNodeSwitch", {"Switch": through, "False": b.out(setpos, "Geometry"),
-                                           "True": b.out(gin, "Geometry")}, input_type="GEOMETRY")
+    lbs_result = b.node("GeometryNodeSwitch", {"Switch": through, "False": b.out(setpos, "Geometry"),
+                                               "True": b.out(gin, "Geometry")}, input_type="GEOMETRY")
+    result = b.node("GeometryNodeIndexSwitch", data_type="GEOMETRY")
+    result.index_switch_items.new()
+    result.index_switch_items.new()
+    ng.links.new(mode, _socket(result.inputs, "Index"))
+    for item in range(4):
+        ng.links.new(b.out(lbs_result) if item == MODE_VALUES["LBS"] else b.out(setpos, "Geometry"),
+                     _socket(result.inputs, f"Item_{item}"))
     ng.links.new(b.out(result), _socket(gout.inputs, "Geometry"))
 
 
