@@ -6,14 +6,17 @@ other vertex as the Armature modifier made it (``Set Position`` with a selection
 Bone matrices reach the tree without Python: the *bone-frames* helper mesh has four points per
 bone (head and head + unit local X, Y, Z of the rest frame, mesh space), each weighted 100 % to
 its bone and deformed by an Armature modifier with the same armature, so its points move by the
-skinning matrix ``M`` exactly. On the helper (4 points per bone) the tree rebuilds, per bone:
+skinning matrix ``M`` exactly; one more point per bone pair follows them (in no group, so the
+Armature modifier leaves it). On the helper the tree rebuilds, per bone:
 
 * ``M = F' F^-1``: ``F'`` from the deformed points (Combine Matrix), ``F^-1`` stored on the
   helper (``jl_rest_inv``);
 * the rotation ``R = Rot(F') Rot(F)^-1``: ``Rot(F')`` by *Axes to Rotation* from the deformed Y
-  and X axes (Gram-Schmidt), ``Rot(F)^-1`` stored (``jl_rest_rot_inv``). That is the polar
-  rotation of ``M`` when its stretch is diagonal in the bone's rest axes (uniform scale, or a
-  bone's own non-uniform scale); an inherited shear differs from the SVD polar of the core;
+  axis and ``Y x Z`` (Gram-Schmidt), ``Rot(F)^-1`` stored (``jl_rest_rot_inv``). That is the
+  polar rotation of ``M`` when its stretch is diagonal in the bone's rest axes (uniform scale,
+  or a bone's own non-uniform scale); an inherited shear differs from the SVD polar of the core.
+  ``Y x Z`` is the deformed X direction unless the bone is mirrored, which so keeps its
+  reflection on its own X axis in ``S``, as the core does with its ``mirror_axes``;
 * the stretch ``S = R^T M`` (its translation is ignored by Transform Direction), and the
   bone's scale ``sigma = |M Y|``, and ``shift = M h - sigma R h`` (``h`` the rest head, stored as
   ``jl_rest_head``). When
@@ -41,7 +44,12 @@ and evaluates one branch per mode, picked by an Index Switch on the single-value
   ``A0 = (t r''_0 + 2u b) / (1 + u)``: the centre is a two-point blend like SDEF's, and the
   static ``A0``, ``u²`` and the offset ``v - rest centre`` are stored per vertex;
 
-with ``Q = slerp(R0, R1, u)`` (Mix node, rotation mode) [002 eq.6], ``u = 1 - t``. The static
+with ``Q = slerp(R0, R1, u) = R0 Rot(n, u phi)`` [002 eq.6], ``u = 1 - t``, where the axis ``n``
+and angle ``phi`` (shorter arc) of ``R0^-1 R1`` are computed once per bone pair on the helper's
+pair points and sampled at ``jl_def_pair`` (the Mix node's rotation mode and inverse
+trigonometry per vertex cost several times more). In LBS mode the geometry passes through
+untouched (the Armature modifier's result is LBS) unless the helper's ``jl_lbs_through`` is off
+(some vertex uses the two strongest of three or more groups); then the tree computes it. The static
 products ``u dr``, ``t dr``, ``C`` and the Bezier rest centre are stored per vertex by the add
 operator. ``v`` is ``jl_def_pre``: the position the vertex had when it reached the Armature
 modifier (shape keys and earlier deforming modifiers applied), stored by the small *input* tree
