@@ -17,6 +17,9 @@ Convention fixes against the paper (SPEC §6):
   matrices' linear parts; the stretches are blended linearly, ``t_v S0 + (1 - t_v) S1``, and
   applied to the offset before the rotation, so scaled bones still move their own vertices
   exactly as ``M_i`` does.
+  A mirrored bone (negative scale) has no unique nearest rotation when its scales are equal in
+  size; with ``mirror_axes`` (its rest X axis) its reflection stays on that axis, so its
+  rotation is its pose rotation (see :func:`polar_decompose`), as in the geometry-nodes tree.
 * [002 eq.19] as printed adds ``c_v`` twice (it states ``r_0v`` is the offset from ``c_v``):
   the corrected boundary points are ``r''_i = c_v + r_i - r_w`` with
   ``r_w = t_v r_0 + (1 - t_v) r_1`` [002 eq.17-20], the line through ``c_v`` parallel to
