@@ -203,32 +203,33 @@ def _per_bone(b, helper):
     s = b.out(b.node("FunctionNodeMatrixMultiply", [r_inv_m, m]))
     got_m, (m,) = _capture(b, helper, (("M", "MATRIX", m),))
     got_s, (s,) = _capture(b, helper, (("S", "MATRIX", s),))
-    got_r, (r, sigma, shift, checks) = _capture(b, helper, (("R", "ROTATION", r), ("sigma", "FLOAT", sigma),
-                                                           ("shift", "VECTOR", shift),
-                                                           ("checks", "VECTOR", _stretch_checks(b, axes, rot_pose, sigma))))
+    phi, axis = _pair_slerp(b, r)
+    got_r, (r, sigma, shift, checks, phi, axis) = _capture(
+        b, helper, (("R", "ROTATION", r), ("sigma", "FLOAT", sigma), ("shift", "VECTOR", shift),
+                    ("checks", "VECTOR", _stretch_checks(b, axes, rot_pose, sigma)), ("phi", "FLOAT", phi),
+                    ("axis", "VECTOR", axis)))
     stats = b.node("GeometryNodeAttributeStatistic", {"Geometry": got_r, "Selection": b.attr(ATTR_BONE_FIRST, "BOOLEAN"),
                                                       "Attribute": checks},
                    data_type="FLOAT_VECTOR", domain="POINT")
     worst = b.node("ShaderNodeSeparateXYZ", [b.out(stats, "Max")])
     uniform, unscaled = (b.out(b.node("FunctionNodeCompare", {"A": b.out(worst, axis), "B": UNIFORM_TOL},
                                       data_type="FLOAT", operation="LESS_EQUAL")) for axis in (0, 1))
-    got_r, (alpha, axis) = _pair_slerp(b, got_r, r)
-    return (got_m, m), (got_r, r, sigma, shift, alpha, axis), (got_s, s), uniform, unscaled
+    return (got_m, m), (got_r, r, sigma, shift, phi, axis), (got_s, s), uniform, unscaled
 
 
-def _pair_slerp(b, geometry, r):
-    """Per bone pair (the helper's pair points), captured on ``geometry``: the axis ``n`` and
-    angle ``phi`` of ``R0^-1 R1`` on the shorter arc (``phi`` in [-pi, pi]), so that
+def _pair_slerp(b, r):
+    """Per bone pair (fields valid at the helper's pair points): the angle ``phi`` and axis ``n``
+    of ``R0^-1 R1`` on the shorter arc (``phi`` in [-pi, pi]), so that
     ``slerp(R0, R1, u) = R0 Rot(n, u phi)`` [002 eq.6] needs no inverse trigonometry per vertex
     (the Mix node's rotation mode costs several times more)."""
-    q0 = b.sample(geometry, r, b.attr(ATTR_PAIR_I0, "INT"), "QUATERNION")
-    q1 = b.sample(geometry, r, b.attr(ATTR_PAIR_I1, "INT"), "QUATERNION")
+    q0, q1 = (b.out(b.node("GeometryNodeFieldAtIndex", {"Index": b.attr(name, "INT"), "Value": r},
+                           data_type="QUATERNION", domain="POINT")) for name in (ATTR_PAIR_I0, ATTR_PAIR_I1))
     rel = b.out(b.node("FunctionNodeRotateRotation",
                        {"Rotation": q1, "Rotate By": b.out(b.node("FunctionNodeInvertRotation", [q0]))},
                        rotation_space="GLOBAL"))
     axis_angle = b.node("FunctionNodeRotationToAxisAngle", [rel])
     phi = b.math("WRAP", b.out(axis_angle, "Angle"), math.pi, -math.pi)  # the shorter arc
-    return _capture(b, geometry, (("phi", "FLOAT", phi), ("axis", "VECTOR", b.out(axis_angle, "Axis"))))
+    return phi, b.out(axis_angle, "Axis")
 
 
 def _capture(b, geometry, items):
