@@ -5,7 +5,8 @@ modifier, a small *input* modifier right before it (it stores the positions the 
 modifier receives, so shape keys survive), plus a *bone-frames* helper mesh (four points per
 bone, parented to the mesh with an identity transform so its space is the mesh's space, deformed
 by an Armature modifier with the same armature). Nothing runs in Python per frame: playback,
-scrubbing and renders evaluate the tree. ``remove(obj)`` undoes all of it. The numpy fallback
+scrubbing and renders evaluate the tree. ``remove(obj)`` undoes all of it; ``upgrade(context)``
+(run by ``add``) moves deformers saved with an older node-tree version to the current one. The numpy fallback
 (``bake``) lives in the bake operator; ``data.py`` reads weights, SDEF parameters and bone
 matrices for both; ``derive.py`` derives SDEF parameters; ``mmd.py`` writes mmd_tools' layout and
 takes over its SDEF binding.
