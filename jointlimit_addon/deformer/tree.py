@@ -46,9 +46,9 @@ and evaluates one branch per mode, picked by an Index Switch on the single-value
 
 with ``Q = slerp(R0, R1, u) = R0 Rot(n, u phi)`` [002 eq.6], ``u = 1 - t``, where the axis ``n``
 and angle ``phi`` (shorter arc) of ``R0^-1 R1`` are computed once per bone pair on the helper's
-pair points and sampled at ``jl_def_pair`` (the Mix node's rotation mode and inverse
-trigonometry per vertex cost several times more). In LBS mode the geometry passes through
-untouched (the Armature modifier's result is LBS) unless the helper's ``jl_lbs_through`` is off
+pair points and sampled at ``jl_def_pair`` as one rotation vector ``phi n`` (the Mix node's
+rotation mode and inverse trigonometry per vertex cost several times more). In LBS mode the
+geometry passes through untouched (the Armature modifier's result is LBS) unless the helper's ``jl_lbs_through`` is off
 (some vertex uses the two strongest of three or more groups); then the tree computes it. The static
 products ``u dr``, ``t dr``, ``C`` and the Bezier rest centre are stored per vertex by the add
 operator. ``v`` is ``jl_def_pre``: the position the vertex had when it reached the Armature
@@ -64,7 +64,8 @@ import bpy
 
 TREE_NAME = "JointLimit Two-Bone Deformer"
 TREE_TAG = "jointlimit_deformer"  # ID property on the node group: its layout version
-TREE_VERSION = 6  # 6: per-pair slerp angles on the helper, LBS passes through, mirrored bones
+TREE_VERSION = 7  # 6: per-pair slerp angles on the helper, LBS passes through, mirrored bones;
+#                   7: the pair's angle and axis as one rotation vector (one sample per vertex)
 
 MODE_INPUT, BLEND_INPUT, FRAMES_INPUT = "Mode", "Blend", "Bone Frames"
 MODE_VALUES = {"LBS": 0, "SBS": 1, "SDEF": 2, "BEZIER": 3}
@@ -203,25 +204,25 @@ def _per_bone(b, helper):
     s = b.out(b.node("FunctionNodeMatrixMultiply", [r_inv_m, m]))
     got_m, (m,) = _capture(b, helper, (("M", "MATRIX", m),))
     got_s, (s,) = _capture(b, helper, (("S", "MATRIX", s),))
-    phi, axis = _pair_slerp(b, r)
-    got_r, (r, sigma, shift, checks, phi, axis) = _capture(
+    got_r, (r, sigma, shift, checks, w) = _capture(
         b, helper, (("R", "ROTATION", r), ("sigma", "FLOAT", sigma), ("shift", "VECTOR", shift),
-                    ("checks", "VECTOR", _stretch_checks(b, axes, rot_pose, sigma)), ("phi", "FLOAT", phi),
-                    ("axis", "VECTOR", axis)))
+                    ("checks", "VECTOR", _stretch_checks(b, axes, rot_pose, sigma)),
+                    ("w", "VECTOR", _pair_slerp(b, r))))
     stats = b.node("GeometryNodeAttributeStatistic", {"Geometry": got_r, "Selection": b.attr(ATTR_BONE_FIRST, "BOOLEAN"),
                                                       "Attribute": checks},
                    data_type="FLOAT_VECTOR", domain="POINT")
     worst = b.node("ShaderNodeSeparateXYZ", [b.out(stats, "Max")])
     uniform, unscaled = (b.out(b.node("FunctionNodeCompare", {"A": b.out(worst, axis), "B": UNIFORM_TOL},
                                       data_type="FLOAT", operation="LESS_EQUAL")) for axis in (0, 1))
-    return (got_m, m), (got_r, r, sigma, shift, phi, axis), (got_s, s), uniform, unscaled
+    return (got_m, m), (got_r, r, sigma, shift, w), (got_s, s), uniform, unscaled
 
 
 def _pair_slerp(b, r):
-    """Per bone pair (fields valid at the helper's pair points): the angle ``phi`` and axis ``n``
-    of ``R0^-1 R1`` on the shorter arc (``phi`` in [-pi, pi]), so that
-    ``slerp(R0, R1, u) = R0 Rot(n, u phi)`` [002 eq.6] needs no inverse trigonometry per vertex
-    (the Mix node's rotation mode costs several times more)."""
+    """Per bone pair (a field valid at the helper's pair points): the rotation vector
+    ``w = phi n`` of ``R0^-1 R1`` on the shorter arc (angle ``phi`` in [-pi, pi], unit axis ``n``),
+    so that ``slerp(R0, R1, u) = R0 Rot(n, u phi) = R0 Rot(w / |w|, u |w|)`` [002 eq.6] needs no
+    inverse trigonometry per vertex (the Mix node's rotation mode costs several times more) and
+    one sample per vertex (a negative ``phi`` flips the axis instead of the angle)."""
     q0, q1 = (b.out(b.node("GeometryNodeFieldAtIndex", {"Index": b.attr(name, "INT"), "Value": r},
                            data_type="QUATERNION", domain="POINT")) for name in (ATTR_PAIR_I0, ATTR_PAIR_I1))
     rel = b.out(b.node("FunctionNodeRotateRotation",
@@ -229,7 +230,7 @@ def _pair_slerp(b, r):
                        rotation_space="GLOBAL"))
     axis_angle = b.node("FunctionNodeRotationToAxisAngle", [rel])
     phi = b.math("WRAP", b.out(axis_angle, "Angle"), math.pi, -math.pi)  # the shorter arc
-    return phi, b.out(axis_angle, "Axis")
+    return b.vmath("SCALE", b.out(axis_angle, "Axis"), scale=phi)
 
 
 def _capture(b, geometry, items):
@@ -272,7 +273,7 @@ def build(ng):
     gout = b.node("NodeGroupOutput")
     info = b.node("GeometryNodeObjectInfo", {"Object": b.out(gin, FRAMES_INPUT)}, transform_space="RELATIVE")
     helper = b.out(info, "Geometry")
-    (geo_m, m_f), (geo_r, r_f, sigma_f, shift_f, alpha_f, axis_f), (geo_s, s_f), uniform, unscaled = _per_bone(b, helper)
+    (geo_m, m_f), (geo_r, r_f, sigma_f, shift_f, w_f), (geo_s, s_f), uniform, unscaled = _per_bone(b, helper)
 
     mode = b.math("MINIMUM", b.math("MAXIMUM", b.out(gin, MODE_INPUT), 0.0), 3.0)  # out of range: clamped
     k = b.math("SUBTRACT", 1.0, b.out(gin, BLEND_INPUT))  # SDEF's 1 - s (single value)
@@ -303,10 +304,9 @@ def build(ng):
         """``wa M0 a + wx M1 x + slerp(R0, R1, u) (t S0 + u S1) d`` [002 eq.6, 8]. Three paths
         (single-value switches): no bone scaled, ``M p = R p + shift``; uniform scales,
         ``M p = sigma R p + shift`` and ``S = sigma I``; otherwise matrices per vertex."""
-        pair = b.attr(ATTR_PAIR, "INT")
+        w = b.sample(geo_r, w_f, b.attr(ATTR_PAIR, "INT"), "FLOAT_VECTOR")
         turn = b.node("FunctionNodeAxisAngleToRotation",
-                      {"Axis": b.sample(geo_r, axis_f, pair, "FLOAT_VECTOR"),
-                       "Angle": b.math("MULTIPLY", b.sample(geo_r, alpha_f, pair, "FLOAT"), u)})
+                      {"Axis": w, "Angle": b.math("MULTIPLY", b.vmath("LENGTH", w), u)})
         q = b.out(b.node("FunctionNodeRotateRotation", {"Rotation": b.out(turn), "Rotate By": q0},
                          rotation_space="GLOBAL"))  # slerp(R0, R1, u) = R0 (R0^-1 R1)^u
         def centre_plus(c0, c1, offset):
