@@ -131,11 +131,19 @@ def derived(obj, truth):
     return [attribute(obj, n)[truth["two"]] for n in ("jl_sdef_c", "jl_sdef_r0", "jl_sdef_r1")]
 
 
-def expected(mods, mode, obj, arm, truth, params):
+def rest_x_axes(obj, arm):
+    """The bones' rest X axes in the mesh's space (where a mirrored bone reflects)."""
+    w = (obj.matrix_world.inverted() @ arm.matrix_world).to_3x3()
+    axes = np.array([_np(w @ arm.data.bones[n].matrix_local.to_3x3())[:, 0] for n in NAMES])
+    return axes / np.linalg.norm(axes, axis=1, keepdims=True)
+
+
+def expected(mods, mode, obj, arm, truth, params, mirror=True):
     idx = truth["two"]
     n = len(idx)
     return mods["core.skinning"].deform(mode, truth["rest"][idx], np.zeros(n, int), np.ones(n, int), truth["t"],
-                                        *params, matrices=skin_matrices(obj, arm), rest_heads=rest_heads(obj, arm))
+                                        *params, matrices=skin_matrices(obj, arm), rest_heads=rest_heads(obj, arm),
+                                        mirror_axes=rest_x_axes(obj, arm) if mirror else None)
 
 
 def size(truth):
@@ -204,6 +212,30 @@ def test_geometry_nodes_equal_numpy_core_in_every_mode(limb, mods, seed, scaling
         for b in MODES:
             if a < b:
                 assert np.abs(results[a] - results[b]).max() > 1e-3, (a, b)
+
+
+@pytest.mark.parametrize("mirrored", ["child", "both"])
+def test_mirrored_bone_equals_the_numpy_core_in_every_mode(limb, mods, mirrored):
+    """A bone scaled negatively on its X axis (and the parent mirrored too): the node tree and the
+    numpy core both reflect it on its rest X axis, so its rotation stays its pose rotation."""
+    import bpy
+
+    arm, obj, truth = limb
+    bpy.ops.object.jointlimit_sdef_derive()
+    assert bpy.ops.object.jointlimit_deformer_add(mode="SDEF") == {"FINISHED"}
+    params = derived(obj, truth)
+    pose(arm, 6, "NONE")
+    arm.pose.bones["lower"].scale = (-1.1, 0.9, 1.2)
+    if mirrored == "both":
+        arm.pose.bones["upper"].scale = (-1.0, 1.0, 1.0)
+    bpy.context.view_layer.update()
+    for mode in MODES:
+        set_mode(obj, mode)
+        got = evaluated(obj)[truth["two"]]
+        want = expected(mods, mode, obj, arm, truth, params)
+        assert np.abs(got - want).max() < 1e-5 * size(truth), mode
+    # the rule matters: the SVD alone reflects the child on its smallest scale (Y), half a turn away
+    assert np.abs(got - expected(mods, "BEZIER", obj, arm, truth, params, mirror=False)).max() > 1e-2
 
 
 def test_lbs_mode_equals_the_armature_modifier_and_other_vertices_are_untouched(limb):
@@ -343,6 +375,66 @@ def test_remove_also_clears_attributes_of_an_older_deformer_version(limb):
     obj.data.attributes.new("jl_def_joint", "FLOAT_VECTOR", "POINT")
     assert bpy.ops.object.jointlimit_deformer_remove() == {"FINISHED"}
     assert not [a.name for a in obj.data.attributes if a.name.startswith("jl_def_")]
+
+def test_add_upgrades_deformers_of_an_older_tree_version(scene, mods, tmp_path):
+    """A file saved with an older node tree (tag 5, and without the mesh and helper attributes
+    version 6 added): *Add* on another mesh moves the old deformer to the current group (mode,
+    blend and name kept), deletes the old group, and never leaves a '.001' group."""
+    import bpy
+
+    arm, obj, truth = build_limb(scene)
+    bpy.ops.object.jointlimit_sdef_derive()
+    other = obj.copy()
+    other.data = obj.data.copy()
+    other.name = "Other"
+    scene.collection.objects.link(other)
+    bpy.ops.object.jointlimit_deformer_add(use_selected=False, mode="SBS", blend=0.3)
+    tree = mods["deformer.tree"]
+    mod = obj.modifiers["JointLimit Deformer"]
+    mod.name = "My Deformer"
+    old = mod.node_group
+    old[tree.TREE_TAG] = tree.TREE_VERSION - 1  # what an older version saved
+    helper = mods["deformer"].find(obj)[1]
+    obj.data.attributes.remove(obj.data.attributes[tree.ATTR_PAIR])
+    helper.data.attributes.remove(helper.data.attributes[tree.ATTR_BONE_FIRST])
+    del helper[mods["deformer"].HELPER_OPTIONS]
+    path, arm_name = str(tmp_path / "old.blend"), arm.name
+    bpy.ops.wm.save_as_mainfile(filepath=path)
+    bpy.ops.wm.open_mainfile(filepath=path)
+    obj, other, arm = bpy.data.objects["Limb"], bpy.data.objects["Other"], bpy.data.objects[arm_name]
+    for o in bpy.context.selected_objects:
+        o.select_set(False)
+    other.select_set(True)
+    bpy.context.view_layer.objects.active = other
+    assert bpy.ops.object.jointlimit_deformer_add(use_selected=False, mode="SDEF") == {"FINISHED"}
+    groups = [ng for ng in bpy.data.node_groups if tree.is_deformer_tree(ng)]
+    assert [ng.name for ng in groups] == [tree.TREE_NAME]
+    assert groups[0][tree.TREE_TAG] == tree.TREE_VERSION
+    assert not [ng.name for ng in bpy.data.node_groups if ng.name.endswith(".001")]
+    mod = obj.modifiers["My Deformer"]
+    assert mod.node_group == groups[0] and other.modifiers["JointLimit Deformer"].node_group == groups[0]
+    assert mods["deformer"].get_mode(mod) == "SBS"
+    key = tree.input_id(mod.node_group, tree.BLEND_INPUT)
+    assert compat().modifier_input(mod, key) == pytest.approx(0.3)
+    pose(arm, 2)
+    params = derived(obj, truth)
+    got = evaluated(obj)[truth["two"]]
+    assert np.abs(got - expected(mods, "SBS", obj, arm, truth, params)).max() < 1e-5 * size(truth)
+    assert len([o for o in bpy.data.objects if o.name.endswith(mods["deformer"].HELPER_SUFFIX)]) == 2
+
+
+def test_an_unused_old_group_makes_way_for_the_current_one(limb, mods):
+    import bpy
+
+    tree = mods["deformer.tree"]
+    old = bpy.data.node_groups.new(tree.TREE_NAME, "GeometryNodeTree")
+    old[tree.TREE_TAG] = tree.TREE_VERSION - 1
+    old.use_fake_user = True
+    bpy.ops.object.jointlimit_sdef_derive()
+    assert bpy.ops.object.jointlimit_deformer_add() == {"FINISHED"}
+    assert [ng.name for ng in bpy.data.node_groups if tree.is_deformer_tree(ng)] == [tree.TREE_NAME]
+    assert limb[1].modifiers["JointLimit Deformer"].node_group[tree.TREE_TAG] == tree.TREE_VERSION
+
 
 def test_two_deformers_share_one_node_group_and_remove_keeps_it_in_use(scene):
     import bpy

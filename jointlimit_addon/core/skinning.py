@@ -17,6 +17,9 @@ Convention fixes against the paper (SPEC §6):
   matrices' linear parts; the stretches are blended linearly, ``t_v S0 + (1 - t_v) S1``, and
   applied to the offset before the rotation, so scaled bones still move their own vertices
   exactly as ``M_i`` does.
+  A mirrored bone (negative scale) has no unique nearest rotation when its scales are equal in
+  size; with ``mirror_axes`` (its rest X axis) its reflection stays on that axis, so its
+  rotation is its pose rotation (see :func:`polar_decompose`), as in the geometry-nodes tree.
 * [002 eq.19] as printed adds ``c_v`` twice (it states ``r_0v`` is the offset from ``c_v``):
   the corrected boundary points are ``r''_i = c_v + r_i - r_w`` with
   ``r_w = t_v r_0 + (1 - t_v) r_1`` [002 eq.17-20], the line through ``c_v`` parallel to
@@ -108,21 +111,39 @@ def _check_blend(blend):
 # Per-bone decomposition
 
 
-def polar_decompose(matrices):
+def polar_decompose(matrices, mirror_axes=None):
     """Polar decomposition ``A = R S`` of the linear parts of ``matrices`` (B, 4, 4) [002 eq.7].
 
     Returns ``(R (B, 3, 3) proper rotations, S (B, 3, 3) symmetric stretches)`` computed by one
     batched SVD ``A = U Σ V^T``: ``R = U D V^T``, ``S = V D Σ V^T`` with ``D = diag(1, 1, ±1)``
     chosen so ``det R = +1`` (a mirrored bone keeps its reflection in ``S``). Singular matrices
     (zero scale) still give a rotation; never NaN.
+
+    A mirrored bone (``det A < 0``) has no unique nearest rotation when its scales are equal in
+    size (a scale of -1: the SVD picks an arbitrary axis, a half turn apart). With
+    ``mirror_axes`` (B, 3), each bone's rest X axis in the same space, its reflection is taken
+    along that axis: ``R`` is the rotation of ``A H`` with ``H = I - 2 x x^T`` and ``S = R^T A``,
+    so a bone scaled ``(-1, 1, 1)`` keeps its pose rotation (a mirror on its Z or Y axis gives a
+    half turn about another axis).
     """
     a = _check_matrices(matrices)[:, :3, :3]
+    mirrored = None
+    if mirror_axes is not None:
+        x = quat.as_vectors(mirror_axes, "mirror_axes")
+        if x.shape != (len(a), 3):
+            raise ValueError(f"mirror_axes must have shape ({len(a)}, 3), got {x.shape}")
+        x = x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-300)
+        mirrored = np.linalg.det(a) < 0.0
+        original = a
+        a = np.where(mirrored[:, None, None], a - 2.0 * (a @ x[:, :, None]) * x[:, None, :], a)  # A H
     u, sigma, vt = np.linalg.svd(a)
     d = np.ones_like(sigma)
     d[:, 2] = np.sign(np.linalg.det(u @ vt))
     d[d == 0] = 1.0
     r = (u * d[:, None, :]) @ vt
     s = (vt.transpose(0, 2, 1) * (d * sigma)[:, None, :]) @ vt
+    if mirrored is not None and mirrored.any():
+        s[mirrored] = r[mirrored].transpose(0, 2, 1) @ original[mirrored]
     return r, s
 
 
@@ -132,12 +153,12 @@ _A0, _A1, _Q0, _Q1, _THETA, _COS, _INVSIN, _S0, _S1 = (
 _TABLE_ROWS = 37
 
 
-def _pair_table(m, pair_bones):
+def _pair_table(m, pair_bones, mirror_axes=None):
     """Per bone pair: both affine parts, both rotations (shorter arc), slerp angle, scales.
 
     Returns ``(table (37, K), stretch (B, 3, 3) or None when every used stretch is s*I)``.
     """
-    r, s = polar_decompose(m)
+    r, s = polar_decompose(m, mirror_axes)
     q = quat.from_matrix(r)  # (B, 4); polar decomposition is per bone, never per vertex
     iso = np.trace(s, axis1=1, axis2=2) / 3.0
     aniso = np.abs(s - iso[:, None, None] * np.eye(3)).max(axis=(1, 2))
@@ -272,8 +293,9 @@ class SkinPlan:
     """
 
     def __init__(self, mode, rest_positions, bone0, bone1, weight0, C=None, R0=None, R1=None,
-                 rest_heads=None, blend=0.5):
+                 rest_heads=None, blend=0.5, mirror_axes=None):
         self.mode = _check_mode(mode)
+        self.mirror_axes = None if mirror_axes is None else quat.as_vectors(mirror_axes, "mirror_axes")
         v = quat.as_vectors(rest_positions, "rest_positions")
         if v.ndim != 2:
             raise ValueError(f"rest_positions must have shape (N, 3), got {v.shape}")
@@ -317,7 +339,10 @@ class SkinPlan:
         m = _check_matrices(matrices)
         if self.max_bone >= len(m):
             raise ValueError(f"matrices has {len(m)} bones but the vertices use bone {self.max_bone}")
-        table, stretch = _pair_table(m, self.pair_bones)
+        axes = self.mirror_axes
+        if axes is not None and len(axes) != len(m):
+            raise ValueError(f"mirror_axes has {len(axes)} bones but matrices has {len(m)}")
+        table, stretch = _pair_table(m, self.pair_bones, axes)
         # LBS needs the two affine parts only; gather no more rows per vertex than used.
         return (table[:_A1.stop] if self.offset is None else table), stretch
 
@@ -360,7 +385,7 @@ class SkinPlan:
 
 
 def deform(mode, rest_positions, bone0, bone1, weight0, C=None, R0=None, R1=None, matrices=None,
-           rest_heads=None, blend=0.5):
+           rest_heads=None, blend=0.5, mirror_axes=None):
     """Deformed positions (N, 3) of two-bone vertices.
 
     Parameters (N vertices, B bones):
@@ -378,6 +403,8 @@ def deform(mode, rest_positions, bone0, bone1, weight0, C=None, R0=None, R1=None
             point is the joint ``b = rest_heads[bone1]`` (the child's head), deformed as
             ``b' = M0 b`` [002 §4.2 (3-1)] (equal to ``M1 b`` for connected bones).
         blend: ``s`` of [002 eq.22] (SDEF only).
+        mirror_axes: (B, 3) rest X axes of the bones in the mesh's space: the axis a mirrored
+            bone reflects on (see :func:`polar_decompose`; without it, the SVD's choice).
 
     Vertex: ``centre' + Q (t S0 + (1 - t) S1) (v - centre)`` with
     ``Q = slerp(R0, R1, 1 - t_v)`` (rotation parts of ``M0``, ``M1``) [002 eq.6, 8], which is the
@@ -386,7 +413,7 @@ def deform(mode, rest_positions, bone0, bone1, weight0, C=None, R0=None, R1=None
     """
     if matrices is None:
         raise ValueError("matrices (B, 4, 4) are required")
-    plan = SkinPlan(mode, rest_positions, bone0, bone1, weight0, C, R0, R1, rest_heads, blend)
+    plan = SkinPlan(mode, rest_positions, bone0, bone1, weight0, C, R0, R1, rest_heads, blend, mirror_axes)
     return plan.deform(matrices)
 
 

@@ -5,7 +5,8 @@ modifier, a small *input* modifier right before it (it stores the positions the 
 modifier receives, so shape keys survive), plus a *bone-frames* helper mesh (four points per
 bone, parented to the mesh with an identity transform so its space is the mesh's space, deformed
 by an Armature modifier with the same armature). Nothing runs in Python per frame: playback,
-scrubbing and renders evaluate the tree. ``remove(obj)`` undoes all of it. The numpy fallback
+scrubbing and renders evaluate the tree. ``remove(obj)`` undoes all of it; ``upgrade(context)``
+(run by ``add``) moves deformers saved with an older node-tree version to the current one. The numpy fallback
 (``bake``) lives in the bake operator; ``data.py`` reads weights, SDEF parameters and bone
 matrices for both; ``derive.py`` derives SDEF parameters; ``mmd.py`` writes mmd_tools' layout and
 takes over its SDEF binding.
@@ -24,6 +25,7 @@ MODIFIER_NAME = "JointLimit Deformer"
 INPUT_MODIFIER_NAME = "JointLimit Deformer Input"
 AUTO_DERIVED_FLAG = "jl_auto_derived"  # on the helper: add() derived the jl_sdef_* attributes
 HELPER_SUFFIX = " JL Bone Frames"
+HELPER_OPTIONS = "jl_options"  # on the helper: add()'s options, to add again on an upgrade
 PREV_REST_FLAG = "jl_prev_rest_position"  # on helpers of tree version <= 3: the mesh's flag before add()
 
 
@@ -42,22 +44,41 @@ def _set_attribute(mesh, name, data_type, values, key):
     attr.data.foreach_set(key, np.ascontiguousarray(values).ravel())
 
 
-def _build_helper(obj, arm, names):
+def _pairs(two):
+    """``(pairs (P, 2) bone indices, pair index per two-bone vertex)``."""
+    pairs, inverse = np.unique(np.stack([two.bone0, two.bone1], axis=1), axis=0, return_inverse=True)
+    return pairs, inverse.ravel()
+
+
+def _build_helper(obj, arm, names, pairs, lbs_through):
+    """Four points per bone (head, head + each rest axis), then one point per bone pair (see
+    ``tree._pair_slerp``; not in any group, so the Armature modifier leaves it)."""
     frames = data.rest_frames(obj, arm, names)
     k = len(names)
-    pts = np.empty((k, 4, 3))
-    pts[:, 0] = frames[:, :3, 3]
-    pts[:, 1:] = frames[:, None, :3, 3] + frames[:, :3, :3].transpose(0, 2, 1)  # head + each axis
+    pts = np.zeros((4 * k + len(pairs), 3))
+    pts[:4 * k:4] = frames[:, :3, 3]
+    for axis in range(3):  # head + each axis
+        pts[axis + 1:4 * k:4] = frames[:, :3, 3] + frames[:, :3, axis]
     mesh = bpy.data.meshes.new(obj.name + HELPER_SUFFIX)
-    mesh.vertices.add(4 * k)
+    mesh.vertices.add(len(pts))
     mesh.vertices.foreach_set("co", pts.astype(np.float32).ravel())
+    def per_bone(values, width):
+        out = np.zeros((len(pts), width), np.float32)
+        out[:4 * k] = np.repeat(values.reshape(k, width), 4, axis=0)
+        return out
     inv = np.linalg.inv(frames).transpose(0, 2, 1).reshape(k, 16)  # column-major storage
-    _set_attribute(mesh, tree.ATTR_REST_INV, "FLOAT4X4", np.repeat(inv, 4, axis=0).astype(np.float32), "value")
+    _set_attribute(mesh, tree.ATTR_REST_INV, "FLOAT4X4", per_bone(inv, 16), "value")
     rot_inv = quat.from_matrix(frames[:, :3, :3].transpose(0, 2, 1))
-    _set_attribute(mesh, tree.ATTR_REST_ROT_INV, "QUATERNION", np.repeat(rot_inv, 4, axis=0).astype(np.float32),
-                   "value")
-    _set_attribute(mesh, tree.ATTR_REST_HEAD, "FLOAT_VECTOR", np.repeat(frames[:, :3, 3], 4, axis=0).astype(np.float32),
-                   "vector")
+    _set_attribute(mesh, tree.ATTR_REST_ROT_INV, "QUATERNION", per_bone(rot_inv, 4), "value")
+    _set_attribute(mesh, tree.ATTR_REST_HEAD, "FLOAT_VECTOR", per_bone(frames[:, :3, 3], 3), "vector")
+    first = np.zeros(len(pts), bool)
+    first[:4 * k:4] = True
+    _set_attribute(mesh, tree.ATTR_BONE_FIRST, "BOOLEAN", first, "value")
+    for name, column in ((tree.ATTR_PAIR_I0, 0), (tree.ATTR_PAIR_I1, 1)):
+        ids = np.zeros(len(pts), np.int32)
+        ids[4 * k:] = 4 * pairs[:, column]
+        _set_attribute(mesh, name, "INT", ids, "value")
+    _set_attribute(mesh, tree.ATTR_LBS_THROUGH, "BOOLEAN", np.full(len(pts), bool(lbs_through)), "value")
     mesh.update()
     helper = bpy.data.objects.new(obj.name + HELPER_SUFFIX, mesh)
     for i, name in enumerate(names):
@@ -76,7 +97,7 @@ def _build_helper(obj, arm, names):
     return helper
 
 
-def _write_mesh_attributes(obj, two, c, r0, r1, heads):
+def _write_mesh_attributes(obj, two, c, r0, r1, heads, pair):
     mesh = obj.data
     n = len(mesh.vertices)
     vec = np.zeros((n, 3), np.float32)
@@ -84,7 +105,7 @@ def _write_mesh_attributes(obj, two, c, r0, r1, heads):
             for name in (tree.ATTR_C, tree.ATTR_UDR, tree.ATTR_TDR, tree.ATTR_BEZ_A0, tree.ATTR_BEZ_A1,
                          tree.ATTR_BEZ_C)}
     full[tree.ATTR_MASK] = ("BOOLEAN", np.zeros(n, bool), "value")
-    for name in (tree.ATTR_I0, tree.ATTR_I1):
+    for name in (tree.ATTR_I0, tree.ATTR_I1, tree.ATTR_PAIR):
         full[name] = ("INT", np.zeros(n, np.int32), "value")
     for name in (tree.ATTR_T, tree.ATTR_U, tree.ATTR_BEZ_W1):
         full[name] = ("FLOAT", np.zeros(n, np.float32), "value")
@@ -96,7 +117,7 @@ def _write_mesh_attributes(obj, two, c, r0, r1, heads):
                          (tree.ATTR_T, t), (tree.ATTR_U, u), (tree.ATTR_C, c),
                          (tree.ATTR_UDR, u[:, None] * dr), (tree.ATTR_TDR, t[:, None] * dr),
                          (tree.ATTR_BEZ_A0, a0), (tree.ATTR_BEZ_A1, a1), (tree.ATTR_BEZ_W1, w1),
-                         (tree.ATTR_BEZ_C, bez_c)):
+                         (tree.ATTR_BEZ_C, bez_c), (tree.ATTR_PAIR, 4 * len(two.bones) + pair)):
         full[name][1][idx] = values
     for name, (data_type, values, key) in full.items():
         _set_attribute(mesh, name, data_type, values, key)
@@ -127,6 +148,7 @@ class Prepared:
     r1: np.ndarray
     heads: np.ndarray
     derived: bool = False  # SDEF parameters were derived because the mesh had none
+    axes: np.ndarray = None  # (K, 3) rest X axes: where a mirrored bone reflects (core.skinning.polar_decompose)
 
 
 def prepare(obj, source, strongest_two=False, derive_missing=False):
@@ -145,7 +167,8 @@ def prepare(obj, source, strongest_two=False, derive_missing=False):
     two = data.two_bone_vertices(obj, arm_mod.object, strongest_two)
     two, c, r0, r1 = data.sdef_params(obj, two, source)
     heads, _ = data.heads_tails(obj, arm_mod.object, two.bones)
-    return Prepared(arm_mod, two, c, r0, r1, heads, derived)
+    axes = data.rest_frames(obj, arm_mod.object, two.bones)[:, :3, 0]
+    return Prepared(arm_mod, two, c, r0, r1, heads, derived, axes)
 
 
 def _move_modifier(context, obj, mod, index):
@@ -163,6 +186,7 @@ def add(context, obj, source="AUTO", mode="SDEF", blend=0.5, strongest_two=False
     parameters; an mmd_tools SDEF binding is unbound when ``take_over`` (and restored by
     :func:`remove`), refused otherwise.
     """
+    upgrade(context)
     if find(obj)[0] is not None:
         raise data.DataError(f"'{obj.name}' already has a JointLimit deformer (remove it first)")
     if mode not in tree.MODE_VALUES:
@@ -178,12 +202,15 @@ def add(context, obj, source="AUTO", mode="SDEF", blend=0.5, strongest_two=False
     try:
         prep = prepare(obj, source, strongest_two, derive_missing=True)
         arm_mod, two = prep.arm_mod, prep.two
-        helper = _build_helper(obj, arm_mod.object, two.bones)
+        pairs, pair = _pairs(two)
+        # LBS equals the Armature modifier unless some vertex uses two of its three or more groups
+        helper = _build_helper(obj, arm_mod.object, two.bones, pairs, not (strongest_two and two.many))
         if state is not None:
             helper[mmd.STATE_PROP] = state
         if prep.derived:
             helper[AUTO_DERIVED_FLAG] = True
-        _write_mesh_attributes(obj, two, prep.c, prep.r0, prep.r1, prep.heads)
+        helper[HELPER_OPTIONS] = {"source": source, "strongest_two": bool(strongest_two)}
+        _write_mesh_attributes(obj, two, prep.c, prep.r0, prep.r1, prep.heads, pair)
         pre = obj.modifiers.new(INPUT_MODIFIER_NAME, "NODES")
         pre.node_group = tree.get_input_tree()
         pre.show_in_editmode = True  # the deformer needs its attribute wherever it runs
@@ -206,6 +233,49 @@ def add(context, obj, source="AUTO", mode="SDEF", blend=0.5, strongest_two=False
         raise
     obj.update_tag()
     return mod, prep
+
+
+_upgrading = []  # non-empty while upgrade() adds deformers again (add() calls upgrade())
+
+
+def upgrade(context):
+    """Move every deformer of an older node-tree version (a file saved by an older version) to the
+    current one: each is removed and added again with its mode, blend and options (so its mesh and
+    helper get the attributes the current tree reads), then the old groups are deleted.
+    Returns ``[(object, error message or None)]``; a mesh that cannot be added again keeps no
+    deformer and its reason is returned."""
+    if _upgrading or not any(tree.is_old_tree(ng) for ng in bpy.data.node_groups):
+        return []
+    redo = []
+    for obj in bpy.data.objects:
+        mod, helper = find(obj) if obj.type == "MESH" and obj.library is None else (None, None)
+        if mod is None or not tree.is_old_tree(mod.node_group):
+            continue
+        helper = helper if isinstance(helper, bpy.types.Object) else None
+        options = helper.get(HELPER_OPTIONS) if helper is not None else None
+        options = options.to_dict() if hasattr(options, "to_dict") else dict(options or {})
+        bound = helper is not None and bool(helper.get(mmd.STATE_PROP))
+        blend = compat.modifier_input(mod, tree.input_id(mod.node_group, tree.BLEND_INPUT))
+        redo.append((obj, mod.name, get_mode(mod), blend, options, bound))
+        remove(obj)
+    for ng in [ng for ng in bpy.data.node_groups if tree.is_old_tree(ng)]:
+        if ng.users - int(ng.use_fake_user) == 0 and ng.library is None:
+            bpy.data.node_groups.remove(ng)
+    done = []
+    _upgrading.append(True)
+    try:
+        for obj, name, mode, blend, options, bound in redo:
+            try:
+                mod, _ = add(context, obj, source=options.get("source", "AUTO"), mode=mode, blend=blend,
+                             strongest_two=bool(options.get("strongest_two", False)), take_over=bound)
+            except (data.DataError, ValueError) as err:
+                done.append((obj, str(err)))
+                continue
+            mod.name = name
+            done.append((obj, None))
+    finally:
+        _upgrading.clear()
+    return done
 
 
 def _remove_group(ng, groups_before):

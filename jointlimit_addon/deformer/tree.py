@@ -6,14 +6,17 @@ other vertex as the Armature modifier made it (``Set Position`` with a selection
 Bone matrices reach the tree without Python: the *bone-frames* helper mesh has four points per
 bone (head and head + unit local X, Y, Z of the rest frame, mesh space), each weighted 100 % to
 its bone and deformed by an Armature modifier with the same armature, so its points move by the
-skinning matrix ``M`` exactly. On the helper (4 points per bone) the tree rebuilds, per bone:
+skinning matrix ``M`` exactly; one more point per bone pair follows them (in no group, so the
+Armature modifier leaves it). On the helper the tree rebuilds, per bone:
 
 * ``M = F' F^-1``: ``F'`` from the deformed points (Combine Matrix), ``F^-1`` stored on the
   helper (``jl_rest_inv``);
 * the rotation ``R = Rot(F') Rot(F)^-1``: ``Rot(F')`` by *Axes to Rotation* from the deformed Y
-  and X axes (Gram-Schmidt), ``Rot(F)^-1`` stored (``jl_rest_rot_inv``). That is the polar
-  rotation of ``M`` when its stretch is diagonal in the bone's rest axes (uniform scale, or a
-  bone's own non-uniform scale); an inherited shear differs from the SVD polar of the core;
+  axis and ``Y x Z`` (Gram-Schmidt), ``Rot(F)^-1`` stored (``jl_rest_rot_inv``). That is the
+  polar rotation of ``M`` when its stretch is diagonal in the bone's rest axes (uniform scale,
+  or a bone's own non-uniform scale); an inherited shear differs from the SVD polar of the core.
+  ``Y x Z`` is the deformed X direction unless the bone is mirrored, which so keeps its
+  reflection on its own X axis in ``S``, as the core does with its ``mirror_axes``;
 * the stretch ``S = R^T M`` (its translation is ignored by Transform Direction), and the
   bone's scale ``sigma = |M Y|``, and ``shift = M h - sigma R h`` (``h`` the rest head, stored as
   ``jl_rest_head``). When
@@ -41,7 +44,12 @@ and evaluates one branch per mode, picked by an Index Switch on the single-value
   ``A0 = (t r''_0 + 2u b) / (1 + u)``: the centre is a two-point blend like SDEF's, and the
   static ``A0``, ``u²`` and the offset ``v - rest centre`` are stored per vertex;
 
-with ``Q = slerp(R0, R1, u)`` (Mix node, rotation mode) [002 eq.6], ``u = 1 - t``. The static
+with ``Q = slerp(R0, R1, u) = R0 Rot(n, u phi)`` [002 eq.6], ``u = 1 - t``, where the axis ``n``
+and angle ``phi`` (shorter arc) of ``R0^-1 R1`` are computed once per bone pair on the helper's
+pair points and sampled at ``jl_def_pair`` as one rotation vector ``phi n`` (the Mix node's
+rotation mode and inverse trigonometry per vertex cost several times more). In LBS mode the
+geometry passes through untouched (the Armature modifier's result is LBS) unless the helper's ``jl_lbs_through`` is off
+(some vertex uses the two strongest of three or more groups); then the tree computes it. The static
 products ``u dr``, ``t dr``, ``C`` and the Bezier rest centre are stored per vertex by the add
 operator. ``v`` is ``jl_def_pre``: the position the vertex had when it reached the Armature
 modifier (shape keys and earlier deforming modifiers applied), stored by the small *input* tree
@@ -50,11 +58,14 @@ it. So a morph moves the vertex before skinning and its offset ``v - C`` turns w
 as in MMD; LBS is the Armature modifier's own result.
 """
 
+import math
+
 import bpy
 
 TREE_NAME = "JointLimit Two-Bone Deformer"
 TREE_TAG = "jointlimit_deformer"  # ID property on the node group: its layout version
-TREE_VERSION = 5  # 5: stretch checks in the deformed frame (fewer nodes)
+TREE_VERSION = 7  # 6: per-pair slerp angles on the helper, LBS passes through, mirrored bones;
+#                   7: the pair's angle and axis as one rotation vector (one sample per vertex)
 
 MODE_INPUT, BLEND_INPUT, FRAMES_INPUT = "Mode", "Blend", "Bone Frames"
 MODE_VALUES = {"LBS": 0, "SBS": 1, "SDEF": 2, "BEZIER": 3}
@@ -66,8 +77,9 @@ ATTR_C = "jl_def_c"  # the rest centre C
 ATTR_UDR, ATTR_TDR = "jl_def_udr", "jl_def_tdr"  # u (R0 - R1) and t (R0 - R1)
 # Bezier: the centre's points A0, A1 = r''_1, the weight u² and the rest centre
 ATTR_BEZ_A0, ATTR_BEZ_A1, ATTR_BEZ_W1, ATTR_BEZ_C = "jl_def_bez_a0", "jl_def_bez_a1", "jl_def_bez_w1", "jl_def_bez_c"
+ATTR_PAIR = "jl_def_pair"  # the helper point of the vertex's bone pair (its slerp angle and axis)
 MESH_ATTRS = (ATTR_MASK, ATTR_I0, ATTR_I1, ATTR_T, ATTR_U, ATTR_C, ATTR_UDR, ATTR_TDR,
-              ATTR_BEZ_A0, ATTR_BEZ_A1, ATTR_BEZ_W1, ATTR_BEZ_C)
+              ATTR_BEZ_A0, ATTR_BEZ_A1, ATTR_BEZ_W1, ATTR_BEZ_C, ATTR_PAIR)
 # Written by older tree versions (2: jl_def_joint; 3: the rest offsets); removed with the deformer.
 LEGACY_MESH_ATTRS = ("jl_def_joint", "jl_def_d", "jl_def_bez_d")
 # The position each vertex had when it reached the Armature modifier (after shape keys and the
@@ -80,6 +92,9 @@ INPUT_TREE_VERSION = 1
 UNIFORM_TOL = 1e-5  # stretch taken as sigma I when the deformed unit axes are sigma R e_k to this x sigma
 # Attributes of the helper mesh.
 ATTR_REST_INV, ATTR_REST_ROT_INV, ATTR_REST_HEAD = "jl_rest_inv", "jl_rest_rot_inv", "jl_rest_head"
+ATTR_BONE_FIRST = "jl_bone_first"  # each bone's first point (the pair points follow the bone points)
+ATTR_PAIR_I0, ATTR_PAIR_I1 = "jl_pair_i0", "jl_pair_i1"  # on a pair point: 4 x bone0 / bone1 of the pair
+ATTR_LBS_THROUGH = "jl_lbs_through"  # LBS mode may pass the Armature modifier's result through
 
 
 class _Builder:
@@ -170,7 +185,10 @@ def _per_bone(b, helper):
             columns[f"Column {col} Row {row + 1}"] = b.out(sep, row)
     frame = b.out(b.node("FunctionNodeCombineMatrix", columns))
     m = b.out(b.node("FunctionNodeMatrixMultiply", [frame, b.attr(ATTR_REST_INV, "FLOAT4X4")]))
-    rot_pose = b.out(b.node("FunctionNodeAxesToRotation", {"Primary Axis": axes[1], "Secondary Axis": axes[0]},
+    # X from Y x Z: the deformed X axis itself unless the bone is mirrored (a left-handed deformed
+    # frame), which so keeps its reflection on its own X axis (as core.skinning.polar_decompose)
+    x_axis = b.vmath("CROSS_PRODUCT", axes[1], axes[2])
+    rot_pose = b.out(b.node("FunctionNodeAxesToRotation", {"Primary Axis": axes[1], "Secondary Axis": x_axis},
                             primary_axis="Y", secondary_axis="X"))
     r = b.out(b.node("FunctionNodeRotateRotation",
                      {"Rotation": b.attr(ATTR_REST_ROT_INV, "QUATERNION"), "Rotate By": rot_pose},
@@ -186,17 +204,33 @@ def _per_bone(b, helper):
     s = b.out(b.node("FunctionNodeMatrixMultiply", [r_inv_m, m]))
     got_m, (m,) = _capture(b, helper, (("M", "MATRIX", m),))
     got_s, (s,) = _capture(b, helper, (("S", "MATRIX", s),))
-    got_r, (r, sigma, shift, checks) = _capture(b, helper, (("R", "ROTATION", r), ("sigma", "FLOAT", sigma),
-                                                           ("shift", "VECTOR", shift),
-                                                           ("checks", "VECTOR", _stretch_checks(b, axes, rot_pose, sigma))))
-    first = b.out(b.node("FunctionNodeCompare", {"A": b.math("MODULO", index, 4.0), "B": 0}, data_type="INT",
-                         operation="EQUAL"))
-    stats = b.node("GeometryNodeAttributeStatistic", {"Geometry": got_r, "Selection": first, "Attribute": checks},
+    got_r, (r, sigma, shift, checks, w) = _capture(
+        b, helper, (("R", "ROTATION", r), ("sigma", "FLOAT", sigma), ("shift", "VECTOR", shift),
+                    ("checks", "VECTOR", _stretch_checks(b, axes, rot_pose, sigma)),
+                    ("w", "VECTOR", _pair_slerp(b, r))))
+    stats = b.node("GeometryNodeAttributeStatistic", {"Geometry": got_r, "Selection": b.attr(ATTR_BONE_FIRST, "BOOLEAN"),
+                                                      "Attribute": checks},
                    data_type="FLOAT_VECTOR", domain="POINT")
     worst = b.node("ShaderNodeSeparateXYZ", [b.out(stats, "Max")])
     uniform, unscaled = (b.out(b.node("FunctionNodeCompare", {"A": b.out(worst, axis), "B": UNIFORM_TOL},
                                       data_type="FLOAT", operation="LESS_EQUAL")) for axis in (0, 1))
-    return (got_m, m), (got_r, r, sigma, shift), (got_s, s), uniform, unscaled
+    return (got_m, m), (got_r, r, sigma, shift, w), (got_s, s), uniform, unscaled
+
+
+def _pair_slerp(b, r):
+    """Per bone pair (a field valid at the helper's pair points): the rotation vector
+    ``w = phi n`` of ``R0^-1 R1`` on the shorter arc (angle ``phi`` in [-pi, pi], unit axis ``n``),
+    so that ``slerp(R0, R1, u) = R0 Rot(n, u phi) = R0 Rot(w / |w|, u |w|)`` [002 eq.6] needs no
+    inverse trigonometry per vertex (the Mix node's rotation mode costs several times more) and
+    one sample per vertex (a negative ``phi`` flips the axis instead of the angle)."""
+    q0, q1 = (b.out(b.node("GeometryNodeFieldAtIndex", {"Index": b.attr(name, "INT"), "Value": r},
+                           data_type="QUATERNION", domain="POINT")) for name in (ATTR_PAIR_I0, ATTR_PAIR_I1))
+    rel = b.out(b.node("FunctionNodeRotateRotation",
+                       {"Rotation": q1, "Rotate By": b.out(b.node("FunctionNodeInvertRotation", [q0]))},
+                       rotation_space="GLOBAL"))
+    axis_angle = b.node("FunctionNodeRotationToAxisAngle", [rel])
+    phi = b.math("WRAP", b.out(axis_angle, "Angle"), math.pi, -math.pi)  # the shorter arc
+    return b.vmath("SCALE", b.out(axis_angle, "Axis"), scale=phi)
 
 
 def _capture(b, geometry, items):
@@ -239,7 +273,7 @@ def build(ng):
     gout = b.node("NodeGroupOutput")
     info = b.node("GeometryNodeObjectInfo", {"Object": b.out(gin, FRAMES_INPUT)}, transform_space="RELATIVE")
     helper = b.out(info, "Geometry")
-    (geo_m, m_f), (geo_r, r_f, sigma_f, shift_f), (geo_s, s_f), uniform, unscaled = _per_bone(b, helper)
+    (geo_m, m_f), (geo_r, r_f, sigma_f, shift_f, w_f), (geo_s, s_f), uniform, unscaled = _per_bone(b, helper)
 
     mode = b.math("MINIMUM", b.math("MAXIMUM", b.out(gin, MODE_INPUT), 0.0), 3.0)  # out of range: clamped
     k = b.math("SUBTRACT", 1.0, b.out(gin, BLEND_INPUT))  # SDEF's 1 - s (single value)
@@ -270,8 +304,11 @@ def build(ng):
         """``wa M0 a + wx M1 x + slerp(R0, R1, u) (t S0 + u S1) d`` [002 eq.6, 8]. Three paths
         (single-value switches): no bone scaled, ``M p = R p + shift``; uniform scales,
         ``M p = sigma R p + shift`` and ``S = sigma I``; otherwise matrices per vertex."""
-        q = b.out(b.node("ShaderNodeMix", {"Factor_Float": u, "A_Rotation": q0, "B_Rotation": q1},
-                         data_type="ROTATION"), "Result_Rotation")
+        w = b.sample(geo_r, w_f, b.attr(ATTR_PAIR, "INT"), "FLOAT_VECTOR")
+        turn = b.node("FunctionNodeAxisAngleToRotation",
+                      {"Axis": w, "Angle": b.math("MULTIPLY", b.vmath("LENGTH", w), u)})
+        q = b.out(b.node("FunctionNodeRotateRotation", {"Rotation": b.out(turn), "Rotate By": q0},
+                         rotation_space="GLOBAL"))  # slerp(R0, R1, u) = R0 (R0^-1 R1)^u
         def centre_plus(c0, c1, offset):
             return b.vmath("MULTIPLY_ADD", c1, wx, b.vmath("MULTIPLY_ADD", c0, wa, offset))
 
@@ -317,19 +354,50 @@ def build(ng):
                         operation="AND"))
     setpos = b.node("GeometryNodeSetPosition",
                     {"Geometry": b.out(gin, "Geometry"), "Selection": mask, "Position": final})
-    ng.links.new(b.out(setpos, "Geometry"), _socket(gout.inputs, "Geometry"))
+    # LBS is the Armature modifier's own result unless some vertex uses its two strongest of more
+    # groups (the helper says which, as a single value): then pass the geometry through untouched.
+    # Only the chosen mode's item is evaluated, so the other modes do not pay for this test.
+    through = b.sample(helper, b.attr(ATTR_LBS_THROUGH, "BOOLEAN"), 0, "BOOLEAN")
+    lbs_result = b.node("GeometryNodeSwitch", {"Switch": through, "False": b.out(setpos, "Geometry"),
+                                               "True": b.out(gin, "Geometry")}, input_type="GEOMETRY")
+    result = b.node("GeometryNodeIndexSwitch", data_type="GEOMETRY")
+    result.index_switch_items.new()
+    result.index_switch_items.new()
+    ng.links.new(mode, _socket(result.inputs, "Index"))
+    for item in range(4):
+        ng.links.new(b.out(lbs_result) if item == MODE_VALUES["LBS"] else b.out(setpos, "Geometry"),
+                     _socket(result.inputs, f"Item_{item}"))
+    ng.links.new(b.out(result), _socket(gout.inputs, "Geometry"))
+
+
+def _shared_group(name, tag, version, fill):
+    """The node group ``name`` of layout ``version``, built by ``fill`` on first use. A group of
+    that name from another version (an older file) makes way: removed when nothing uses it,
+    else renamed ``"<name> v<version>"`` (``deformer.upgrade`` moves its users first), so the
+    current one always has the plain name (never ``.001``)."""
+    ng = bpy.data.node_groups.get(name)
+    if ng is not None and ng.bl_idname == "GeometryNodeTree" and ng.get(tag) == version:
+        return ng
+    if ng is not None and ng.get(tag) is not None and ng.library is None:
+        if ng.users - int(ng.use_fake_user) == 0:
+            bpy.data.node_groups.remove(ng)
+        else:
+            ng.name = f"{name} v{ng.get(tag)}"
+    ng = bpy.data.node_groups.new(name, "GeometryNodeTree")
+    ng.is_modifier = True
+    fill(ng)
+    ng[tag] = version
+    return ng
 
 
 def get_tree():
-    """The shared deformer node group, built on first use (or rebuilt if its version is old)."""
-    ng = bpy.data.node_groups.get(TREE_NAME)
-    if ng is not None and ng.bl_idname == "GeometryNodeTree" and ng.get(TREE_TAG) == TREE_VERSION:
-        return ng
-    ng = bpy.data.node_groups.new(TREE_NAME, "GeometryNodeTree")
-    ng.is_modifier = True
-    build(ng)
-    ng[TREE_TAG] = TREE_VERSION
-    return ng
+    """The shared deformer node group, built on first use (see ``_shared_group``)."""
+    return _shared_group(TREE_NAME, TREE_TAG, TREE_VERSION, build)
+
+
+def is_old_tree(ng):
+    """A deformer node group of another layout version (from a file saved by an older version)."""
+    return is_deformer_tree(ng) and ng.get(TREE_TAG) != TREE_VERSION
 
 
 def build_input(ng):
@@ -350,14 +418,7 @@ def build_input(ng):
 
 def get_input_tree():
     """The shared input-stage node group (see ``ATTR_PRE``), built on first use."""
-    ng = bpy.data.node_groups.get(INPUT_TREE_NAME)
-    if ng is not None and ng.bl_idname == "GeometryNodeTree" and ng.get(INPUT_TREE_TAG) == INPUT_TREE_VERSION:
-        return ng
-    ng = bpy.data.node_groups.new(INPUT_TREE_NAME, "GeometryNodeTree")
-    ng.is_modifier = True
-    build_input(ng)
-    ng[INPUT_TREE_TAG] = INPUT_TREE_VERSION
-    return ng
+    return _shared_group(INPUT_TREE_NAME, INPUT_TREE_TAG, INPUT_TREE_VERSION, build_input)
 
 
 def is_input_tree(ng):

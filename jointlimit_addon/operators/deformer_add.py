@@ -73,6 +73,11 @@ class OBJECT_OT_jointlimit_deformer_add(MeshPoll, bpy.types.Operator):
             return (f"Added '{mod.name}' to '{obj.name}' (mode {self.mode}, {len(prep.two.index)} two-bone "
                     "vertices" + "".join(f"; {n}" for n in notes) + ")")
 
+        for obj, error in deformer.upgrade(context):  # deformers saved by an older version
+            if error is None:
+                self.report({"INFO"}, f"Upgraded the deformer of '{obj.name}' to the current node tree")
+            else:
+                self.report({"WARNING"}, f"Removed the old deformer of '{obj.name}'; adding it again failed: {error}")
         return run_on_meshes(self, target_meshes(context, self.use_selected), work, "add the deformer")
 
 

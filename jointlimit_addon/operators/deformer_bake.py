@@ -142,7 +142,7 @@ class OBJECT_OT_jointlimit_deformer_bake(MeshPoll, bpy.types.Operator):
         two, arm_mod = prep.two, prep.arm_mod
         rest = data.positions(obj.data)[two.index]
         plan = skinning.SkinPlan(self.mode, rest, two.bone0, two.bone1, two.weight0, prep.c, prep.r0, prep.r1,
-                                 rest_heads=prep.heads, blend=self.blend)
+                                 rest_heads=prep.heads, blend=self.blend, mirror_axes=prep.axes)
         positions = _evaluate(context, obj, arm_mod, plan, two, frames)
         if self.output == "SHAPE_KEYS":
             _write_shape_keys(obj, frames, positions)

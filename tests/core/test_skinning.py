@@ -291,6 +291,29 @@ def test_polar_decomposition():
     assert np.allclose(s, s.transpose(0, 2, 1))
 
 
+
+@pytest.mark.parametrize("scale", [(-1.0, 1.0, 1.0), (-1.3, 0.8, 1.1), (-0.7, 1.2, 1.2)])
+def test_polar_decomposition_of_a_mirrored_bone_keeps_its_pose_rotation(scale):
+    """A bone scaled negatively on its own X axis: with its rest X axis given, R is the bone's pose
+    rotation (whatever the SVD picks among the equally near rotations) and S carries the mirror."""
+    rng = np.random.default_rng(11)
+    rest = Q.to_matrix(Q.normalize(rng.normal(size=(2, 4))))  # rest frames (columns: bone X, Y, Z)
+    pose = Q.to_matrix(Q.normalize(rng.normal(size=(2, 4))))  # rotation relative to the rest frame
+    stretch = np.stack([np.eye(3), np.diag(scale)])
+    mats = np.tile(np.eye(4), (2, 1, 1))
+    mats[:, :3, :3] = rest @ pose @ stretch @ rest.transpose(0, 2, 1)
+    r, s = S.polar_decompose(mats, mirror_axes=rest[:, :, 0])
+    want = rest @ pose @ rest.transpose(0, 2, 1)
+    assert np.allclose(r, want, atol=1e-12)
+    assert np.allclose(r @ s, mats[:, :3, :3], atol=1e-12)
+    assert np.allclose(np.linalg.det(r), 1.0)
+    assert np.linalg.det(s[1]) < 0 < np.linalg.det(s[0])
+    r_plain, _ = S.polar_decompose(mats)  # an unmirrored bone does not depend on the axes
+    assert np.allclose(r_plain[0], r[0], atol=1e-12)
+    with pytest.raises(ValueError, match="mirror_axes"):
+        S.polar_decompose(mats, mirror_axes=np.zeros((3, 3)))
+
+
 # ----------------------------------------------------------------------------------------------
 # Bent cylinder: the claims of [002 §5.5]
 
