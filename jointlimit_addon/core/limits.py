@@ -35,7 +35,7 @@ TWIST_TOL = 1e-12
 MIN_SWING_WIDTH = math.radians(0.1)
 MIN_SWING_WIDTHS = {"RECT": 1e-9, "OVAL": 1e-9, "ELLIPSE": MIN_SWING_WIDTH, "SUPERELLIPSE": MIN_SWING_WIDTH}
 _CHUNK = 1 << 14
-_ONE_BY_ONE = 24    # batches up to this size go row by row: numpy's per-call cost outweighs them
+_ONE_BY_ONE = 32    # batches up to this size go row by row: numpy's per-call cost outweighs them
 
 
 def _pair(rng, what):

@@ -99,7 +99,7 @@ class _SmoothRegion(PlaneRegion):
     NEWTON_DONE = 1e-8  # after a Newton step this small the error is ~1e-16 * |f''' / f''|
     NEWTON_ITERS = 80
     CHUNK = 1 << 14
-    ONE_BY_ONE = 24     # up to this many points, one at a time (``nearest_boundary_st1``)
+    ONE_BY_ONE = 32     # up to this many points, one at a time (``nearest_boundary_st1``)
     _kinks = np.zeros(0)
     _sub_order = 2.0    # chord deviation of a sub-interval ~ width ** _sub_order
     _singular = np.zeros(0)   # kinks next to which f'' is unbounded (or f' jumps)
