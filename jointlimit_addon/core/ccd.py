@@ -32,12 +32,14 @@ import numpy as np
 
 from . import quat
 from .limits import JointLimit
+from .projection import MATH, _compose
 from .swivel_limits import contains1
 
 _EPS = 1e-12
 _EPS2 = _EPS * _EPS
 _ARC_EPS = 1e-12     # |u x v| <= this |u| |v|: no unique shortest arc
 DEFAULT_TOLERANCE = 9e-4  # relative to the chain length, see solve()
+DEFAULT_RESTARTS = 16  # restarts of a stalled solve with limits, see solve()
 SLOW_GAIN = 1e-3  # a SIMPLE-corrected sweep gaining less than this share of the error hands over
 
 
@@ -284,13 +286,15 @@ class CCDResult:
 
     ``local_quats`` (n, 4) are the new ``pose_bone.rotation_quaternion`` values, ``error`` the
     final effector-to-target distance (armature units), ``iterations`` the number of sweeps
-    started, ``reached`` whether ``error <= tolerance``.
+    started (over all restarts), ``reached`` whether ``error <= tolerance``, ``restarts`` the
+    number of restarts from random limit-respecting poses (see :func:`solve`).
     """
 
     local_quats: np.ndarray
     error: float
     iterations: int
     reached: bool
+    restarts: int = 0
 
 
 def _perpendicular(u, frame):
@@ -372,7 +376,7 @@ def _limit_list(limits, n):
 
 
 def solve(chain, local_quats=None, target=None, iterations=256, tolerance=None, use_weights=True,
-          limits=None, unit_angle=None, callback=None):
+          limits=None, unit_angle=None, callback=None, restarts=DEFAULT_RESTARTS, seed=0):
     """Length-weighted CCD IK [004 §2, eq.1; SPEC §4].
 
     Args:
@@ -394,6 +398,12 @@ def solve(chain, local_quats=None, target=None, iterations=256, tolerance=None, 
         callback: ``callback(iteration, local_quats)`` after every sweep
             (``iteration`` counts from 1; ``local_quats`` is a fresh ``(n, 4)`` array).
 
+        restarts: with limits, how many times a stalled solve (its best error fell by less than
+            ``STALL_GAIN`` over ``STALL_WINDOW`` sweeps, above the tolerance) starts again from a
+            random limit-respecting pose; the best pose found is returned. All runs share the
+            ``iterations`` budget. ``0`` = never.
+        seed: seed of the restart poses (the solve is deterministic).
+
     Returns:
         :class:`CCDResult`. Unreachable targets end with the chain stretched toward them.
         The result never contains NaN: degenerate steps (effector or target on the joint)
@@ -414,8 +424,12 @@ def solve(chain, local_quats=None, target=None, iterations=256, tolerance=None, 
         raise ValueError("tolerance must be finite and >= 0")
     if unit_angle is not None and not (np.isfinite(unit_angle) and unit_angle > 0):
         raise ValueError("unit_angle must be a positive finite angle in radians (or None)")
+    restarts = int(restarts)
+    if restarts < 0:
+        raise ValueError("restarts must be >= 0")
     limits = _limit_list(limits, chain.n)
     hinges = [_hinge_axis(lim) for lim in limits]
+    twists = [_twist_range(lim) for lim in limits]
 
     goal = tuple(map(float, chain.to_base(target)))
     tol = float(tolerance) / chain.base_scale
@@ -427,38 +441,80 @@ def solve(chain, local_quats=None, target=None, iterations=256, tolerance=None, 
         if lim is not None:
             local[i] = _clamped(lim, local[i])
 
-    _, _, effector = _forward_fast(chain, local)
-    error = _distance(effector, goal)
-    sweeps = 0
     cheap = [_per_sweep_limit(lim) for lim in limits]
     # Smooth OPTIMAL limits: sweep with their SIMPLE twins (same region, cheap correction toward
     # the centre) while that makes good progress; the OPTIMAL limits then take over for the
     # rest, so a pose that still needs correcting is corrected geodesically. Every pose is inside.
     phases = ([cheap] if any(c is not lim for c, lim in zip(cheap, limits)) else []) + [limits]
-    for phase in phases:
-        while error > tol and sweeps < iterations:
-            sweeps += 1
-            before = error
-            error, moved = _sweep(chain, local, goal, tol, weights, cap, phase, hinges)
-            if callback is not None:
-                callback(sweeps, np.array(local))
-            if moved <= 1e-15:
-                break  # a fixed point: further sweeps would repeat this one
-            if phase is not limits and before - error <= SLOW_GAIN * before:
-                break  # the cheap correction crawls along the outline: hand over to OPTIMAL
+    run = _Run(chain, goal, tol, weights, cap, hinges, twists, iterations, callback,
+               stall=any(lim is not None for lim in limits))
+    best_error, best = run.descend(local, phases)
+    attempts = 0
+    rng = None
+    # Limits make local minima (a hinge held at its end, a shoulder at its twist end): restart
+    # from seeded random limit-respecting poses, a bounded number of times, keep the best.
+    while best_error > tol and run.sweeps < iterations and attempts < restarts and run.stall:
+        attempts += 1
+        rng = rng if rng is not None else np.random.default_rng(seed)
+        local = [_random_inside(lim, rng) for lim in limits]
+        error, pose = run.descend(local, phases)
+        if error < best_error:
+            best_error, best = error, pose
+    local = best
     # Recompute from scratch so the reported error is that of the returned pose.
     _, _, effector = _forward_fast(chain, local)
     error = _distance(effector, goal)
-    return CCDResult(np.array(local), error * chain.base_scale, sweeps, bool(error <= tol))
+    return CCDResult(np.array(local), error * chain.base_scale, run.sweeps, bool(error <= tol), attempts)
 
 
-def _sweep(chain, local, goal, tol, weights, cap, limits, hinges):
+STALL_WINDOW = 10   # sweeps: with limits, a run whose best error fell by less than
+STALL_GAIN = 0.01   # this share over the window is stalled (a local minimum or a crawl)
+
+
+class _Run:
+    """The sweeps of one solve, shared by its restarts (one sweep budget)."""
+
+    def __init__(self, chain, goal, tol, weights, cap, hinges, twists, iterations, callback, stall):
+        self.chain, self.goal, self.tol, self.weights, self.cap = chain, goal, tol, weights, cap
+        self.hinges, self.twists, self.iterations, self.callback = hinges, twists, iterations, callback
+        self.stall, self.sweeps = stall, 0
+
+    def descend(self, local, phases):
+        """Sweep ``local`` (in place) through the phases; returns the best error and its pose."""
+        _, _, effector = _forward_fast(self.chain, local)
+        error = _distance(effector, self.goal)
+        best_error, best = error, list(local)
+        for phase in phases:
+            history = [best_error]
+            while error > self.tol and self.sweeps < self.iterations:
+                self.sweeps += 1
+                before = error
+                error, moved = _sweep(self.chain, local, self.goal, self.tol, self.weights, self.cap, phase,
+                                      self.hinges, self.twists)
+                if self.callback is not None:
+                    self.callback(self.sweeps, np.array(local))
+                if error < best_error:
+                    best_error, best = error, list(local)
+                if moved <= 1e-15:
+                    break  # a fixed point: further sweeps would repeat this one
+                if phase is not phases[-1] and before - error <= SLOW_GAIN * before:
+                    break  # the cheap correction crawls along the outline: hand over to OPTIMAL
+                history.append(best_error)
+                if (self.stall and len(history) > STALL_WINDOW
+                        and best_error > (1.0 - STALL_GAIN) * history[-1 - STALL_WINDOW]):
+                    break
+        return best_error, best
+
+
+def _sweep(chain, local, goal, tol, weights, cap, limits, hinges, twists=None):
     """One CCD sweep, tip joint -> root joint, updating ``local`` in place [004 §2].
 
     Returns the effector error and a measure of how much the joints moved (0 at a fixed
     point). Plain floats on tuples: this is the solver's hot loop.
     """
     frames, heads, (ex, ey, ez) = _forward_fast(chain, local)
+    if twists is None:
+        twists = [None] * len(local)
     gx, gy, gz = goal
     moved = 0.0
     tol2 = tol * tol
@@ -513,8 +569,10 @@ def _sweep(chain, local, goal, tol, weights, cap, limits, hinges):
             ey = jy + uy * cos_a + (az * ux - ax * uz) * sin_a + ay * k
             ez = jz + uz * cos_a + (ax * uy - ay * ux) * sin_a + az * k
         else:
-            new = limited
             frame = (fw, fx, fy, fz)
+            if twists[i] is not None:
+                limited = _twist_to_range(limits[i], twists[i], frame, new, (jx, jy, jz), (ex, ey, ez), u, old)
+            new = limited
             # The rotation actually applied, in the base frame: F (new old^-1) F^-1.
             delta = _qmul(_qmul(frame, _qmul(new, _qconj(old))), _qconj(frame))
             local[i] = new
@@ -524,6 +582,93 @@ def _sweep(chain, local, goal, tol, weights, cap, limits, hinges):
         if (ex - gx) ** 2 + (ey - gy) ** 2 + (ez - gz) ** 2 <= tol2:
             break
     return math.sqrt((ex - gx) ** 2 + (ey - gy) ** 2 + (ez - gz) ** 2), moved
+
+
+def _twist_range(limit):
+    """(lo, hi) twist range of a swing-twist JointLimit ((0, 0) for fix_twist), else None."""
+    if not isinstance(limit, JointLimit):
+        return None
+    if limit.fix_twist:
+        return (0.0, 0.0)
+    return limit.twist
+
+
+def _null_twist(frame, new, axis_base, psi_t):
+    """Rotation angle-half h about the base-frame unit axis (the joint -> effector direction,
+    which the rotation leaves in place) after which the local rotation ``new`` has twist psi_t."""
+    fw, fx, fy, fz = frame
+    a = _qrot(_qconj(frame), axis_base)
+    mw, mx, my, mz = new
+    bw = -(a[0] * mx + a[1] * my + a[2] * mz)
+    by = mw * a[1] + (a[2] * mx - a[0] * mz)
+    cp, sp = math.cos(0.5 * psi_t), math.sin(0.5 * psi_t)
+    P = my * cp - mw * sp
+    Q = by * cp - bw * sp
+    if abs(P) + abs(Q) <= 1e-15:
+        return None
+    h = math.atan2(-P, Q)
+    if h > 0.5 * math.pi:
+        h -= math.pi
+    elif h < -0.5 * math.pi:
+        h += math.pi
+    return a, h
+
+
+def _twist_to_range(limit, rng, frame, new, joint, effector, u, old):
+    """Before the limit corrects ``new``: if its twist is out of range, turn it about the
+    joint -> effector axis (the effector stays where the step put it) to the nearer twist end."""
+    w, x, y, z = new
+    if w < 0.0 or (w == 0.0 and y < 0.0):
+        w, x, y, z = -w, -x, -y, -z
+    psi = 2.0 * math.atan2(y, w)
+    lo, hi = rng
+    if lo - 1e-12 <= psi <= hi + 1e-12:
+        return _clamped(limit, new)
+    # the effector's direction after the step: F (new old^-1) F^-1 u
+    e = _qrot(_qmul(_qmul(frame, _qmul(new, _qconj(old))), _qconj(frame)), u)
+    ne = math.sqrt(e[0] * e[0] + e[1] * e[1] + e[2] * e[2])
+    if ne <= _EPS:
+        return _clamped(limit, new)
+    e = (e[0] / ne, e[1] / ne, e[2] / ne)
+    best = None
+    for end in (lo, hi):
+        r = _null_twist(frame, new, e, end)
+        if r is None:
+            continue
+        a, h = r
+        if best is None or abs(h) < abs(best[1]):
+            best = (a, h)
+    if best is None:
+        return _clamped(limit, new)
+    a, h = best
+    c, s = math.cos(h), math.sin(h)
+    turned = _qmul((c, s * a[0], s * a[1], s * a[2]), new)
+    return _clamped(limit, turned)
+
+
+def _random_inside(limit, rng):
+    """A seeded random local rotation inside ``limit`` (tuple): for a swing-twist
+    ``JointLimit`` a swing point drawn on the (s, t) plane inside the region and a twist in
+    range; for a hinge an angle in range about its axis; any other limit clamps a uniformly
+    random rotation; ``None`` (a free joint) a uniformly random rotation."""
+    if isinstance(limit, JointLimit):
+        s0, s1, t0, t1 = limit.region.bounds
+        for _ in range(64):
+            s, t = rng.uniform(s0, s1), rng.uniform(t0, t1)
+            if limit.region.contains1(s, t):
+                break
+        else:
+            s = t = 0.0
+        lo, hi = (0.0, 0.0) if limit.fix_twist else (limit.twist or (-math.pi, math.pi))
+        q = tuple(float(c) for c in _compose(s, t, rng.uniform(lo, hi), MATH))
+        return _clamped(limit, q)
+    axis = _hinge_axis(limit)
+    if axis is not None and hasattr(limit, "angle"):
+        half = 0.5 * rng.uniform(*limit.angle)
+        q = (math.cos(half), axis[0] * math.sin(half), axis[1] * math.sin(half), axis[2] * math.sin(half))
+        return _clamped(limit, q)
+    q = tuple(float(c) for c in quat.random_unit(1, rng)[0])
+    return q if limit is None else _clamped(limit, q)
 
 
 def _per_sweep_limit(limit):
