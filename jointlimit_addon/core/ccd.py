@@ -31,8 +31,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import quat
-from .limits import JointLimit
-from .projection import MATH, _compose
+from .euler_limits import _ANGLE_TOL as _HINGE_TOL
+from .euler_limits import TAU, HingeLimit
+from .limits import TWIST_TOL, JointLimit
+from .projection import MATH, POLE_EPS2, _compose
 from .swivel_limits import contains1
 
 _EPS = 1e-12
@@ -471,6 +473,36 @@ STALL_WINDOW = 10   # sweeps: with limits, a run whose best error fell by less t
 STALL_GAIN = 0.01   # this share over the window is stalled (a local minimum or a crawl)
 
 
+EXTRAPOLATE = True
+EXTRAPOLATE_MAX = 30.0
+
+
+def _extrapolate(chain, local, prev, goal, before, error, limits):
+    """Try the geometric-series extrapolation of the last sweep's per-joint rotations."""
+    alpha = min(error / (before - error), EXTRAPOLATE_MAX)
+    trial = []
+    for q, p, lim in zip(local, prev, limits):
+        dw, dx, dy, dz = _qmul(q, _qconj(p))
+        if dw < 0.0:
+            dw, dx, dy, dz = -dw, -dx, -dy, -dz
+        nv = math.sqrt(dx * dx + dy * dy + dz * dz)
+        if nv <= 1e-15:
+            trial.append(q)
+            continue
+        half = alpha * math.atan2(nv, dw)
+        if half > 0.5 * math.pi:
+            half = 0.5 * math.pi
+        sn = math.sin(half) / nv
+        t = _qmul((math.cos(half), dx * sn, dy * sn, dz * sn), q)
+        trial.append(t if lim is None else _clamped(lim, t))
+    _, _, effector = _forward_fast(chain, trial)
+    e = _distance(effector, goal)
+    if e < error:
+        local[:] = trial
+        return e
+    return error
+
+
 class _Run:
     """The sweeps of one solve, shared by its restarts (one sweep budget)."""
 
@@ -478,12 +510,14 @@ class _Run:
         self.chain, self.goal, self.tol, self.weights, self.cap = chain, goal, tol, weights, cap
         self.hinges, self.twists, self.iterations, self.callback = hinges, twists, iterations, callback
         self.stall, self.sweeps = stall, 0
+        self.extrapolate = EXTRAPOLATE and cap >= math.pi  # a unit angle caps every sweep's motion
 
     def descend(self, local, phases):
         """Sweep ``local`` (in place) through the phases; returns the best error and its pose."""
         _, _, effector = _forward_fast(self.chain, local)
         error = _distance(effector, self.goal)
         best_error, best = error, list(local)
+        prev = None
         for phase in phases:
             history = [best_error]
             while error > self.tol and self.sweeps < self.iterations:
@@ -491,6 +525,9 @@ class _Run:
                 before = error
                 error, moved = _sweep(self.chain, local, self.goal, self.tol, self.weights, self.cap, phase,
                                       self.hinges, self.twists)
+                if self.extrapolate and before > error > 0.3 * before and prev is not None:
+                    error = _extrapolate(self.chain, local, prev, self.goal, before, error, phase)
+                prev = list(local)
                 if self.callback is not None:
                     self.callback(self.sweeps, np.array(local))
                 if error < best_error:
@@ -558,7 +595,12 @@ def _sweep(chain, local, goal, tol, weights, cap, limits, hinges, twists=None):
         ny, nz = c * oy - bx * oz + by * ow + bz * ox, c * oz + bx * oy - by * ox + bz * ow
         norm = math.sqrt(nw * nw + nx * nx + ny * ny + nz * nz)
         new = (nw / norm, nx / norm, ny / norm, nz / norm)
-        limited = new if limits[i] is None else _clamped(limits[i], new)
+        if limits[i] is None:
+            limited = new
+        elif twists[i] is None:
+            limited = _clamped(limits[i], new)
+        else:
+            limited = _twist_into_range(limits[i], twists[i], (fw, fx, fy, fz), new, old, u)
         if limited is new:  # no limit, or the limit holds the new rotation: the step as it is
             local[i] = new
             moved += s * (abs(ax) + abs(ay) + abs(az))
@@ -570,8 +612,6 @@ def _sweep(chain, local, goal, tol, weights, cap, limits, hinges, twists=None):
             ez = jz + uz * cos_a + (ax * uy - ay * ux) * sin_a + az * k
         else:
             frame = (fw, fx, fy, fz)
-            if twists[i] is not None:
-                limited = _twist_to_range(limits[i], twists[i], frame, new, (jx, jy, jz), (ex, ey, ez), u, old)
             new = limited
             # The rotation actually applied, in the base frame: F (new old^-1) F^-1.
             delta = _qmul(_qmul(frame, _qmul(new, _qconj(old))), _qconj(frame))
@@ -585,7 +625,8 @@ def _sweep(chain, local, goal, tol, weights, cap, limits, hinges, twists=None):
 
 
 def _twist_range(limit):
-    """(lo, hi) twist range of a swing-twist JointLimit ((0, 0) for fix_twist), else None."""
+    """``(lo, hi)`` twist range of a swing-twist ``JointLimit`` (``(0, 0)`` with ``fix_twist``),
+    else ``None`` (no twist range, or another kind of limit)."""
     if not isinstance(limit, JointLimit):
         return None
     if limit.fix_twist:
@@ -593,57 +634,62 @@ def _twist_range(limit):
     return limit.twist
 
 
-def _null_twist(frame, new, axis_base, psi_t):
-    """Rotation angle-half h about the base-frame unit axis (the joint -> effector direction,
-    which the rotation leaves in place) after which the local rotation ``new`` has twist psi_t."""
-    fw, fx, fy, fz = frame
-    a = _qrot(_qconj(frame), axis_base)
-    mw, mx, my, mz = new
-    bw = -(a[0] * mx + a[1] * my + a[2] * mz)
-    by = mw * a[1] + (a[2] * mx - a[0] * mz)
-    cp, sp = math.cos(0.5 * psi_t), math.sin(0.5 * psi_t)
-    P = my * cp - mw * sp
-    Q = by * cp - bw * sp
-    if abs(P) + abs(Q) <= 1e-15:
+def _twist1(q):
+    """Twist ``psi`` in (-pi, pi] of the swing-twist split (``projection._parts``), ``None`` at
+    the pole."""
+    w, _, y, _ = q
+    if w < 0.0 or (w == 0.0 and y < 0.0):
+        w, y = -w, -y
+    if w * w + y * y < POLE_EPS2:
         return None
-    h = math.atan2(-P, Q)
+    psi = 2.0 * math.atan2(y, w)
+    return psi + TAU if psi <= -math.pi else psi
+
+
+def _turn_to_twist(q, a, psi):
+    """Half-angle ``h`` of the rotation ``(cos h, sin h a)`` about the local unit axis ``a``
+    after which ``(cos h, sin h a) q`` has twist ``psi``; ``None`` if no turn about ``a``
+    changes the twist. The twist is ``2 atan2(y, w)`` and ``(w, y)`` of the product is linear
+    in ``(cos h, sin h)``: ``(w, y) = cos h (q_w, q_y) + sin h (-a.q_v, q_w a_y + (a x q_v)_y)``,
+    so ``y cos(psi/2) - w sin(psi/2) = 0`` is one equation ``cos h P + sin h Q = 0``."""
+    qw, qx, qy, qz = q
+    bw = -(a[0] * qx + a[1] * qy + a[2] * qz)
+    by = qw * a[1] + a[2] * qx - a[0] * qz
+    cp, sp = math.cos(0.5 * psi), math.sin(0.5 * psi)
+    p, r = qy * cp - qw * sp, by * cp - bw * sp
+    if abs(p) + abs(r) <= 1e-15:
+        return None
+    h = math.atan2(-p, r)  # h and h +- pi are the same rotation: take the smaller
     if h > 0.5 * math.pi:
         h -= math.pi
-    elif h < -0.5 * math.pi:
+    elif h <= -0.5 * math.pi:
         h += math.pi
-    return a, h
+    return h
 
 
-def _twist_to_range(limit, rng, frame, new, joint, effector, u, old):
-    """Before the limit corrects ``new``: if its twist is out of range, turn it about the
-    joint -> effector axis (the effector stays where the step put it) to the nearer twist end."""
-    w, x, y, z = new
-    if w < 0.0 or (w == 0.0 and y < 0.0):
-        w, x, y, z = -w, -x, -y, -z
-    psi = 2.0 * math.atan2(y, w)
-    lo, hi = rng
-    if lo - 1e-12 <= psi <= hi + 1e-12:
+def _twist_into_range(limit, twist, frame, new, old, u):
+    """The limit's correction of a CCD step ``old -> new`` of a joint with a twist range
+    (``frame``: the joint's rest frame in the base frame, ``u``: joint -> effector before the
+    step), without losing the step to the twist correction: when the twist of ``new`` is out of
+    range, first turn it about the joint -> effector direction after the step — a turn that
+    leaves the effector where the step put it — to the end of the twist range that needs the
+    smaller turn; then the limit corrects what remains (the swing)."""
+    psi = _twist1(new)
+    lo, hi = twist
+    if psi is None or lo - TWIST_TOL <= psi <= hi + TWIST_TOL or psi - TAU >= lo or psi + TAU <= hi:
         return _clamped(limit, new)
     # the effector's direction after the step: F (new old^-1) F^-1 u
-    e = _qrot(_qmul(_qmul(frame, _qmul(new, _qconj(old))), _qconj(frame)), u)
-    ne = math.sqrt(e[0] * e[0] + e[1] * e[1] + e[2] * e[2])
+    ex, ey, ez = _qrot(_qmul(_qmul(frame, _qmul(new, _qconj(old))), _qconj(frame)), u)
+    ne = math.sqrt(ex * ex + ey * ey + ez * ez)
     if ne <= _EPS:
         return _clamped(limit, new)
-    e = (e[0] / ne, e[1] / ne, e[2] / ne)
-    best = None
-    for end in (lo, hi):
-        r = _null_twist(frame, new, e, end)
-        if r is None:
-            continue
-        a, h = r
-        if best is None or abs(h) < abs(best[1]):
-            best = (a, h)
-    if best is None:
+    a = _qrot(_qconj(frame), (ex / ne, ey / ne, ez / ne))  # the axis in the joint's rest frame
+    turns = [h for h in (_turn_to_twist(new, a, lo), _turn_to_twist(new, a, hi)) if h is not None]
+    if not turns:
         return _clamped(limit, new)
-    a, h = best
+    h = min(turns, key=abs)
     c, s = math.cos(h), math.sin(h)
-    turned = _qmul((c, s * a[0], s * a[1], s * a[2]), new)
-    return _clamped(limit, turned)
+    return _clamped(limit, _qmul((c, s * a[0], s * a[1], s * a[2]), new))
 
 
 def _random_inside(limit, rng):
@@ -682,11 +728,43 @@ def _per_sweep_limit(limit):
     return limit
 
 
+def _hinge_clamp1(limit, q):
+    """``HingeLimit.clamp`` of one tuple quaternion on Python floats (same formulas: the angle
+    ``2 atan2(q . axis, q_w)`` of the nearest rotation about the axis, moved to the nearer end
+    of the range on the circle; ``q`` itself when it is on the axis within the range)."""
+    ax, ay, az = (float(c) for c in limit.axis)
+    w, x, y, z = q
+    k = x * ax + y * ay + z * az
+    off = math.sqrt((x - k * ax) ** 2 + (y - k * ay) ** 2 + (z - k * az) ** 2)  # sin of half the off-axis angle
+    theta = 2.0 * math.atan2(k, w)
+    theta = math.pi - (math.pi - theta) % TAU  # (-pi, pi]
+    lo, hi = limit.angle
+    width = hi - lo
+    d = (theta - lo) % TAU
+    inside = width >= TAU - _HINGE_TOL or d <= width + _HINGE_TOL or d >= TAU - _HINGE_TOL
+    if inside and 2.0 * math.asin(min(off, 1.0)) <= _HINGE_TOL:
+        return q
+    if width >= TAU:
+        angle = lo + d
+    elif d <= width:
+        angle = lo + d
+    else:
+        angle = hi if d - width <= TAU - d else lo
+    c, sn = math.cos(0.5 * angle), math.sin(0.5 * angle)
+    out = (c, ax * sn, ay * sn, az * sn)
+    if c * w + out[1] * x + out[2] * y + out[3] * z < 0.0:
+        return (-out[0], -out[1], -out[2], -out[3])
+    return out
+
+
 def _clamped(limit, q):
     """``limit.clamp`` on one tuple quaternion, validated and renormalised (a ``JointLimit`` that
-    already holds ``q`` is checked on Python floats and ``q`` returned as it is)."""
+    already holds ``q`` is checked on Python floats and ``q`` returned as it is; a
+    ``HingeLimit`` is clamped on Python floats)."""
     if isinstance(limit, JointLimit) and contains1(limit, q):
         return q
+    if type(limit) is HingeLimit:
+        return _hinge_clamp1(limit, q)
     out = np.asarray(limit.clamp(np.array(q)), dtype=np.float64)
     if out.shape != (4,):
         raise ValueError(f"{type(limit).__name__}.clamp must return shape (4,) for one quaternion, got {out.shape}")
