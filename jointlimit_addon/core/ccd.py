@@ -400,10 +400,10 @@ def solve(chain, local_quats=None, target=None, iterations=256, tolerance=None, 
         callback: ``callback(iteration, local_quats)`` after every sweep
             (``iteration`` counts from 1; ``local_quats`` is a fresh ``(n, 4)`` array).
 
-        restarts: with limits, how many times a stalled solve (its best error fell by less than
-            ``STALL_GAIN`` over ``STALL_WINDOW`` sweeps, above the tolerance) starts again from a
-            random limit-respecting pose; the best pose found is returned. All runs share the
-            ``iterations`` budget. ``0`` = never.
+        restarts: with limits and a target within the chain's reach, how many times a stalled
+            solve (its best error fell by less than ``STALL_GAIN`` over ``STALL_WINDOW`` sweeps,
+            above the tolerance) starts again from a seeded random limit-respecting pose; the
+            best pose found is returned. All runs share the ``iterations`` budget. ``0`` = never.
         seed: seed of the restart poses (the solve is deterministic).
 
     Returns:
@@ -448,18 +448,25 @@ def solve(chain, local_quats=None, target=None, iterations=256, tolerance=None, 
     # the centre) while that makes good progress; the OPTIMAL limits then take over for the
     # rest, so a pose that still needs correcting is corrected geodesically. Every pose is inside.
     phases = ([cheap] if any(c is not lim for c, lim in zip(cheap, limits)) else []) + [limits]
+    # Restarts only where they can help: with limits, and a target within the chain's reach.
+    reachable = _distance(goal, chain._fast[0][0]) < float(np.sum(chain.links))
     run = _Run(chain, goal, tol, weights, cap, hinges, twists, iterations, callback,
-               stall=any(lim is not None for lim in limits))
+               stall=reachable and any(lim is not None for lim in limits))
     best_error, best = run.descend(local, phases)
     attempts = 0
     rng = None
     # Limits make local minima (a hinge held at its end, a shoulder at its twist end): restart
     # from seeded random limit-respecting poses, a bounded number of times, keep the best.
-    while best_error > tol and run.sweeps < iterations and attempts < restarts and run.stall:
+    # A target the limits keep out of reach stalls at about the same error from every start:
+    # stop after RESTART_PATIENCE restarts in a row that gain less than RESTART_GAIN.
+    fruitless = 0
+    while (best_error > tol and run.sweeps < iterations and attempts < restarts and run.stall
+           and fruitless < RESTART_PATIENCE):
         attempts += 1
         rng = rng if rng is not None else np.random.default_rng(seed)
         local = [_random_inside(lim, rng) for lim in limits]
         error, pose = run.descend(local, phases)
+        fruitless = fruitless + 1 if error > (1.0 - RESTART_GAIN) * best_error else 0
         if error < best_error:
             best_error, best = error, pose
     local = best
@@ -469,6 +476,8 @@ def solve(chain, local_quats=None, target=None, iterations=256, tolerance=None, 
     return CCDResult(np.array(local), error * chain.base_scale, run.sweeps, bool(error <= tol), attempts)
 
 
+RESTART_PATIENCE = 4  # restarts in a row that gain less than RESTART_GAIN of the best error
+RESTART_GAIN = 0.1    # end the restarts (see solve)
 STALL_WINDOW = 10   # sweeps: with limits, a run whose best error fell by less than
 STALL_GAIN = 0.01   # this share over the window is stalled (a local minimum or a crawl)
 
