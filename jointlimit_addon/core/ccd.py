@@ -20,6 +20,14 @@ the work [004 §2]. An optional MMD-style "unit angle" caps the angle of each st
 optional joint limit (any object with ``clamp(q)`` on the LOCAL quaternion, SPEC §2, [004 §3])
 is applied after every joint update.
 
+With limits, the steps respect them instead of being cut back by them [issue 19]: a 1-DOF
+joint (``HingeLimit``) turns about its axis only; a joint with a twist range whose step would
+twist it out of range first turns about the joint -> effector line (leaving the effector where
+the step put it) to the nearer end of the range. A solve with limits that stalls above the
+tolerance restarts from seeded random limit-respecting poses (bounded; the best pose is kept).
+A sweep that gained little is extrapolated along the geometric series of its gain, kept only if
+that lowers the error (CCD converges slowly toward targets near the stretched chain's reach).
+
 The per-joint work is on 3-vectors and single quaternions, where numpy's per-call overhead
 dominates, so the inner loop uses plain Python floats on tuples; arrays are used at the API.
 """
@@ -482,12 +490,16 @@ STALL_WINDOW = 10   # sweeps: with limits, a run whose best error fell by less t
 STALL_GAIN = 0.01   # this share over the window is stalled (a local minimum or a crawl)
 
 
-EXTRAPOLATE = True
-EXTRAPOLATE_MAX = 30.0
+EXTRAPOLATE = True      # extrapolate slow sweeps (see _extrapolate); off for comparisons
+EXTRAPOLATE_MAX = 30.0  # most multiples of the last sweep's rotations added at once
 
 
 def _extrapolate(chain, local, prev, goal, before, error, limits):
-    """Try the geometric-series extrapolation of the last sweep's per-joint rotations."""
+    """After a sweep ``prev -> local`` that cut the error from ``before`` to ``error`` (ratio
+    ``r``), the sweeps still to come would, if each kept that ratio, add ``r + r^2 + ... =
+    error / (before - error)`` times its motion: try each joint turned on by that multiple of
+    its last rotation (at most a half turn more), corrected by its limit, and keep the trial
+    only if it lowers the error. Returns the error of ``local`` (changed in place if kept)."""
     alpha = min(error / (before - error), EXTRAPOLATE_MAX)
     trial = []
     for q, p, lim in zip(local, prev, limits):
@@ -753,9 +765,7 @@ def _hinge_clamp1(limit, q):
     inside = width >= TAU - _HINGE_TOL or d <= width + _HINGE_TOL or d >= TAU - _HINGE_TOL
     if inside and 2.0 * math.asin(min(off, 1.0)) <= _HINGE_TOL:
         return q
-    if width >= TAU:
-        angle = lo + d
-    elif d <= width:
+    if width >= TAU or d <= width:
         angle = lo + d
     else:
         angle = hi if d - width <= TAU - d else lo
