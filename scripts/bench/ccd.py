@@ -119,6 +119,13 @@ def smooth_limit_rows(addon, ccd, quat, write):
                     hits += res.reached
                     sweeps.append(res.iterations)
                 cold_runs.append(statistics.median(cold))
+            ccd.EXTRAPOLATE = False  # the same targets without extrapolated sweeps, for the ratio
+            plain = []
+            for target in targets:
+                start = time.process_time()
+                ccd.solve(chain, None, target, iterations=ITERATIONS, limits=limits)
+                plain.append(time.process_time() - start)
+            ccd.EXTRAPOLATE = True
             path = [ccd.forward(chain, ref.clamp(quat.slerp(poses[0], poses[1], k / DRAG_FRAMES)))[-1]
                     for k in range(DRAG_FRAMES + 1)]
             options = dict(iterations=ITERATIONS, tolerance=None, use_weights=True, limits=limits, unit_angle=None)
@@ -143,6 +150,7 @@ def smooth_limit_rows(addon, ccd, quat, write):
                 full_runs.append(statistics.median(full))
             label = f"{name}, {shape or 'no limits'}"
             rows.append((label, _range(cold_runs), f"{hits / N_TARGETS:.0%}", f"{statistics.median(sweeps):.0f}",
+                         f"{statistics.median(plain) / statistics.median(cold_runs):.1f}x",
                          _range(core_runs), _range(full_runs)))
     return rows
 
@@ -283,7 +291,8 @@ def main():
     print(table(("chain", "success", "median sweeps", "limit violations"), with_limits_rows(ccd, quat, limits_mod)))
     print(f"\nsmooth OPTIMAL limits on every joint: ms per solve (median); drag = {DRAG_FRAMES} frames, "
           f"each solved from the previous one (the modal tool), range of the medians of {DRAG_REPEATS} runs")
-    print(table(("chain, limits", "cold core solve (CPU)", "cold success", "cold median sweeps", "drag: core solve",
+    print(table(("chain, limits", "cold core solve (CPU)", "cold success", "cold median sweeps",
+                 "cold without extrapolation", "drag: core solve",
                  "drag: modal update"),
                 smooth_limit_rows(addon, ccd, quat, write)))
     what, rows = human_success_rows(addon, ccd, quat)
