@@ -15,8 +15,16 @@ bone ``a = -m``). Tolani et al. compute the swivel intervals allowed by each joi
 * smooth regions (ELLIPSE, SUPERELLIPSE): their level function along the circle is sampled and
   every sign change refined (regula falsi, Illinois); sampled minima just outside the region are
   searched for a hidden pair of crossings (a circle grazing the outline);
-* any other limit kind: its ``contains`` is sampled on a fine grid of the circle and every
-  change is bisected.
+* any other limit kind: ``contains`` and a lower bound ``D_lo`` of the geodesic distance to the
+  limit set are sampled on a grid of the circle, refined adaptively, and every change is
+  bisected. ``q(delta)`` turns at unit geodesic speed (``angle(q(d1), q(d2)) = |d1 - d2|``), so the
+  distance ``D`` to the limit set is 1-Lipschitz in ``delta`` and no feasible offset lies within
+  ``D_lo`` of an infeasible sample. Where two neighbouring infeasible samples leave a gap between
+  their excluded neighbourhoods, the gap's middle is sampled, until every gap is narrower than
+  ``GENERIC_TOL``: every feasible interval wider than that is bracketed, and the refinement costs
+  only where the distance is near zero. ``D_lo`` is the limit's own ``distance_bound`` where it has
+  one (``EulerLimit``), else ``CLAMP_TRUST`` times the angle to ``clamp(q)`` (exact for limits
+  whose ``clamp`` returns the nearest rotation inside; the factor leaves room for the others).
 
 All crossing angles together cut the circle into arcs on which every limit is either satisfied or
 not, so every feasible interval is bracketed (isolated feasible points, e.g. a fixed twist,
@@ -30,11 +38,15 @@ import math
 
 import numpy as np
 
+from . import quat
 from .limits import TWIST_TOL, JointLimit
 from .projection import POLE_EPS2, TWO_PI
 
 LEVEL_SAMPLES = 64  # samples of a smooth region's level function along the swivel circle
-GENERIC_SAMPLES = 256  # samples of ``contains`` for limit kinds without crossings
+GENERIC_SAMPLES = 256  # first grid of ``contains`` for limit kinds without crossings
+GENERIC_TOL = 1e-7  # feasible intervals wider than this (radians) are bracketed for those kinds
+GENERIC_MAX_GAPS = 4096  # open gaps kept per refinement round (a circle grazing the limit's border)
+CLAMP_TRUST = 0.5  # share of the angle to ``clamp(q)`` taken as a distance bound without one
 _NUDGES = (0.0, 1e-12, 1e-10, 1e-9, 1e-8, 1e-7)  # tried to step from a crossing into its arc
 _ROOT_TOL = 1e-14
 
@@ -66,6 +78,10 @@ class Family:
 
     def contains(self, delta):
         return np.asarray(self.limit.contains(self.at(delta)), dtype=bool)
+
+    def distance_bound(self, delta):
+        """Lower bounds of the geodesic distance from ``q(delta)`` to the limit set (0 inside)."""
+        return distance_bound(self.limit, self.at(delta))
 
     def contains1(self, delta):
         """Does the limit hold at one offset (Python floats where the limit allows)."""
@@ -139,6 +155,17 @@ class Family:
         if bw2 <= 1e-24:
             return math.inf
         return self.limit.region._level1((w * z - x * y) / bw2, (y * z + w * x) / bw2)
+
+
+def distance_bound(limit, q):
+    """A lower bound of the geodesic angle from rotations ``q (..., 4)`` to ``limit``'s set: the
+    limit's own ``distance_bound`` if it has one, else ``CLAMP_TRUST`` times the angle to
+    ``limit.clamp(q)`` (0 for rotations inside, which ``clamp`` returns unchanged)."""
+    own = getattr(limit, "distance_bound", None)
+    if own is not None:
+        return np.asarray(own(q), dtype=np.float64)
+    q = np.asarray(q, dtype=np.float64)
+    return CLAMP_TRUST * quat.angle_between(q, limit.clamp(q))
 
 
 def contains1(limit, q):
@@ -273,15 +300,33 @@ def _golden_min(f, a, b, iters=40):
 
 
 def _sampled_changes(fam, iters=34):
-    """Changes of ``contains`` on a fine grid, bisected (all brackets at once)."""
+    """Changes of ``contains`` along the circle, every feasible interval wider than
+    ``GENERIC_TOL`` bracketed (Lipschitz refinement, see the module docstring), then bisected."""
     delta = _grid(GENERIC_SAMPLES)
     inside = fam.contains(delta)
+    bound = np.where(inside, 0.0, fam.distance_bound(delta))
     nxt = np.roll(np.arange(GENERIC_SAMPLES), -1)
-    idx = np.flatnonzero(inside != inside[nxt])
-    if idx.size == 0:
+    lo, hi = delta, delta + TWO_PI / GENERIC_SAMPLES
+    lo_in, hi_in, lo_b, hi_b = inside, inside[nxt], bound, bound[nxt]
+    brackets = []  # (lo, hi, lo_in) of intervals whose ends differ
+    while lo.size:
+        change = lo_in != hi_in
+        brackets.append((lo[change], hi[change], lo_in[change]))
+        gap = (hi - hi_b) - (lo + lo_b)  # not excluded by either end's distance bound
+        open_ = ~lo_in & ~hi_in & (gap > GENERIC_TOL)
+        if open_.sum() > GENERIC_MAX_GAPS:  # keep the widest gaps (bounds the work)
+            open_ &= gap >= np.sort(gap[open_])[-GENERIC_MAX_GAPS]
+        lo, hi, lo_b, hi_b, gap = lo[open_], hi[open_], lo_b[open_], hi_b[open_], gap[open_]
+        mid = lo + lo_b + 0.5 * gap
+        mid_in = fam.contains(mid)
+        mid_b = np.where(mid_in, 0.0, fam.distance_bound(mid)) if mid.size else mid
+        false = np.zeros(lo.size, dtype=bool)
+        lo, hi = np.concatenate((lo, mid)), np.concatenate((mid, hi))
+        lo_in, hi_in = np.concatenate((false, mid_in)), np.concatenate((mid_in, false))
+        lo_b, hi_b = np.concatenate((lo_b, mid_b)), np.concatenate((mid_b, hi_b))
+    lo, hi, lo_in = (np.concatenate(parts) for parts in zip(*brackets))
+    if lo.size == 0:
         return []
-    lo, hi = delta[idx], delta[idx] + TWO_PI / GENERIC_SAMPLES
-    lo_in = inside[idx]
     for _ in range(iters):
         mid = 0.5 * (lo + hi)
         same = fam.contains(mid) == lo_in
