@@ -22,7 +22,9 @@ bone ``a = -m``). Tolani et al. compute the swivel intervals allowed by each joi
   ``D_lo`` of an infeasible sample. Where two neighbouring infeasible samples leave a gap between
   their excluded neighbourhoods, the gap's middle is sampled, until every gap is narrower than
   ``GENERIC_TOL``: every feasible interval wider than that is bracketed, and the refinement costs
-  only where the distance is near zero. ``D_lo`` is the limit's own ``distance_bound`` where it has
+  only where the distance is near zero. (Where the circle runs along the limit's border for long,
+  certifying that would take many samples: after ``GENERIC_BUDGET`` samples, widest gaps first,
+  the search stops and only intervals wider than the widest remaining gap are certain.) ``D_lo`` is the limit's own ``distance_bound`` where it has
   one (``EulerLimit``), else ``CLAMP_TRUST`` times the angle to ``clamp(q)`` (exact for limits
   whose ``clamp`` returns the nearest rotation inside; the factor leaves room for the others).
 
@@ -45,7 +47,8 @@ from .projection import POLE_EPS2, TWO_PI
 LEVEL_SAMPLES = 64  # samples of a smooth region's level function along the swivel circle
 GENERIC_SAMPLES = 256  # first grid of ``contains`` for limit kinds without crossings
 GENERIC_TOL = 1e-7  # feasible intervals wider than this (radians) are bracketed for those kinds
-GENERIC_MAX_GAPS = 4096  # open gaps kept per refinement round (a circle grazing the limit's border)
+GENERIC_MAX_GAPS = 1024  # open gaps sampled per refinement round, the widest first
+GENERIC_BUDGET = 8192  # refinement samples at most (a circle running along the limit's border)
 CLAMP_TRUST = 0.5  # share of the angle to ``clamp(q)`` taken as a distance bound without one
 _NUDGES = (0.0, 1e-12, 1e-10, 1e-9, 1e-8, 1e-7)  # tried to step from a crossing into its arc
 _ROOT_TOL = 1e-14
@@ -309,13 +312,17 @@ def _sampled_changes(fam, iters=34):
     lo, hi = delta, delta + TWO_PI / GENERIC_SAMPLES
     lo_in, hi_in, lo_b, hi_b = inside, inside[nxt], bound, bound[nxt]
     brackets = []  # (lo, hi, lo_in) of intervals whose ends differ
+    budget = GENERIC_BUDGET
     while lo.size:
         change = lo_in != hi_in
         brackets.append((lo[change], hi[change], lo_in[change]))
         gap = (hi - hi_b) - (lo + lo_b)  # not excluded by either end's distance bound
         open_ = ~lo_in & ~hi_in & (gap > GENERIC_TOL)
-        if open_.sum() > GENERIC_MAX_GAPS:  # keep the widest gaps (bounds the work)
-            open_ &= gap >= np.sort(gap[open_])[-GENERIC_MAX_GAPS]
+        open_ = np.flatnonzero(open_)
+        keep = min(GENERIC_MAX_GAPS, budget)
+        if open_.size > keep:  # the widest gaps first: the work stays bounded
+            open_ = open_[np.argsort(gap[open_])[open_.size - keep:]]
+        budget -= open_.size
         lo, hi, lo_b, hi_b, gap = lo[open_], hi[open_], lo_b[open_], hi_b[open_], gap[open_]
         mid = lo + lo_b + 0.5 * gap
         mid_in = fam.contains(mid)

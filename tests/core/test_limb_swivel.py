@@ -142,6 +142,27 @@ def test_arc_narrower_than_the_grid_is_bracketed(kind):
         assert arc[0] - 1e-5 <= delta <= arc[-1] + 1e-5  # the only feasible arc
 
 
+def test_circle_along_the_border_stays_within_the_sample_budget():
+    """A swivel circle that runs 1e-8 rad outside an Euler range all the way round (turning about
+    the order's last axis leaves the first angle fixed): distance bounds never exclude much, so
+    the refinement stops at its budget, and the answer is still right (no feasible swivel)."""
+    from jointlimit_addon.core import swivel_limits as SW
+
+    class Counting(SW.Family):
+        points = 0
+
+        def contains(self, delta):
+            Counting.points += np.size(delta)
+            return super().contains(delta)
+
+    q0 = Q.from_euler([0.3, 0.2, 0.1], "ZXY")
+    z0 = EulerLimit().euler(q0)[2]  # ZXY: Z is applied first, left turns about Y keep it
+    fam = Counting(EulerLimit(x=(-1.0, 1.0), z=(z0 + 1e-8, 1.0)), [0.0, 1.0, 0.0], q0)
+    assert SW.nearest_feasible([fam]) == (None, (True,))
+    refine = SW.GENERIC_SAMPLES + SW.GENERIC_BUDGET
+    assert refine <= Counting.points <= refine + 64 * 34  # the whole budget, and no more
+
+
 # ---------------------------------------------------------------------------- success rate
 
 
