@@ -255,7 +255,9 @@ class EulerLimit(_EulerRanges):
         return out
 
     def contains(self, q):
-        angles = _decompose(quat.as_unit_quats(q), self.order)
+        return self._inside(_decompose(quat.as_unit_quats(q), self.order))
+
+    def _inside(self, angles):
         # a quarter of the tolerance per angle: inside here implies inside EulerMultiLimit's
         # 1e-9 rad geodesic test for the same box
         inside = [_in_arc(a, *r, tol=0.25 * _ANGLE_TOL) for a, r in zip(angles, self._pos_ranges)]
@@ -273,13 +275,13 @@ class EulerLimit(_EulerRanges):
         with ``e`` an outer angle's distance outside its range. The bound is the largest of the
         three; the feasible-swivel search (``swivel_limits``) uses it as a Lipschitz certificate.
         """
-        a_i, a_j, a_k = _decompose(quat.as_unit_quats(q), self.order)
+        angles = a_i, a_j, a_k = _decompose(quat.as_unit_quats(q), self.order)
         (lo_i, hi_i), (lo_j, hi_j), (lo_k, hi_k) = self._pos_ranges
         scale = np.sqrt(np.cos(a_j) * np.cos(max(abs(lo_j), abs(hi_j))))
         outer = np.maximum(_arc_excess(a_i, lo_i, hi_i), _arc_excess(a_k, lo_k, hi_k))
         middle = np.maximum(np.maximum(lo_j - a_j, a_j - hi_j), 0.0)
         bound = np.maximum(middle, 2.0 * np.arcsin(np.minimum(scale * np.sin(0.5 * outer), 1.0)))
-        return np.where(self.contains(q), 0.0, bound)
+        return np.where(self._inside(angles), 0.0, bound)
 
     def clamp(self, q):
         q = quat.as_unit_quats(q)

@@ -307,7 +307,7 @@ def _sampled_changes(fam, iters=34):
     ``GENERIC_TOL`` bracketed (Lipschitz refinement, see the module docstring), then bisected."""
     delta = _grid(GENERIC_SAMPLES)
     inside = fam.contains(delta)
-    bound = np.where(inside, 0.0, fam.distance_bound(delta))
+    bound = _bounds_outside(fam, delta, inside)
     nxt = np.roll(np.arange(GENERIC_SAMPLES), -1)
     lo, hi = delta, delta + TWO_PI / GENERIC_SAMPLES
     lo_in, hi_in, lo_b, hi_b = inside, inside[nxt], bound, bound[nxt]
@@ -326,7 +326,7 @@ def _sampled_changes(fam, iters=34):
         lo, hi, lo_b, hi_b, gap = lo[open_], hi[open_], lo_b[open_], hi_b[open_], gap[open_]
         mid = lo + lo_b + 0.5 * gap
         mid_in = fam.contains(mid)
-        mid_b = np.where(mid_in, 0.0, fam.distance_bound(mid)) if mid.size else mid
+        mid_b = _bounds_outside(fam, mid, mid_in)
         false = np.zeros(lo.size, dtype=bool)
         lo, hi = np.concatenate((lo, mid)), np.concatenate((mid, hi))
         lo_in, hi_in = np.concatenate((false, mid_in)), np.concatenate((mid_in, false))
@@ -339,6 +339,14 @@ def _sampled_changes(fam, iters=34):
         same = fam.contains(mid) == lo_in
         lo, hi = np.where(same, mid, lo), np.where(same, hi, mid)
     return _wrap(np.concatenate((lo, hi))).tolist()
+
+
+def _bounds_outside(fam, delta, inside):
+    """Distance bounds at the offsets ``delta`` (0 where ``inside``; only the others computed)."""
+    out = np.zeros(delta.shape)
+    if not inside.all():
+        out[~inside] = fam.distance_bound(delta[~inside])
+    return out
 
 
 def _holds(families, delta):
