@@ -24,9 +24,10 @@ bone ``a = -m``). Tolani et al. compute the swivel intervals allowed by each joi
   ``GENERIC_TOL``: every feasible interval wider than that is bracketed, and the refinement costs
   only where the distance is near zero. (Where the circle runs along the limit's border for long,
   certifying that would take many samples: after ``GENERIC_BUDGET`` samples, widest gaps first,
-  the search stops and only intervals wider than the widest remaining gap are certain.) ``D_lo`` is the limit's own ``distance_bound`` where it has
-  one (``EulerLimit``), else ``CLAMP_TRUST`` times the angle to ``clamp(q)`` (exact for limits
-  whose ``clamp`` returns the nearest rotation inside; the factor leaves room for the others).
+  the search stops and only intervals wider than the widest remaining gap are certain.) ``D_lo``
+  is the limit's own ``distance_bound`` where it has one (``EulerLimit``), else ``CLAMP_TRUST``
+  times the angle to ``clamp(q)`` (exact for limits whose ``clamp`` returns the nearest rotation
+  inside; the factor leaves room for the others).
 
 All crossing angles together cut the circle into arcs on which every limit is either satisfied or
 not, so every feasible interval is bracketed (isolated feasible points, e.g. a fixed twist,
@@ -304,34 +305,9 @@ def _golden_min(f, a, b, iters=40):
 
 def _sampled_changes(fam, iters=34):
     """Changes of ``contains`` along the circle, every feasible interval wider than
-    ``GENERIC_TOL`` bracketed (Lipschitz refinement, see the module docstring), then bisected."""
-    delta = _grid(GENERIC_SAMPLES)
-    inside = fam.contains(delta)
-    bound = _bounds_outside(fam, delta, inside)
-    nxt = np.roll(np.arange(GENERIC_SAMPLES), -1)
-    lo, hi = delta, delta + TWO_PI / GENERIC_SAMPLES
-    lo_in, hi_in, lo_b, hi_b = inside, inside[nxt], bound, bound[nxt]
-    brackets = []  # (lo, hi, lo_in) of intervals whose ends differ
-    budget = GENERIC_BUDGET
-    while lo.size:
-        change = lo_in != hi_in
-        brackets.append((lo[change], hi[change], lo_in[change]))
-        gap = (hi - hi_b) - (lo + lo_b)  # not excluded by either end's distance bound
-        open_ = ~lo_in & ~hi_in & (gap > GENERIC_TOL)
-        open_ = np.flatnonzero(open_)
-        keep = min(GENERIC_MAX_GAPS, budget)
-        if open_.size > keep:  # the widest gaps first: the work stays bounded
-            open_ = open_[np.argsort(gap[open_])[open_.size - keep:]]
-        budget -= open_.size
-        lo, hi, lo_b, hi_b, gap = lo[open_], hi[open_], lo_b[open_], hi_b[open_], gap[open_]
-        mid = lo + lo_b + 0.5 * gap
-        mid_in = fam.contains(mid)
-        mid_b = _bounds_outside(fam, mid, mid_in)
-        false = np.zeros(lo.size, dtype=bool)
-        lo, hi = np.concatenate((lo, mid)), np.concatenate((mid, hi))
-        lo_in, hi_in = np.concatenate((false, mid_in)), np.concatenate((mid_in, false))
-        lo_b, hi_b = np.concatenate((lo_b, mid_b)), np.concatenate((mid_b, hi_b))
-    lo, hi, lo_in = (np.concatenate(parts) for parts in zip(*brackets))
+    ``GENERIC_TOL`` bracketed (Lipschitz refinement, see the module docstring), then bisected
+    (all brackets at once)."""
+    lo, hi, lo_in = _lipschitz_brackets(fam)
     if lo.size == 0:
         return []
     for _ in range(iters):
@@ -339,6 +315,40 @@ def _sampled_changes(fam, iters=34):
         same = fam.contains(mid) == lo_in
         lo, hi = np.where(same, mid, lo), np.where(same, hi, mid)
     return _wrap(np.concatenate((lo, hi))).tolist()
+
+
+def _lipschitz_brackets(fam):
+    """``(lo, hi, lo_in)`` of intervals whose ends differ in ``contains``: a grid, then the middle
+    of every gap the ends' distance bounds leave uncovered, until the gaps are below
+    ``GENERIC_TOL`` (or the sample budget is spent, widest gaps first)."""
+    delta = _grid(GENERIC_SAMPLES)
+    inside = fam.contains(delta)
+    bound = _bounds_outside(fam, delta, inside)
+    nxt = np.roll(np.arange(GENERIC_SAMPLES), -1)
+    lo, hi = delta, delta + TWO_PI / GENERIC_SAMPLES
+    lo_in, hi_in, lo_b, hi_b = inside, inside[nxt], bound, bound[nxt]
+    brackets = []
+    budget = GENERIC_BUDGET
+    while lo.size:
+        change = lo_in != hi_in
+        brackets.append((lo[change], hi[change], lo_in[change]))
+        gap = (hi - hi_b) - (lo + lo_b)  # not excluded by either end's distance bound
+        open_ = np.flatnonzero(~lo_in & ~hi_in & (gap > GENERIC_TOL))
+        keep = min(GENERIC_MAX_GAPS, budget)
+        if open_.size > keep:  # the widest gaps first: the work stays bounded
+            open_ = open_[np.argsort(gap[open_])[open_.size - keep:]]
+        if open_.size == 0:
+            break
+        budget -= open_.size
+        lo, hi, lo_b, hi_b, gap = lo[open_], hi[open_], lo_b[open_], hi_b[open_], gap[open_]
+        mid = lo + lo_b + 0.5 * gap
+        mid_in = fam.contains(mid)
+        mid_b = _bounds_outside(fam, mid, mid_in)
+        false = np.zeros(lo.size, dtype=bool)  # both ends of an open gap are infeasible
+        lo, hi = np.concatenate((lo, mid)), np.concatenate((mid, hi))
+        lo_in, hi_in = np.concatenate((false, mid_in)), np.concatenate((mid_in, false))
+        lo_b, hi_b = np.concatenate((lo_b, mid_b)), np.concatenate((mid_b, hi_b))
+    return tuple(np.concatenate(parts) for parts in zip(*brackets))
 
 
 def _bounds_outside(fam, delta, inside):
