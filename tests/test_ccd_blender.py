@@ -140,3 +140,100 @@ def test_modal_drag_confirm_and_cancel(scene, mods):
     op.modal(ctx, Event("MOUSEMOVE", x=to_px(goal)[0], y=to_px(goal)[1]))
     assert op.modal(ctx, Event("RET", value="PRESS")) == {"FINISHED"}
     assert {pb.name: tuple(pb.rotation_quaternion) for pb in obj.pose.bones} != original
+
+
+HUMAN_LIMBS = {"arm": (("upper_arm.L", "SHOULDER"), ("forearm.L", "ELBOW"), ("hand.L", "WRIST")),
+               "leg": (("thigh.L", "HIP"), ("shin.L", "KNEE"), ("foot.L", "ANKLE"))}
+
+
+def _inside(limit, rng, hinge_cls, projection, Q):
+    """A random rotation inside ``limit``, drawn as the benchmarks do (``scripts/bench/_human.py``):
+    a hinge angle uniform in range; a swing point uniform on the (s, t) plane inside the region
+    (rejection sampling) and a twist uniform in range."""
+    if isinstance(limit, hinge_cls):
+        return Q.from_axis_angle(limit.axis, rng.uniform(*limit.angle))
+    s0, s1, t0, t1 = limit.region.bounds
+    lo, hi = limit.twist if limit.twist else (-np.pi, np.pi)
+    while True:
+        s, t = rng.uniform(s0, s1), rng.uniform(t0, t1)
+        if limit.region.contains_st(np.array([s]), np.array([t]))[0]:
+            return projection.from_swing_twist(s, t, 0.0 if limit.fix_twist else rng.uniform(lo, hi))
+
+
+@pytest.mark.parametrize("limb", ["arm", "leg"])
+def test_ccd_reaches_limit_respecting_targets_on_rigifys_human_limbs(scene, mods, limb):
+    """Issue 19: CCD IK on Rigify's human meta-rig with the built-in presets as built (shoulder,
+    elbow, wrist / hip, knee, ankle; not fitted to the rig, as in ``scripts/bench/ccd.py``)
+    reaches >= 99% of targets made from random limit-respecting poses, from the rest pose,
+    within its tolerance on the evaluated pose, and leaves no joint outside its limit after the
+    pose is stored (float32)."""
+    import importlib
+
+    import addon_utils
+    import bpy
+
+    addon_utils.enable("rigify", default_set=True)
+    try:
+        bpy.ops.object.armature_human_metarig_add()
+    finally:
+        addon_utils.disable("rigify", default_set=True)
+    obj = bpy.context.object
+    bpy.ops.object.mode_set(mode="POSE")
+    bl, Q = mods["bone_limits"], mods["core.quat"]
+    core = mods["core.ccd"].__name__.rsplit(".", 1)[0]
+    hinge_cls = importlib.import_module(core + ".euler_limits").HingeLimit
+    projection = importlib.import_module(core + ".projection")
+    bones = [obj.pose.bones[name] for name, _ in HUMAN_LIMBS[limb]]
+    for pb, (name, key) in zip(bones, HUMAN_LIMBS[limb]):
+        pb.rotation_mode = "QUATERNION"
+        select_only(obj, {name}, active=name)
+        assert bpy.ops.pose.jointlimit_preset_apply(preset=f"JOINT:{key}", fit_rig=False) == {"FINISHED"}
+        pb.jointlimit.enabled = True
+    limits = [bl.build_limit(pb.jointlimit) for pb in bones]
+    assert isinstance(limits[1], hinge_cls)
+    select_only(obj, {bones[-1].name}, active=bones[-1].name)
+    length = sum(pb.bone.length for pb in bones)  # connected limbs: the chain length
+    rng = np.random.default_rng(19)
+    count, reached = 200, 0
+    for _ in range(count):
+        for pb, lim in zip(bones, limits):
+            pb.rotation_quaternion = _inside(lim, rng, hinge_cls, projection, Q)
+        bpy.context.view_layer.update()
+        target = np.array(bones[-1].tail)
+        for pb in bones:
+            pb.rotation_quaternion = (1, 0, 0, 0)
+        assert bpy.ops.pose.jointlimit_ccd_ik(target=target, chain_length=3) == {"FINISHED"}
+        bpy.context.view_layer.update()
+        reached += np.linalg.norm(np.array(bones[-1].tail) - target) <= (9e-4 + 1e-6) * length
+        for pb, lim in zip(bones, limits):
+            q = bl.read_rotation(pb)  # as stored (float32)
+            assert Q.angle_between(lim.clamp(q), q) <= 1e-6, pb.name
+    assert reached >= 0.99 * count
+
+
+def test_drag_restarts_only_until_they_prove_fruitless(scene, mods):
+    """The modal tool's solver: a target the limits keep out of reach restarts once, in vain;
+    the following drag frames warm-start without restarts (each frame stays cheap) until a
+    target is reached, after which a stall may restart again."""
+    import importlib
+
+    ccd_op = importlib.import_module(mods["core.ccd"].__name__.replace("core.ccd", "operators.ccd_ik"))
+    obj = tail_chain(10)
+    _limit_all(obj)
+    bones = list(obj.pose.bones)
+    for pb in bones:  # the whole tail bends 50 degrees at most
+        s = pb.jointlimit
+        s.swing_x_min, s.swing_x_max, s.swing_z_min, s.swing_z_max = (math.radians(a) for a in (-5, 5, -5, 5))
+    limits = ccd_op.chain_limits(bones)
+    solver = ccd_op.CCDSolver(bones, dict(iterations=1000, tolerance=None, use_weights=True, limits=limits,
+                                          unit_angle=None))
+    behind = (0.0, -0.3, 1.0)  # within the chain's reach, but the limits cannot curl it back
+    first = solver(behind)[1]
+    assert not first["reached"] and first["restarts"] > 0
+    for dy in (0.0, 0.01, 0.02):
+        info = solver((0.0, -0.3 - dy, 1.0))[1]
+        assert not info["reached"] and info["restarts"] == 0
+    reachable = mods["core.ccd"].forward(solver.chain, np.array([lim.clamp(mods["core.quat"].from_axis_angle(
+        [1.0, 0.0, 0.0], 0.05)) for lim in limits]))[-1]
+    assert solver(reachable)[1]["reached"]
+    assert solver(behind)[1]["restarts"] > 0

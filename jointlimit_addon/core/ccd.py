@@ -20,6 +20,14 @@ the work [004 §2]. An optional MMD-style "unit angle" caps the angle of each st
 optional joint limit (any object with ``clamp(q)`` on the LOCAL quaternion, SPEC §2, [004 §3])
 is applied after every joint update.
 
+With limits, the steps respect them instead of being cut back by them [issue 19]: a 1-DOF
+joint (``HingeLimit``) turns about its axis only; a joint with a twist range whose step would
+twist it out of range first turns about the joint -> effector line (leaving the effector where
+the step put it) to the nearer end of the range. A solve with limits that stalls above the
+tolerance restarts from seeded random limit-respecting poses (bounded; the best pose is kept).
+A sweep that gained little is extrapolated along the geometric series of its gain, kept only if
+that lowers the error (CCD converges slowly toward targets near the stretched chain's reach).
+
 The per-joint work is on 3-vectors and single quaternions, where numpy's per-call overhead
 dominates, so the inner loop uses plain Python floats on tuples; arrays are used at the API.
 """
@@ -31,13 +39,17 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import quat
-from .limits import JointLimit
+from .euler_limits import _ANGLE_TOL as _HINGE_TOL
+from .euler_limits import TAU, HingeLimit
+from .limits import TWIST_TOL, JointLimit
+from .projection import MATH, POLE_EPS2, _compose
 from .swivel_limits import contains1
 
 _EPS = 1e-12
 _EPS2 = _EPS * _EPS
 _ARC_EPS = 1e-12     # |u x v| <= this |u| |v|: no unique shortest arc
 DEFAULT_TOLERANCE = 9e-4  # relative to the chain length, see solve()
+DEFAULT_RESTARTS = 16  # restarts of a stalled solve with limits, see solve()
 SLOW_GAIN = 1e-3  # a SIMPLE-corrected sweep gaining less than this share of the error hands over
 
 
@@ -284,13 +296,15 @@ class CCDResult:
 
     ``local_quats`` (n, 4) are the new ``pose_bone.rotation_quaternion`` values, ``error`` the
     final effector-to-target distance (armature units), ``iterations`` the number of sweeps
-    started, ``reached`` whether ``error <= tolerance``.
+    started (over all restarts), ``reached`` whether ``error <= tolerance``, ``restarts`` the
+    number of restarts from random limit-respecting poses (see :func:`solve`).
     """
 
     local_quats: np.ndarray
     error: float
     iterations: int
     reached: bool
+    restarts: int = 0
 
 
 def _perpendicular(u, frame):
@@ -372,7 +386,7 @@ def _limit_list(limits, n):
 
 
 def solve(chain, local_quats=None, target=None, iterations=256, tolerance=None, use_weights=True,
-          limits=None, unit_angle=None, callback=None):
+          limits=None, unit_angle=None, callback=None, restarts=DEFAULT_RESTARTS, seed=0):
     """Length-weighted CCD IK [004 §2, eq.1; SPEC §4].
 
     Args:
@@ -394,6 +408,12 @@ def solve(chain, local_quats=None, target=None, iterations=256, tolerance=None, 
         callback: ``callback(iteration, local_quats)`` after every sweep
             (``iteration`` counts from 1; ``local_quats`` is a fresh ``(n, 4)`` array).
 
+        restarts: with limits and a target within the chain's reach, how many times a stalled
+            solve (its best error fell by less than ``STALL_GAIN`` over ``STALL_WINDOW`` sweeps,
+            above the tolerance) starts again from a seeded random limit-respecting pose; the
+            best pose found is returned. All runs share the ``iterations`` budget. ``0`` = never.
+        seed: seed of the restart poses (the solve is deterministic).
+
     Returns:
         :class:`CCDResult`. Unreachable targets end with the chain stretched toward them.
         The result never contains NaN: degenerate steps (effector or target on the joint)
@@ -414,8 +434,12 @@ def solve(chain, local_quats=None, target=None, iterations=256, tolerance=None, 
         raise ValueError("tolerance must be finite and >= 0")
     if unit_angle is not None and not (np.isfinite(unit_angle) and unit_angle > 0):
         raise ValueError("unit_angle must be a positive finite angle in radians (or None)")
+    restarts = int(restarts)
+    if restarts < 0:
+        raise ValueError("restarts must be >= 0")
     limits = _limit_list(limits, chain.n)
     hinges = [_hinge_axis(lim) for lim in limits]
+    twists = [_twist_range(lim) for lim in limits]
 
     goal = tuple(map(float, chain.to_base(target)))
     tol = float(tolerance) / chain.base_scale
@@ -427,38 +451,128 @@ def solve(chain, local_quats=None, target=None, iterations=256, tolerance=None, 
         if lim is not None:
             local[i] = _clamped(lim, local[i])
 
-    _, _, effector = _forward_fast(chain, local)
-    error = _distance(effector, goal)
-    sweeps = 0
     cheap = [_per_sweep_limit(lim) for lim in limits]
     # Smooth OPTIMAL limits: sweep with their SIMPLE twins (same region, cheap correction toward
     # the centre) while that makes good progress; the OPTIMAL limits then take over for the
     # rest, so a pose that still needs correcting is corrected geodesically. Every pose is inside.
     phases = ([cheap] if any(c is not lim for c, lim in zip(cheap, limits)) else []) + [limits]
-    for phase in phases:
-        while error > tol and sweeps < iterations:
-            sweeps += 1
-            before = error
-            error, moved = _sweep(chain, local, goal, tol, weights, cap, phase, hinges)
-            if callback is not None:
-                callback(sweeps, np.array(local))
-            if moved <= 1e-15:
-                break  # a fixed point: further sweeps would repeat this one
-            if phase is not limits and before - error <= SLOW_GAIN * before:
-                break  # the cheap correction crawls along the outline: hand over to OPTIMAL
+    # Restarts only where they can help: with limits, and a target within the chain's reach.
+    reachable = _distance(goal, chain._fast[0][0]) < float(np.sum(chain.links))
+    run = _Run(chain, goal, tol, weights, cap, hinges, twists, iterations, callback,
+               stall=reachable and any(lim is not None for lim in limits))
+    best_error, best = run.descend(local, phases)
+    attempts = 0
+    rng = None
+    # Limits make local minima (a hinge held at its end, a shoulder at its twist end): restart
+    # from seeded random limit-respecting poses, a bounded number of times, keep the best.
+    # A target the limits keep out of reach stalls at about the same error from every start:
+    # stop after RESTART_PATIENCE restarts in a row that gain less than RESTART_GAIN.
+    fruitless = 0
+    while (best_error > tol and run.sweeps < iterations and attempts < restarts and run.stall
+           and fruitless < RESTART_PATIENCE):
+        attempts += 1
+        rng = rng if rng is not None else np.random.default_rng(seed)
+        local = [_random_inside(lim, rng) for lim in limits]
+        error, pose = run.descend(local, phases)
+        fruitless = fruitless + 1 if error > (1.0 - RESTART_GAIN) * best_error else 0
+        if error < best_error:
+            best_error, best = error, pose
+    local = best
     # Recompute from scratch so the reported error is that of the returned pose.
     _, _, effector = _forward_fast(chain, local)
     error = _distance(effector, goal)
-    return CCDResult(np.array(local), error * chain.base_scale, sweeps, bool(error <= tol))
+    return CCDResult(np.array(local), error * chain.base_scale, run.sweeps, bool(error <= tol), attempts)
 
 
-def _sweep(chain, local, goal, tol, weights, cap, limits, hinges):
+RESTART_PATIENCE = 4  # restarts in a row that gain less than RESTART_GAIN of the best error
+RESTART_GAIN = 0.1    # end the restarts (see solve)
+STALL_WINDOW = 10   # sweeps: with limits, a run whose best error fell by less than
+STALL_GAIN = 0.01   # this share over the window is stalled (a local minimum or a crawl)
+
+
+EXTRAPOLATE = True      # extrapolate slow sweeps (see _extrapolate); off for comparisons
+EXTRAPOLATE_MAX = 30.0  # most multiples of the last sweep's rotations added at once
+
+
+def _extrapolate(chain, local, prev, goal, before, error, limits):
+    """After a sweep ``prev -> local`` that cut the error from ``before`` to ``error`` (ratio
+    ``r``), the sweeps still to come would, if each kept that ratio, add ``r + r^2 + ... =
+    error / (before - error)`` times its motion: try each joint turned on by that multiple of
+    its last rotation (at most a half turn more), corrected by its limit, and keep the trial
+    only if it lowers the error. Returns the error of ``local`` (changed in place if kept)."""
+    alpha = min(error / (before - error), EXTRAPOLATE_MAX)
+    trial = []
+    for q, p, lim in zip(local, prev, limits):
+        dw, dx, dy, dz = _qmul(q, _qconj(p))
+        if dw < 0.0:
+            dw, dx, dy, dz = -dw, -dx, -dy, -dz
+        nv = math.sqrt(dx * dx + dy * dy + dz * dz)
+        if nv <= 1e-15:
+            trial.append(q)
+            continue
+        half = alpha * math.atan2(nv, dw)
+        if half > 0.5 * math.pi:
+            half = 0.5 * math.pi
+        sn = math.sin(half) / nv
+        t = _qmul((math.cos(half), dx * sn, dy * sn, dz * sn), q)
+        trial.append(t if lim is None else _clamped(lim, t))
+    _, _, effector = _forward_fast(chain, trial)
+    e = _distance(effector, goal)
+    if e < error:
+        local[:] = trial
+        return e
+    return error
+
+
+class _Run:
+    """The sweeps of one solve, shared by its restarts (one sweep budget)."""
+
+    def __init__(self, chain, goal, tol, weights, cap, hinges, twists, iterations, callback, stall):
+        self.chain, self.goal, self.tol, self.weights, self.cap = chain, goal, tol, weights, cap
+        self.hinges, self.twists, self.iterations, self.callback = hinges, twists, iterations, callback
+        self.stall, self.sweeps = stall, 0
+        self.extrapolate = EXTRAPOLATE and cap >= math.pi  # a unit angle caps every sweep's motion
+
+    def descend(self, local, phases):
+        """Sweep ``local`` (in place) through the phases; returns the best error and its pose."""
+        _, _, effector = _forward_fast(self.chain, local)
+        error = _distance(effector, self.goal)
+        best_error, best = error, list(local)
+        prev = None
+        for phase in phases:
+            history = [best_error]
+            while error > self.tol and self.sweeps < self.iterations:
+                self.sweeps += 1
+                before = error
+                error, moved = _sweep(self.chain, local, self.goal, self.tol, self.weights, self.cap, phase,
+                                      self.hinges, self.twists)
+                if self.extrapolate and before > error > 0.3 * before and prev is not None:
+                    error = _extrapolate(self.chain, local, prev, self.goal, before, error, phase)
+                prev = list(local)
+                if self.callback is not None:
+                    self.callback(self.sweeps, np.array(local))
+                if error < best_error:
+                    best_error, best = error, list(local)
+                if moved <= 1e-15:
+                    break  # a fixed point: further sweeps would repeat this one
+                if phase is not phases[-1] and before - error <= SLOW_GAIN * before:
+                    break  # the cheap correction crawls along the outline: hand over to OPTIMAL
+                history.append(best_error)
+                if (self.stall and len(history) > STALL_WINDOW
+                        and best_error > (1.0 - STALL_GAIN) * history[-1 - STALL_WINDOW]):
+                    break
+        return best_error, best
+
+
+def _sweep(chain, local, goal, tol, weights, cap, limits, hinges, twists=None):
     """One CCD sweep, tip joint -> root joint, updating ``local`` in place [004 §2].
 
     Returns the effector error and a measure of how much the joints moved (0 at a fixed
     point). Plain floats on tuples: this is the solver's hot loop.
     """
     frames, heads, (ex, ey, ez) = _forward_fast(chain, local)
+    if twists is None:
+        twists = [None] * len(local)
     gx, gy, gz = goal
     moved = 0.0
     tol2 = tol * tol
@@ -502,7 +616,12 @@ def _sweep(chain, local, goal, tol, weights, cap, limits, hinges):
         ny, nz = c * oy - bx * oz + by * ow + bz * ox, c * oz + bx * oy - by * ox + bz * ow
         norm = math.sqrt(nw * nw + nx * nx + ny * ny + nz * nz)
         new = (nw / norm, nx / norm, ny / norm, nz / norm)
-        limited = new if limits[i] is None else _clamped(limits[i], new)
+        if limits[i] is None:
+            limited = new
+        elif twists[i] is None:
+            limited = _clamped(limits[i], new)
+        else:
+            limited = _twist_into_range(limits[i], twists[i], (fw, fx, fy, fz), new, old, u)
         if limited is new:  # no limit, or the limit holds the new rotation: the step as it is
             local[i] = new
             moved += s * (abs(ax) + abs(ay) + abs(az))
@@ -513,8 +632,8 @@ def _sweep(chain, local, goal, tol, weights, cap, limits, hinges):
             ey = jy + uy * cos_a + (az * ux - ax * uz) * sin_a + ay * k
             ez = jz + uz * cos_a + (ax * uy - ay * ux) * sin_a + az * k
         else:
-            new = limited
             frame = (fw, fx, fy, fz)
+            new = limited
             # The rotation actually applied, in the base frame: F (new old^-1) F^-1.
             delta = _qmul(_qmul(frame, _qmul(new, _qconj(old))), _qconj(frame))
             local[i] = new
@@ -524,6 +643,99 @@ def _sweep(chain, local, goal, tol, weights, cap, limits, hinges):
         if (ex - gx) ** 2 + (ey - gy) ** 2 + (ez - gz) ** 2 <= tol2:
             break
     return math.sqrt((ex - gx) ** 2 + (ey - gy) ** 2 + (ez - gz) ** 2), moved
+
+
+def _twist_range(limit):
+    """``(lo, hi)`` twist range of a swing-twist ``JointLimit`` (``(0, 0)`` with ``fix_twist``),
+    else ``None`` (no twist range, or another kind of limit)."""
+    if not isinstance(limit, JointLimit):
+        return None
+    if limit.fix_twist:
+        return (0.0, 0.0)
+    return limit.twist
+
+
+def _twist1(q):
+    """Twist ``psi`` in (-pi, pi] of the swing-twist split (``projection._parts``), ``None`` at
+    the pole."""
+    w, _, y, _ = q
+    if w < 0.0 or (w == 0.0 and y < 0.0):
+        w, y = -w, -y
+    if w * w + y * y < POLE_EPS2:
+        return None
+    psi = 2.0 * math.atan2(y, w)
+    return psi + TAU if psi <= -math.pi else psi
+
+
+def _turn_to_twist(q, a, psi):
+    """Half-angle ``h`` of the rotation ``(cos h, sin h a)`` about the local unit axis ``a``
+    after which ``(cos h, sin h a) q`` has twist ``psi``; ``None`` if no turn about ``a``
+    changes the twist. The twist is ``2 atan2(y, w)`` and ``(w, y)`` of the product is linear
+    in ``(cos h, sin h)``: ``(w, y) = cos h (q_w, q_y) + sin h (-a.q_v, q_w a_y + (a x q_v)_y)``,
+    so ``y cos(psi/2) - w sin(psi/2) = 0`` is one equation ``cos h P + sin h Q = 0``."""
+    qw, qx, qy, qz = q
+    bw = -(a[0] * qx + a[1] * qy + a[2] * qz)
+    by = qw * a[1] + a[2] * qx - a[0] * qz
+    cp, sp = math.cos(0.5 * psi), math.sin(0.5 * psi)
+    p, r = qy * cp - qw * sp, by * cp - bw * sp
+    if abs(p) + abs(r) <= 1e-15:
+        return None
+    h = math.atan2(-p, r)  # h and h +- pi are the same rotation: take the smaller
+    if h > 0.5 * math.pi:
+        h -= math.pi
+    elif h <= -0.5 * math.pi:
+        h += math.pi
+    return h
+
+
+def _twist_into_range(limit, twist, frame, new, old, u):
+    """The limit's correction of a CCD step ``old -> new`` of a joint with a twist range
+    (``frame``: the joint's rest frame in the base frame, ``u``: joint -> effector before the
+    step), without losing the step to the twist correction: when the twist of ``new`` is out of
+    range, first turn it about the joint -> effector direction after the step — a turn that
+    leaves the effector where the step put it — to the end of the twist range that needs the
+    smaller turn; then the limit corrects what remains (the swing)."""
+    psi = _twist1(new)
+    lo, hi = twist
+    if psi is None or lo - TWIST_TOL <= psi <= hi + TWIST_TOL or psi - TAU >= lo or psi + TAU <= hi:
+        return _clamped(limit, new)
+    # the effector's direction after the step: F (new old^-1) F^-1 u
+    ex, ey, ez = _qrot(_qmul(_qmul(frame, _qmul(new, _qconj(old))), _qconj(frame)), u)
+    ne = math.sqrt(ex * ex + ey * ey + ez * ez)
+    if ne <= _EPS:
+        return _clamped(limit, new)
+    a = _qrot(_qconj(frame), (ex / ne, ey / ne, ez / ne))  # the axis in the joint's rest frame
+    turns = [h for h in (_turn_to_twist(new, a, lo), _turn_to_twist(new, a, hi)) if h is not None]
+    if not turns:
+        return _clamped(limit, new)
+    h = min(turns, key=abs)
+    c, s = math.cos(h), math.sin(h)
+    return _clamped(limit, _qmul((c, s * a[0], s * a[1], s * a[2]), new))
+
+
+def _random_inside(limit, rng):
+    """A seeded random local rotation inside ``limit`` (tuple): for a swing-twist
+    ``JointLimit`` a swing point drawn on the (s, t) plane inside the region and a twist in
+    range; for a hinge an angle in range about its axis; any other limit clamps a uniformly
+    random rotation; ``None`` (a free joint) a uniformly random rotation."""
+    if isinstance(limit, JointLimit):
+        s0, s1, t0, t1 = limit.region.bounds
+        for _ in range(64):
+            s, t = rng.uniform(s0, s1), rng.uniform(t0, t1)
+            if limit.region.contains1(s, t):
+                break
+        else:
+            s = t = 0.0
+        lo, hi = (0.0, 0.0) if limit.fix_twist else (limit.twist or (-math.pi, math.pi))
+        q = tuple(float(c) for c in _compose(s, t, rng.uniform(lo, hi), MATH))
+        return _clamped(limit, q)
+    axis = _hinge_axis(limit)
+    if axis is not None and hasattr(limit, "angle"):
+        half = 0.5 * rng.uniform(*limit.angle)
+        q = (math.cos(half), axis[0] * math.sin(half), axis[1] * math.sin(half), axis[2] * math.sin(half))
+        return _clamped(limit, q)
+    q = tuple(float(c) for c in quat.random_unit(1, rng)[0])
+    return q if limit is None else _clamped(limit, q)
 
 
 def _per_sweep_limit(limit):
@@ -537,11 +749,41 @@ def _per_sweep_limit(limit):
     return limit
 
 
+def _hinge_clamp1(limit, q):
+    """``HingeLimit.clamp`` of one tuple quaternion on Python floats (same formulas: the angle
+    ``2 atan2(q . axis, q_w)`` of the nearest rotation about the axis, moved to the nearer end
+    of the range on the circle; ``q`` itself when it is on the axis within the range)."""
+    ax, ay, az = (float(c) for c in limit.axis)
+    w, x, y, z = q
+    k = x * ax + y * ay + z * az
+    off = math.sqrt((x - k * ax) ** 2 + (y - k * ay) ** 2 + (z - k * az) ** 2)  # sin of half the off-axis angle
+    theta = 2.0 * math.atan2(k, w)
+    theta = math.pi - (math.pi - theta) % TAU  # (-pi, pi]
+    lo, hi = limit.angle
+    width = hi - lo
+    d = (theta - lo) % TAU
+    inside = width >= TAU - _HINGE_TOL or d <= width + _HINGE_TOL or d >= TAU - _HINGE_TOL
+    if inside and 2.0 * math.asin(min(off, 1.0)) <= _HINGE_TOL:
+        return q
+    if width >= TAU or d <= width:
+        angle = lo + d
+    else:
+        angle = hi if d - width <= TAU - d else lo
+    c, sn = math.cos(0.5 * angle), math.sin(0.5 * angle)
+    out = (c, ax * sn, ay * sn, az * sn)
+    if c * w + out[1] * x + out[2] * y + out[3] * z < 0.0:
+        return (-out[0], -out[1], -out[2], -out[3])
+    return out
+
+
 def _clamped(limit, q):
     """``limit.clamp`` on one tuple quaternion, validated and renormalised (a ``JointLimit`` that
-    already holds ``q`` is checked on Python floats and ``q`` returned as it is)."""
+    already holds ``q`` is checked on Python floats and ``q`` returned as it is; a
+    ``HingeLimit`` is clamped on Python floats)."""
     if isinstance(limit, JointLimit) and contains1(limit, q):
         return q
+    if type(limit) is HingeLimit:
+        return _hinge_clamp1(limit, q)
     out = np.asarray(limit.clamp(np.array(q)), dtype=np.float64)
     if out.shape != (4,):
         raise ValueError(f"{type(limit).__name__}.clamp must return shape (4,) for one quaternion, got {out.shape}")

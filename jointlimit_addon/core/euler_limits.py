@@ -67,6 +67,15 @@ def _in_arc(x, lo, hi, tol=_ANGLE_TOL):
     return (d <= hi - lo + tol) | (d >= TAU - tol)
 
 
+def _arc_excess(x, lo, hi):
+    """Distance (radians, in [0, pi]) round the circle from angle ``x`` to the arc ``[lo, hi]``."""
+    width = hi - lo
+    if width >= TAU:
+        return np.zeros(np.shape(x))
+    d = np.mod(np.asarray(x, dtype=np.float64) - lo, TAU)
+    return np.where(d <= width, 0.0, np.minimum(d - width, TAU - d))
+
+
 def _clamp_arc(x, lo, hi):
     """Angle ``x`` moved into ``[lo, hi]``: itself if inside (on the circle), else the nearer end.
 
@@ -297,11 +306,33 @@ class EulerLimit(_EulerRanges):
         return out
 
     def contains(self, q):
-        angles = _decompose(quat.as_unit_quats(q), self.order)
+        return self._inside(_decompose(quat.as_unit_quats(q), self.order))
+
+    def _inside(self, angles):
         # a quarter of the tolerance per angle: inside here implies inside EulerMultiLimit's
         # 1e-9 rad geodesic test for the same box
         inside = [_in_arc(a, *r, tol=0.25 * _ANGLE_TOL) for a, r in zip(angles, self._pos_ranges)]
         return inside[0] & inside[1] & inside[2]
+
+    def distance_bound(self, q):
+        """A lower bound of the geodesic angle from ``q`` to the nearest rotation inside (0 inside).
+
+        With ``R = R_k(c) R_j(b) R_i(a)``, ``R e_i`` has elevation ``b`` above the plane normal to
+        ``e_k`` and azimuth ``c`` about it; ``R^T e_k`` has elevation ``b`` and azimuth ``-a``
+        about ``e_i``. A rotation by ``theta`` moves a vector by at most ``theta``, so a rotation
+        inside (middle angle ``b'``, ``|b'| <= b_max``) is at least ``|b - b'|`` away, and, from
+        the chord ``|u - u'|^2 >= 4 cos b cos b' sin^2(dc / 2)`` of two unit vectors at elevations
+        ``b, b'`` and azimuths ``dc`` apart, at least ``2 asin(sqrt(cos b cos b_max) sin(e / 2))``
+        with ``e`` an outer angle's distance outside its range. The bound is the largest of the
+        three; the feasible-swivel search (``swivel_limits``) uses it as a Lipschitz certificate.
+        """
+        angles = a_i, a_j, a_k = _decompose(quat.as_unit_quats(q), self.order)
+        (lo_i, hi_i), (lo_j, hi_j), (lo_k, hi_k) = self._pos_ranges
+        scale = np.sqrt(np.cos(a_j) * np.cos(max(abs(lo_j), abs(hi_j))))
+        outer = np.maximum(_arc_excess(a_i, lo_i, hi_i), _arc_excess(a_k, lo_k, hi_k))
+        middle = np.maximum(np.maximum(lo_j - a_j, a_j - hi_j), 0.0)
+        bound = np.maximum(middle, 2.0 * np.arcsin(np.minimum(scale * np.sin(0.5 * outer), 1.0)))
+        return np.where(self._inside(angles), 0.0, bound)
 
     def clamp(self, q):
         q = quat.as_unit_quats(q)

@@ -15,8 +15,19 @@ bone ``a = -m``). Tolani et al. compute the swivel intervals allowed by each joi
 * smooth regions (ELLIPSE, SUPERELLIPSE): their level function along the circle is sampled and
   every sign change refined (regula falsi, Illinois); sampled minima just outside the region are
   searched for a hidden pair of crossings (a circle grazing the outline);
-* any other limit kind: its ``contains`` is sampled on a fine grid of the circle and every
-  change is bisected.
+* any other limit kind: ``contains`` and a lower bound ``D_lo`` of the geodesic distance to the
+  limit set are sampled on a grid of the circle, refined adaptively, and every change is
+  bisected. ``q(delta)`` turns at unit geodesic speed (``angle(q(d1), q(d2)) = |d1 - d2|``), so the
+  distance ``D`` to the limit set is 1-Lipschitz in ``delta`` and no feasible offset lies within
+  ``D_lo`` of an infeasible sample. Where two neighbouring infeasible samples leave a gap between
+  their excluded neighbourhoods, the gap's middle is sampled, until every gap is narrower than
+  ``GENERIC_TOL``: every feasible interval wider than that is bracketed, and the refinement costs
+  only where the distance is near zero. (Where the circle runs along the limit's border for long,
+  certifying that would take many samples: after ``GENERIC_BUDGET`` samples, widest gaps first,
+  the search stops and only intervals wider than the widest remaining gap are certain.) ``D_lo``
+  is the limit's own ``distance_bound`` where it has one (``EulerLimit``), else ``CLAMP_TRUST``
+  times the angle to ``clamp(q)`` (exact for limits whose ``clamp`` returns the nearest rotation
+  inside; the factor leaves room for the others).
 
 All crossing angles together cut the circle into arcs on which every limit is either satisfied or
 not, so every feasible interval is bracketed (isolated feasible points, e.g. a fixed twist,
@@ -30,11 +41,16 @@ import math
 
 import numpy as np
 
+from . import quat
 from .limits import TWIST_TOL, JointLimit
 from .projection import POLE_EPS2, TWO_PI
 
 LEVEL_SAMPLES = 64  # samples of a smooth region's level function along the swivel circle
-GENERIC_SAMPLES = 256  # samples of ``contains`` for limit kinds without crossings
+GENERIC_SAMPLES = 256  # first grid of ``contains`` for limit kinds without crossings
+GENERIC_TOL = 1e-7  # feasible intervals wider than this (radians) are bracketed for those kinds
+GENERIC_MAX_GAPS = 1024  # open gaps sampled per refinement round, the widest first
+GENERIC_BUDGET = 8192  # refinement samples at most (a circle running along the limit's border)
+CLAMP_TRUST = 0.5  # share of the angle to ``clamp(q)`` taken as a distance bound without one
 _NUDGES = (0.0, 1e-12, 1e-10, 1e-9, 1e-8, 1e-7)  # tried to step from a crossing into its arc
 _ROOT_TOL = 1e-14
 
@@ -66,6 +82,10 @@ class Family:
 
     def contains(self, delta):
         return np.asarray(self.limit.contains(self.at(delta)), dtype=bool)
+
+    def distance_bound(self, delta):
+        """Lower bounds of the geodesic distance from ``q(delta)`` to the limit set (0 inside)."""
+        return distance_bound(self.limit, self.at(delta))
 
     def contains1(self, delta):
         """Does the limit hold at one offset (Python floats where the limit allows)."""
@@ -139,6 +159,17 @@ class Family:
         if bw2 <= 1e-24:
             return math.inf
         return self.limit.region._level1((w * z - x * y) / bw2, (y * z + w * x) / bw2)
+
+
+def distance_bound(limit, q):
+    """A lower bound of the geodesic angle from rotations ``q (..., 4)`` to ``limit``'s set: the
+    limit's own ``distance_bound`` if it has one, else ``CLAMP_TRUST`` times the angle to
+    ``limit.clamp(q)`` (0 for rotations inside, which ``clamp`` returns unchanged)."""
+    own = getattr(limit, "distance_bound", None)
+    if own is not None:
+        return np.asarray(own(q), dtype=np.float64)
+    q = np.asarray(q, dtype=np.float64)
+    return CLAMP_TRUST * quat.angle_between(q, limit.clamp(q))
 
 
 def contains1(limit, q):
@@ -273,20 +304,59 @@ def _golden_min(f, a, b, iters=40):
 
 
 def _sampled_changes(fam, iters=34):
-    """Changes of ``contains`` on a fine grid, bisected (all brackets at once)."""
-    delta = _grid(GENERIC_SAMPLES)
-    inside = fam.contains(delta)
-    nxt = np.roll(np.arange(GENERIC_SAMPLES), -1)
-    idx = np.flatnonzero(inside != inside[nxt])
-    if idx.size == 0:
+    """Changes of ``contains`` along the circle, every feasible interval wider than
+    ``GENERIC_TOL`` bracketed (Lipschitz refinement, see the module docstring), then bisected
+    (all brackets at once)."""
+    lo, hi, lo_in = _lipschitz_brackets(fam)
+    if lo.size == 0:
         return []
-    lo, hi = delta[idx], delta[idx] + TWO_PI / GENERIC_SAMPLES
-    lo_in = inside[idx]
     for _ in range(iters):
         mid = 0.5 * (lo + hi)
         same = fam.contains(mid) == lo_in
         lo, hi = np.where(same, mid, lo), np.where(same, hi, mid)
     return _wrap(np.concatenate((lo, hi))).tolist()
+
+
+def _lipschitz_brackets(fam):
+    """``(lo, hi, lo_in)`` of intervals whose ends differ in ``contains``: a grid, then the middle
+    of every gap the ends' distance bounds leave uncovered, until the gaps are below
+    ``GENERIC_TOL`` (or the sample budget is spent, widest gaps first)."""
+    delta = _grid(GENERIC_SAMPLES)
+    inside = fam.contains(delta)
+    bound = _bounds_outside(fam, delta, inside)
+    nxt = np.roll(np.arange(GENERIC_SAMPLES), -1)
+    lo, hi = delta, delta + TWO_PI / GENERIC_SAMPLES
+    lo_in, hi_in, lo_b, hi_b = inside, inside[nxt], bound, bound[nxt]
+    brackets = []
+    budget = GENERIC_BUDGET
+    while lo.size:
+        change = lo_in != hi_in
+        brackets.append((lo[change], hi[change], lo_in[change]))
+        gap = (hi - hi_b) - (lo + lo_b)  # not excluded by either end's distance bound
+        open_ = np.flatnonzero(~lo_in & ~hi_in & (gap > GENERIC_TOL))
+        keep = min(GENERIC_MAX_GAPS, budget)
+        if open_.size > keep:  # the widest gaps first: the work stays bounded
+            open_ = open_[np.argsort(gap[open_])[open_.size - keep:]]
+        if open_.size == 0:
+            break
+        budget -= open_.size
+        lo, hi, lo_b, hi_b, gap = lo[open_], hi[open_], lo_b[open_], hi_b[open_], gap[open_]
+        mid = lo + lo_b + 0.5 * gap
+        mid_in = fam.contains(mid)
+        mid_b = _bounds_outside(fam, mid, mid_in)
+        false = np.zeros(lo.size, dtype=bool)  # both ends of an open gap are infeasible
+        lo, hi = np.concatenate((lo, mid)), np.concatenate((mid, hi))
+        lo_in, hi_in = np.concatenate((false, mid_in)), np.concatenate((mid_in, false))
+        lo_b, hi_b = np.concatenate((lo_b, mid_b)), np.concatenate((mid_b, hi_b))
+    return tuple(np.concatenate(parts) for parts in zip(*brackets))
+
+
+def _bounds_outside(fam, delta, inside):
+    """Distance bounds at the offsets ``delta`` (0 where ``inside``; only the others computed)."""
+    out = np.zeros(delta.shape)
+    if not inside.all():
+        out[~inside] = fam.distance_bound(delta[~inside])
+    return out
 
 
 def _holds(families, delta):

@@ -53,24 +53,30 @@ class CCDSolver:
         self.bones, self.options, self.view_layer = bones, options, view_layer
         self.chain = build_chain(bones)
         self.current = np.array([bone_limits.read_rotation(pb) for pb in bones])
+        self.stuck = False  # restarts found nothing: no restarts until a target is reached again
 
     def _model(self, target):
-        result = ccd.solve(self.chain, self.current, target, **self.options)
+        options = dict(self.options, restarts=0) if self.stuck else self.options
+        result = ccd.solve(self.chain, self.current, target, **options)
         self.current = result.local_quats
+        # While dragging over targets the limits keep out of reach, every frame would restart in
+        # vain: after restarts that found nothing, warm-start only until a target is reached.
+        self.stuck = not result.reached and (self.stuck or result.restarts > 0)
         info = {"error": result.error, "iterations": result.iterations, "reached": result.reached,
-                "length": self.chain.length}
+                "length": self.chain.length, "restarts": result.restarts}
         return list(result.local_quats), info
 
     def __call__(self, target, swivel=None):
         if self.view_layer is None:
             return self._model(target)
-        sweeps = []
+        sweeps, restarts = [], []
 
         def once():
             self.chain = build_chain(self.bones)
             self.current = np.array([bone_limits.read_rotation(pb) for pb in self.bones])
             quats, info = self._model(target)
             sweeps.append(info["iterations"])
+            restarts.append(info["restarts"])
             return quats, info
 
         # the model stops just inside its tolerance; float32 storage may add a few 1e-7
@@ -80,7 +86,7 @@ class CCDSolver:
                                                   target, tolerance)
         self.current = np.array(quats)
         info.update(error=info["evaluated_error"], reached=info["evaluated_error"] <= tolerance,
-                    iterations=sum(sweeps))
+                    iterations=sum(sweeps), restarts=sum(restarts))
         return quats, info
 
 
@@ -155,4 +161,7 @@ class POSE_OT_jointlimit_ccd_ik(ModalDragMixin, ActiveBonePoll, bpy.types.Operat
 
 def status_text(info):
     state = "reached" if info["reached"] else "not reached"
-    return f"{state}: error {info['error']:.2e} ({info['error'] / info['length']:.1e} of chain), {info['iterations']} sweeps"
+    restarts = info.get("restarts", 0)
+    more = f", {restarts} restarts" if restarts else ""
+    return (f"{state}: error {info['error']:.2e} ({info['error'] / info['length']:.1e} of chain), "
+            f"{info['iterations']} sweeps{more}")

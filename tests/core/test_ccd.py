@@ -7,7 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from jointlimit_addon.core import ccd, quat
+from jointlimit_addon.core import ccd, projection, quat
+from jointlimit_addon.core.euler_limits import HingeLimit
 from jointlimit_addon.core.limits import JointLimit
 
 
@@ -446,3 +447,176 @@ def test_smooth_optimal_limits_reach_limit_respecting_targets(shape, n):
     assert hits >= 0.98 * count
     far = ccd.solve(chain, None, [0.0, 0.0, 5.0], iterations=300, limits=[lim] * n)
     assert lim.contains(far.local_quats).all() and not far.reached
+
+
+# --- limit-aware steps, restarts, extrapolation (issue 19) ---------------------------------
+
+def _bent_two_bone_chain():
+    """Root bone up +Y, second bone bent away from the root's axis (so turning the root about
+    its own axis moves the effector)."""
+    return ccd.Chain.from_points([[0.0, 0.0, 0.0], [0.0, 0.3, 0.0], [0.12, 0.5, 0.09]])
+
+
+FROZEN = HingeLimit((0.0, 0.0))  # a joint that cannot move
+
+
+def _hinge_angle_scan(chain, limit, target, count=20001):
+    """Brute force: the distance to ``target`` over the hinge's range (root frozen)."""
+    angles = np.linspace(*limit.angle, count)
+    tips = np.array([ccd.forward(chain, [quat.identity(), quat.from_axis_angle(limit.axis, a)])[-1]
+                     for a in angles])
+    return float(np.min(np.linalg.norm(tips - target, axis=-1)))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_hinge_step_lands_the_effector_on_the_targets_circle(seed):
+    """A hinge joint's CCD step turns about the hinge axis by the signed angle between the
+    joint -> effector and joint -> target directions projected onto the hinge plane: one step
+    takes the effector to the point of its circle nearest the target (exactly onto a target on
+    the circle), within the range; weighted, the angle is ``w_i`` times that."""
+    rng = np.random.default_rng(seed)
+    chain = _bent_two_bone_chain()
+    hinge = HingeLimit((-2.0, 1.5), axis=quat.normalize(rng.normal(size=3)))
+    on_circle = ccd.forward(chain, [quat.identity(), quat.from_axis_angle(hinge.axis, rng.uniform(-1.9, 1.4))])[-1]
+    result = ccd.solve(chain, None, on_circle, iterations=1, tolerance=0.0, use_weights=False, limits=[FROZEN, hinge])
+    assert result.error < 1e-9
+    assert hinge.contains(result.local_quats[1])
+    off_circle = on_circle + rng.normal(size=3) * 0.1
+    result = ccd.solve(chain, None, off_circle, iterations=1, tolerance=0.0, use_weights=False,
+                       limits=[FROZEN, hinge])
+    assert result.error == pytest.approx(_hinge_angle_scan(chain, hinge, off_circle), abs=1e-6)
+    # beyond the range: the nearer end holds the effector nearest the target
+    blocked = HingeLimit((-0.2, 0.2), axis=hinge.axis)
+    result = ccd.solve(chain, None, on_circle, iterations=1, tolerance=0.0, use_weights=False,
+                       limits=[FROZEN, blocked])
+    assert result.error == pytest.approx(_hinge_angle_scan(chain, blocked, on_circle), abs=1e-6)
+    # weighted [004 eq.1]: w_1 times the signed angle
+    free = HingeLimit(None, axis=hinge.axis)
+    full = ccd.solve(chain, None, on_circle, iterations=1, tolerance=0.0, use_weights=False, limits=[FROZEN, free])
+    part = ccd.solve(chain, None, on_circle, iterations=1, tolerance=0.0, use_weights=True, limits=[FROZEN, free])
+    angle_full, angle_part = (float(free.hinge_angle(r.local_quats[1])) for r in (full, part))
+    assert angle_part == pytest.approx(chain.weights[1] * angle_full, abs=1e-9)
+
+
+def _twist(q):
+    return float(projection.swing_twist(np.asarray(q))[2])
+
+
+def test_twist_limited_step_keeps_the_effector_on_the_target_ray():
+    """A joint with a twist range whose shortest-arc step twists it out of range turns about
+    the joint -> effector axis to the range's end first: the effector stays on the ray to the
+    target, where correcting the twist alone would swing it off."""
+    chain = _bent_two_bone_chain()
+    rng = np.random.default_rng(5)
+    twist = (-0.1, 0.1)
+    wide = (-3.1, 3.1)  # a swing region that does not bind here: only the twist range acts
+    limit = JointLimit("RECT", swing_x=wide, swing_z=wide, twist=twist)
+    tested = 0
+    for _ in range(40):
+        target = ccd.forward(chain, [quat.random_unit(1, rng)[0], quat.identity()])[-1] * rng.uniform(0.6, 1.0)
+        plain = ccd.solve(chain, None, target, iterations=1, tolerance=0.0, limits=[None, FROZEN])
+        if twist[0] <= _twist(plain.local_quats[0]) <= twist[1]:
+            continue  # the plain step needs no twist correction
+        tested += 1
+        result = ccd.solve(chain, None, target, iterations=1, tolerance=0.0, limits=[limit, FROZEN])
+        assert limit.contains(result.local_quats[0])
+        assert min(abs(_twist(result.local_quats[0]) - end) for end in twist) < 1e-9
+        tip = ccd.forward(chain, result.local_quats)[-1]
+        assert np.linalg.norm(np.cross(quat.normalize(tip), quat.normalize(target))) < 1e-9
+        assert tip @ target > 0.0
+        clamped_only = ccd.forward(chain, [limit.clamp(plain.local_quats[0]), quat.identity()])[-1]
+        assert np.linalg.norm(np.cross(quat.normalize(clamped_only), quat.normalize(target))) > 1e-3
+    assert tested >= 10
+
+
+def test_turn_to_twist_solves_for_the_twist():
+    """The closed form behind the twist correction: turning ``q`` about ``a`` by ``2h`` gives
+    twist ``psi`` exactly."""
+    rng = np.random.default_rng(8)
+    for _ in range(200):
+        q = tuple(quat.random_unit(1, rng)[0])
+        a = tuple(quat.normalize(rng.normal(size=3)))
+        psi = rng.uniform(-3.0, 3.0)
+        h = ccd._turn_to_twist(q, a, psi)
+        turned = quat.mul(np.array([math.cos(h), *(math.sin(h) * np.array(a))]), np.array(q))
+        assert abs(float(projection.wrap_angle(_twist(turned) - psi))) < 1e-9
+        assert -0.5 * math.pi < h <= 0.5 * math.pi
+
+
+def test_hinge_clamp_on_floats_equals_the_hinge_limit():
+    rng = np.random.default_rng(4)
+    for k in range(600):
+        lo, hi = sorted(rng.uniform(-math.pi, math.pi, 2))
+        limit = HingeLimit((lo, hi), axis="X" if k % 3 == 0 else rng.normal(size=3))
+        q = quat.from_axis_angle(limit.axis, rng.uniform(-4, 4)) if k % 2 else quat.random_unit(1, rng)[0]
+        q = q if rng.uniform() < 0.5 else -q
+        np.testing.assert_allclose(ccd._hinge_clamp1(limit, tuple(q)), limit.clamp(q), atol=1e-12)
+
+
+def human_arm():
+    """A plain human arm (upper arm, forearm, hand) with limits of the built-in SHOULDER,
+    ELBOW and WRIST presets (radians)."""
+    chain = ccd.Chain.from_points([[0.18, 0.0, 1.45], [0.45, 0.02, 1.2], [0.68, -0.02, 1.0], [0.75, -0.02, 0.92]])
+    r = np.radians
+    return chain, [
+        JointLimit("OVAL", swing_x=r((-60, 170)), swing_z=r((-30, 170)), twist=r((-80, 80)), fit="AXES"),
+        HingeLimit(r((0, 145))),
+        JointLimit("OVAL", swing_x=r((-70, 80)), swing_z=r((-30, 20)), fix_twist=True, fit="AXES"),
+    ]
+
+
+def _inside_pose(limits, rng):
+    """Random limit-respecting joint rotations, drawn as the benchmarks draw them: a hinge angle
+    uniform in range; a swing point uniform on the (s, t) plane inside the region (rejection
+    sampling), a twist uniform in range."""
+    out = []
+    for lim in limits:
+        if isinstance(lim, HingeLimit):
+            out.append(quat.from_axis_angle(lim.axis, rng.uniform(*lim.angle)))
+            continue
+        s0, s1, t0, t1 = lim.region.bounds
+        lo, hi = lim.twist if lim.twist else (-math.pi, math.pi)
+        while True:
+            s, t = rng.uniform(s0, s1), rng.uniform(t0, t1)
+            if lim.region.contains_st(np.array([s]), np.array([t]))[0]:
+                out.append(projection.from_swing_twist(s, t, 0.0 if lim.fix_twist else rng.uniform(lo, hi)))
+                break
+    return np.array(out)
+
+
+def test_restarts_reach_the_human_arms_limit_respecting_targets():
+    """Strongly limited 3-bone limbs stall in local minima (elbow straight at its hinge end):
+    a stalled solve restarts from seeded random limit-respecting poses, a bounded number of
+    times within one sweep budget. Without restarts some targets are missed; with them
+    >= 99% are reached, every joint inside its limit, and the solve is deterministic."""
+    chain, limits = human_arm()
+    rng = np.random.default_rng(19)
+    targets = [ccd.forward(chain, _inside_pose(limits, rng))[-1] for _ in range(200)]
+    reached = missed_without = restarted = 0
+    for target in targets:
+        result = ccd.solve(chain, None, target, iterations=1000, limits=limits)
+        reached += result.reached
+        restarted += result.restarts > 0
+        assert 0 <= result.restarts <= ccd.DEFAULT_RESTARTS and result.iterations <= 1000
+        for lim, q in zip(limits, result.local_quats):
+            assert lim.contains(q)
+        if result.restarts:
+            missed_without += not ccd.solve(chain, None, target, iterations=1000, limits=limits, restarts=0).reached
+            again = ccd.solve(chain, None, target, iterations=1000, limits=limits)
+            np.testing.assert_array_equal(again.local_quats, result.local_quats)
+    assert reached >= 0.99 * len(targets)
+    assert restarted > 0 and missed_without > 0
+
+
+def test_extrapolated_sweeps_cut_the_sweeps_near_full_reach(monkeypatch):
+    """CCD crawls toward targets near the stretched chain's reach; extrapolating a sweep's
+    rotations along the geometric series of its gain (kept only when it lowers the error)
+    reaches them in far fewer sweeps."""
+    chain = ccd.Chain.from_points(np.arange(5)[:, None] * np.array([0.0, 0.0, 0.12]))
+    rng = np.random.default_rng(4)
+    targets = [ccd.forward(chain, random_quats(rng, 4, 0.3))[-1] for _ in range(30)]
+    fast = [ccd.solve(chain, None, t, iterations=1000) for t in targets]
+    monkeypatch.setattr(ccd, "EXTRAPOLATE", False)
+    slow = [ccd.solve(chain, None, t, iterations=1000) for t in targets]
+    assert all(r.reached for r in fast)
+    assert np.median([r.iterations for r in fast]) * 4 <= np.median([r.iterations for r in slow])

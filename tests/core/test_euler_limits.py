@@ -331,6 +331,24 @@ def test_euler_limit_inside_points_are_kept(limit, data):
     assert np.allclose(limit.clamp(q), q, atol=1e-12)
 
 
+@settings(max_examples=30, deadline=None)
+@given(euler_limits(), st.integers(0, 2**32 - 1))
+def test_euler_distance_bound_is_a_lower_bound_of_the_geodesic_distance(limit, seed):
+    """``distance_bound`` (the feasible-swivel search's Lipschitz certificate) never exceeds the
+    angle to any rotation inside (dense samples of the box and the clamped rotation), is 0 exactly
+    inside and positive outside."""
+    rng = np.random.default_rng(seed)
+    lo = np.array([limit.x[0], limit.y[0], limit.z[0]])
+    hi = np.array([limit.x[1], limit.y[1], limit.z[1]])
+    inside = Q.from_euler(lo + (hi - lo) * rng.random((4000, 3)), limit.order)
+    q = np.concatenate([Q.random_unit(60, rng), inside[:20]])
+    bound = limit.distance_bound(q)
+    nearest = np.minimum(Q.angle_between(q[:, None], inside[None]).min(axis=1),
+                         Q.angle_between(q, limit.clamp(q)))
+    assert np.all(bound <= nearest + 1e-12)
+    assert np.array_equal(bound == 0.0, limit.contains(q))
+
+
 # --------------------------------------------------------------------------- Euler multi [004 §3]
 
 
