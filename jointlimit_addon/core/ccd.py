@@ -28,22 +28,18 @@ tolerance restarts from seeded random limit-respecting poses (bounded; the best 
 A sweep that gained little is extrapolated along the geometric series of its gain, kept only if
 that lowers the error (CCD converges slowly toward targets near the stretched chain's reach).
 
-The per-joint work is on 3-vectors and single quaternions, where numpy's per-call overhead
+The limit-aware steps live in ``ccd_steps``. The per-joint work is on 3-vectors and single quaternions, where numpy's per-call overhead
 dominates, so the inner loop uses plain Python floats on tuples; arrays are used at the API.
 """
 
-import copy
 import math
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from . import quat
-from .euler_limits import _ANGLE_TOL as _HINGE_TOL
-from .euler_limits import TAU, HingeLimit
-from .limits import TWIST_TOL, JointLimit
-from .projection import MATH, POLE_EPS2, _compose
-from .swivel_limits import contains1
+from .ccd_steps import (_clamped, _degenerate_arc, _hinge_axis, _hinge_rotation, _per_sweep_limit, _qconj,
+                        _qmul, _qrot, _random_inside, _twist_into_range, _twist_range)
 
 _EPS = 1e-12
 _EPS2 = _EPS * _EPS
@@ -53,36 +49,7 @@ DEFAULT_RESTARTS = 16  # restarts of a stalled solve with limits, see solve()
 SLOW_GAIN = 1e-3  # a SIMPLE-corrected sweep gaining less than this share of the error hands over
 
 
-# --- tiny float helpers on tuples: quaternions (w, x, y, z), vectors (x, y, z) -------------
-
-def _qmul(a, b):
-    aw, ax, ay, az = a
-    bw, bx, by, bz = b
-    return (
-        aw * bw - ax * bx - ay * by - az * bz,
-        aw * bx + ax * bw + ay * bz - az * by,
-        aw * by - ax * bz + ay * bw + az * bx,
-        aw * bz + ax * by - ay * bx + az * bw,
-    )
-
-
-def _qconj(q):
-    return (q[0], -q[1], -q[2], -q[3])
-
-
-def _qrot(q, v):
-    """Rotate ``v`` by unit quaternion ``q``: v + 2 w (u x v) + 2 u x (u x v)."""
-    w, ux, uy, uz = q
-    vx, vy, vz = v
-    cx = uy * vz - uz * vy
-    cy = uz * vx - ux * vz
-    cz = ux * vy - uy * vx
-    return (
-        vx + 2.0 * (w * cx + uy * cz - uz * cy),
-        vy + 2.0 * (w * cy + uz * cx - ux * cz),
-        vz + 2.0 * (w * cz + ux * cy - uy * cx),
-    )
-
+# --- float helpers on tuples (the others are in ccd_steps) ---------------------------------
 
 def _tuple_quats(q):
     return [tuple(float(c) for c in row) for row in np.asarray(q, dtype=np.float64)]
@@ -305,68 +272,6 @@ class CCDResult:
     iterations: int
     reached: bool
     restarts: int = 0
-
-
-def _perpendicular(u, frame):
-    """A deterministic unit axis perpendicular to ``u`` for a half turn: the joint's local X
-    (the usual bend axis of a Blender bone), else its local Z, projected off ``u``."""
-    nu = math.sqrt(u[0] * u[0] + u[1] * u[1] + u[2] * u[2])
-    u = (u[0] / nu, u[1] / nu, u[2] / nu)
-    for local in ((1.0, 0.0, 0.0), (0.0, 0.0, 1.0)):
-        a = _qrot(frame, local)
-        k = a[0] * u[0] + a[1] * u[1] + a[2] * u[2]
-        a = (a[0] - k * u[0], a[1] - k * u[1], a[2] - k * u[2])
-        na = math.sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2])
-        if na > 0.1:  # local X and Z are orthogonal: one of them is always > 0.7 off u
-            return (a[0] / na, a[1] / na, a[2] / na)
-    raise AssertionError("unreachable: X and Z cannot both be parallel to u")
-
-
-def _degenerate_arc(u, v, frame):
-    """The CCD step where the shortest arc from ``u`` (joint -> effector) to ``v`` (joint ->
-    target) is not unique (``_sweep`` takes the usual case): ``None`` when either vanishes or
-    they agree (nothing to turn), a half turn about a perpendicular axis when they are opposed."""
-    ux, uy, uz = u
-    vx, vy, vz = v
-    if (ux * ux + uy * uy + uz * uz <= _EPS2 or vx * vx + vy * vy + vz * vz <= _EPS2
-            or ux * vx + uy * vy + uz * vz > 0.0):
-        return None
-    return _perpendicular(u, frame), math.pi
-
-
-def _hinge_rotation(u, v, axis):
-    """Signed angle about the unit ``axis`` taking the projection of ``u`` onto the plane
-    normal to it toward that of ``v`` (CCD step of a 1-DOF joint); ``None`` if either
-    projection vanishes."""
-    ax, ay, az = axis
-    ku = u[0] * ax + u[1] * ay + u[2] * az
-    kv = v[0] * ax + v[1] * ay + v[2] * az
-    pu = (u[0] - ku * ax, u[1] - ku * ay, u[2] - ku * az)
-    pv = (v[0] - kv * ax, v[1] - kv * ay, v[2] - kv * az)
-    nu = math.sqrt(pu[0] * pu[0] + pu[1] * pu[1] + pu[2] * pu[2])
-    nv = math.sqrt(pv[0] * pv[0] + pv[1] * pv[1] + pv[2] * pv[2])
-    if nu <= _EPS or nv <= _EPS:
-        return None
-    cx = pu[1] * pv[2] - pu[2] * pv[1]
-    cy = pu[2] * pv[0] - pu[0] * pv[2]
-    cz = pu[0] * pv[1] - pu[1] * pv[0]
-    angle = math.atan2(cx * ax + cy * ay + cz * az, pu[0] * pv[0] + pu[1] * pv[1] + pu[2] * pv[2])
-    if angle < 0.0:
-        return (-ax, -ay, -az), -angle
-    return axis, angle
-
-
-def _hinge_axis(limit):
-    """The local axis of a 1-DOF limit (an ``axis`` 3-vector attribute, as ``HingeLimit`` has),
-    else ``None``. Hinge joints then turn about that axis only, instead of taking a 3-D step
-    that the limit would mostly discard."""
-    axis = getattr(limit, "axis", None)
-    if axis is None:
-        return None
-    axis = np.asarray(axis, dtype=np.float64)
-    if axis.shape != (3,) or not np.all(np.isfinite(axis)) or not np.any(axis):
-        return None
-    return tuple(float(c) for c in quat.normalize(axis))
 
 
 def _distance(a, b):
@@ -643,155 +548,6 @@ def _sweep(chain, local, goal, tol, weights, cap, limits, hinges, twists=None):
         if (ex - gx) ** 2 + (ey - gy) ** 2 + (ez - gz) ** 2 <= tol2:
             break
     return math.sqrt((ex - gx) ** 2 + (ey - gy) ** 2 + (ez - gz) ** 2), moved
-
-
-def _twist_range(limit):
-    """``(lo, hi)`` twist range of a swing-twist ``JointLimit`` (``(0, 0)`` with ``fix_twist``),
-    else ``None`` (no twist range, or another kind of limit)."""
-    if not isinstance(limit, JointLimit):
-        return None
-    if limit.fix_twist:
-        return (0.0, 0.0)
-    return limit.twist
-
-
-def _twist1(q):
-    """Twist ``psi`` in (-pi, pi] of the swing-twist split (``projection._parts``), ``None`` at
-    the pole."""
-    w, _, y, _ = q
-    if w < 0.0 or (w == 0.0 and y < 0.0):
-        w, y = -w, -y
-    if w * w + y * y < POLE_EPS2:
-        return None
-    psi = 2.0 * math.atan2(y, w)
-    return psi + TAU if psi <= -math.pi else psi
-
-
-def _turn_to_twist(q, a, psi):
-    """Half-angle ``h`` of the rotation ``(cos h, sin h a)`` about the local unit axis ``a``
-    after which ``(cos h, sin h a) q`` has twist ``psi``; ``None`` if no turn about ``a``
-    changes the twist. The twist is ``2 atan2(y, w)`` and ``(w, y)`` of the product is linear
-    in ``(cos h, sin h)``: ``(w, y) = cos h (q_w, q_y) + sin h (-a.q_v, q_w a_y + (a x q_v)_y)``,
-    so ``y cos(psi/2) - w sin(psi/2) = 0`` is one equation ``cos h P + sin h Q = 0``."""
-    qw, qx, qy, qz = q
-    bw = -(a[0] * qx + a[1] * qy + a[2] * qz)
-    by = qw * a[1] + a[2] * qx - a[0] * qz
-    cp, sp = math.cos(0.5 * psi), math.sin(0.5 * psi)
-    p, r = qy * cp - qw * sp, by * cp - bw * sp
-    if abs(p) + abs(r) <= 1e-15:
-        return None
-    h = math.atan2(-p, r)  # h and h +- pi are the same rotation: take the smaller
-    if h > 0.5 * math.pi:
-        h -= math.pi
-    elif h <= -0.5 * math.pi:
-        h += math.pi
-    return h
-
-
-def _twist_into_range(limit, twist, frame, new, old, u):
-    """The limit's correction of a CCD step ``old -> new`` of a joint with a twist range
-    (``frame``: the joint's rest frame in the base frame, ``u``: joint -> effector before the
-    step), without losing the step to the twist correction: when the twist of ``new`` is out of
-    range, first turn it about the joint -> effector direction after the step — a turn that
-    leaves the effector where the step put it — to the end of the twist range that needs the
-    smaller turn; then the limit corrects what remains (the swing)."""
-    psi = _twist1(new)
-    lo, hi = twist
-    if psi is None or lo - TWIST_TOL <= psi <= hi + TWIST_TOL or psi - TAU >= lo or psi + TAU <= hi:
-        return _clamped(limit, new)
-    # the effector's direction after the step: F (new old^-1) F^-1 u
-    ex, ey, ez = _qrot(_qmul(_qmul(frame, _qmul(new, _qconj(old))), _qconj(frame)), u)
-    ne = math.sqrt(ex * ex + ey * ey + ez * ez)
-    if ne <= _EPS:
-        return _clamped(limit, new)
-    a = _qrot(_qconj(frame), (ex / ne, ey / ne, ez / ne))  # the axis in the joint's rest frame
-    turns = [h for h in (_turn_to_twist(new, a, lo), _turn_to_twist(new, a, hi)) if h is not None]
-    if not turns:
-        return _clamped(limit, new)
-    h = min(turns, key=abs)
-    c, s = math.cos(h), math.sin(h)
-    return _clamped(limit, _qmul((c, s * a[0], s * a[1], s * a[2]), new))
-
-
-def _random_inside(limit, rng):
-    """A seeded random local rotation inside ``limit`` (tuple): for a swing-twist
-    ``JointLimit`` a swing point drawn on the (s, t) plane inside the region and a twist in
-    range; for a hinge an angle in range about its axis; any other limit clamps a uniformly
-    random rotation; ``None`` (a free joint) a uniformly random rotation."""
-    if isinstance(limit, JointLimit):
-        s0, s1, t0, t1 = limit.region.bounds
-        for _ in range(64):
-            s, t = rng.uniform(s0, s1), rng.uniform(t0, t1)
-            if limit.region.contains1(s, t):
-                break
-        else:
-            s = t = 0.0
-        lo, hi = (0.0, 0.0) if limit.fix_twist else (limit.twist or (-math.pi, math.pi))
-        q = tuple(float(c) for c in _compose(s, t, rng.uniform(lo, hi), MATH))
-        return _clamped(limit, q)
-    axis = _hinge_axis(limit)
-    if axis is not None and hasattr(limit, "angle"):
-        half = 0.5 * rng.uniform(*limit.angle)
-        q = (math.cos(half), axis[0] * math.sin(half), axis[1] * math.sin(half), axis[2] * math.sin(half))
-        return _clamped(limit, q)
-    q = tuple(float(c) for c in quat.random_unit(1, rng)[0])
-    return q if limit is None else _clamped(limit, q)
-
-
-def _per_sweep_limit(limit):
-    """The limit used inside the sweeps: a SIMPLE twin of a smooth-shape OPTIMAL ``JointLimit``
-    (ELLIPSE, SUPERELLIPSE: numeric geodesic correction), else the limit itself."""
-    if (isinstance(limit, JointLimit) and limit.correction == "OPTIMAL"
-            and limit.shape in ("ELLIPSE", "SUPERELLIPSE")):
-        twin = copy.copy(limit)
-        twin.correction = "SIMPLE"
-        return twin
-    return limit
-
-
-def _hinge_clamp1(limit, q):
-    """``HingeLimit.clamp`` of one tuple quaternion on Python floats (same formulas: the angle
-    ``2 atan2(q . axis, q_w)`` of the nearest rotation about the axis, moved to the nearer end
-    of the range on the circle; ``q`` itself when it is on the axis within the range)."""
-    ax, ay, az = (float(c) for c in limit.axis)
-    w, x, y, z = q
-    k = x * ax + y * ay + z * az
-    off = math.sqrt((x - k * ax) ** 2 + (y - k * ay) ** 2 + (z - k * az) ** 2)  # sin of half the off-axis angle
-    theta = 2.0 * math.atan2(k, w)
-    theta = math.pi - (math.pi - theta) % TAU  # (-pi, pi]
-    lo, hi = limit.angle
-    width = hi - lo
-    d = (theta - lo) % TAU
-    inside = width >= TAU - _HINGE_TOL or d <= width + _HINGE_TOL or d >= TAU - _HINGE_TOL
-    if inside and 2.0 * math.asin(min(off, 1.0)) <= _HINGE_TOL:
-        return q
-    if width >= TAU or d <= width:
-        angle = lo + d
-    else:
-        angle = hi if d - width <= TAU - d else lo
-    c, sn = math.cos(0.5 * angle), math.sin(0.5 * angle)
-    out = (c, ax * sn, ay * sn, az * sn)
-    if c * w + out[1] * x + out[2] * y + out[3] * z < 0.0:
-        return (-out[0], -out[1], -out[2], -out[3])
-    return out
-
-
-def _clamped(limit, q):
-    """``limit.clamp`` on one tuple quaternion, validated and renormalised (a ``JointLimit`` that
-    already holds ``q`` is checked on Python floats and ``q`` returned as it is; a
-    ``HingeLimit`` is clamped on Python floats)."""
-    if isinstance(limit, JointLimit) and contains1(limit, q):
-        return q
-    if type(limit) is HingeLimit:
-        return _hinge_clamp1(limit, q)
-    out = np.asarray(limit.clamp(np.array(q)), dtype=np.float64)
-    if out.shape != (4,):
-        raise ValueError(f"{type(limit).__name__}.clamp must return shape (4,) for one quaternion, got {out.shape}")
-    w, x, y, z = out.tolist()
-    norm = math.sqrt(w * w + x * x + y * y + z * z)
-    if not (norm > _EPS and math.isfinite(norm)):
-        raise ValueError(f"{type(limit).__name__}.clamp returned a non-finite or zero quaternion")
-    return (w / norm, x / norm, y / norm, z / norm)
 
 
 def rotation_share(chain, targets, local_quats=None, joint=-1, **solve_kwargs):

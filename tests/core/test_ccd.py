@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from jointlimit_addon.core import ccd, projection, quat
+from jointlimit_addon.core import ccd, ccd_steps, projection, quat
 from jointlimit_addon.core.euler_limits import HingeLimit
 from jointlimit_addon.core.limits import JointLimit
 
@@ -436,7 +436,7 @@ def test_smooth_optimal_limits_reach_limit_respecting_targets(shape, n):
     points[:, 1] = np.arange(n + 1) * 0.1
     chain = ccd.Chain.from_points(points)
     lim = JointLimit(shape, swing_x=(-0.5, 0.6), swing_z=(-0.3, 0.3), twist=(-0.3, 0.3), exponent=(3.0, 3.0))
-    twin = ccd._per_sweep_limit(lim)
+    twin = ccd_steps._per_sweep_limit(lim)
     assert twin.correction == "SIMPLE" and twin.region is lim.region and lim.correction == "OPTIMAL"
     hits, count = 0, 60
     for _ in range(count):
@@ -537,7 +537,7 @@ def test_turn_to_twist_solves_for_the_twist():
         q = tuple(quat.random_unit(1, rng)[0])
         a = tuple(quat.normalize(rng.normal(size=3)))
         psi = rng.uniform(-3.0, 3.0)
-        h = ccd._turn_to_twist(q, a, psi)
+        h = ccd_steps._turn_to_twist(q, a, psi)
         turned = quat.mul(np.array([math.cos(h), *(math.sin(h) * np.array(a))]), np.array(q))
         assert abs(float(projection.wrap_angle(_twist(turned) - psi))) < 1e-9
         assert -0.5 * math.pi < h <= 0.5 * math.pi
@@ -550,7 +550,7 @@ def test_hinge_clamp_on_floats_equals_the_hinge_limit():
         limit = HingeLimit((lo, hi), axis="X" if k % 3 == 0 else rng.normal(size=3))
         q = quat.from_axis_angle(limit.axis, rng.uniform(-4, 4)) if k % 2 else quat.random_unit(1, rng)[0]
         q = q if rng.uniform() < 0.5 else -q
-        np.testing.assert_allclose(ccd._hinge_clamp1(limit, tuple(q)), limit.clamp(q), atol=1e-12)
+        np.testing.assert_allclose(ccd_steps._hinge_clamp1(limit, tuple(q)), limit.clamp(q), atol=1e-12)
 
 
 def human_arm():
