@@ -12,6 +12,7 @@ from jointlimit_addon.core import projection, quat
 from jointlimit_addon.core.limits import JointLimit
 from jointlimit_addon.core.regions_axes import EllipseAxesRegion, OvalAxesRegion, SuperellipseAxesRegion
 from jointlimit_addon.core.regions_smooth import EllipseRegion, SuperellipseRegion
+from region_checks import assert_optimal_properties, dense_nearest, geodesic, plane_excess
 
 POLE = np.array([0.0, -1.0, 0.0])
 SETTINGS = dict(max_examples=30, deadline=None)
@@ -26,11 +27,6 @@ def half_tan(deg):
 def unit(v):
     v = np.asarray(v, dtype=np.float64)
     return v / np.linalg.norm(v, axis=-1, keepdims=True)
-
-
-def geodesic(a, b):
-    """Angle between unit vectors, exact for tiny angles."""
-    return 2.0 * np.arctan2(np.linalg.norm(a - b, axis=-1), np.linalg.norm(a + b, axis=-1))
 
 
 def make(shape, s0, s1, t0, t1, m=4.0, n=4.0):
@@ -72,18 +68,6 @@ def sphere_points(draw, region):
     beyond = np.array([(1.05 * s0, 0.0), (1.05 * s1, 0.0), (0.0, 1.05 * t0), (0.0, 1.05 * t1)])
     pts.append(projection.plane_to_sphere(beyond[:, 0], beyond[:, 1]))
     return np.concatenate(pts, axis=0)
-
-
-def dense_nearest(region, P, n=16384):
-    """Brute force: geodesic distance to the nearest of a dense sampling of the outline."""
-    B = region.boundary_points_sphere(n)
-    return geodesic(P, B[np.argmax(P @ B.T, axis=1)])
-
-
-def plane_excess(region, P):
-    s, t = projection.sphere_to_plane(P)
-    sm, tm = region.clamp_simple(s, t)
-    return np.hypot(s - sm, t - tm)
 
 
 # --- the shape -----------------------------------------------------------------------------------
@@ -194,23 +178,8 @@ def test_ranges_must_contain_zero_with_a_clear_error(shape, bad, axis):
 @settings(**SETTINGS)
 @given(st.data(), regions())
 def test_optimal_properties(data, region):
-    """Finite, unit, inside (1e-9 on the plane), inside points unchanged, idempotent, and no
-    farther from the input on the sphere than a brute-force nearest boundary point."""
-    P = data.draw(sphere_points(region))
-    out = region.clamp_optimal(P)
-    assert np.all(np.isfinite(out))
-    assert np.allclose(np.linalg.norm(out, axis=1), 1.0, atol=1e-12)
-    assert np.all(region.contains_sphere(out))
-    assert plane_excess(region, out).max() <= 1e-9
-    inside = region.contains_sphere(P)
-    assert np.array_equal(out[inside], P[inside])
-    assert np.abs(region.clamp_optimal(out) - out).max() <= 1e-12
-    d_opt = geodesic(P, out)
-    assert np.all(d_opt <= dense_nearest(region, P) + 1e-9)
-    s, t = projection.sphere_to_plane(P)
-    ok = np.isfinite(s)
-    sm, tm = region.clamp_simple(s[ok], t[ok])
-    assert np.all(d_opt[ok] <= geodesic(P[ok], projection.plane_to_sphere(sm, tm)) + 1e-12)
+    """See ``assert_optimal_properties`` (16384 outline samples)."""
+    assert_optimal_properties(region, data.draw(sphere_points(region)), dense=16384)
 
 
 @settings(**SETTINGS)
@@ -385,7 +354,7 @@ def test_joint_limit_properties_with_the_axes_fit(rng_pair, shape, correction, m
         P = quat.rotate(q, np.array([0.0, 1.0, 0.0]))
         swing = quat.rotate(out, np.array([0.0, 1.0, 0.0]))
         outside = ~limit.region.contains_sphere(P)
-        d_ref = dense_nearest(limit.region, P[outside])
+        d_ref = dense_nearest(limit.region, P[outside], 16384)
         assert np.all(geodesic(P[outside], swing[outside]) <= d_ref + 1e-9)
 
 

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from jointlimit_addon.core import projection
 from jointlimit_addon.core.regions_smooth import EllipseRegion, SuperellipseRegion
+from region_checks import assert_optimal_properties, dense_nearest, geodesic
 
 POLE = np.array([0.0, -1.0, 0.0])
 SETTINGS = dict(max_examples=40, deadline=None)
@@ -58,49 +59,13 @@ def sphere_points(draw, region):
     return np.concatenate(pts, axis=0)
 
 
-def geodesic(a, b):
-    """Angle between unit vectors, exact for tiny angles."""
-    return 2.0 * np.arctan2(np.linalg.norm(a - b, axis=-1), np.linalg.norm(a + b, axis=-1))
-
-
-def plane_excess(region, P):
-    """Upper bound of the plane distance of points from the region (0 inside): the distance to
-    the simple correction, which lies on the outline."""
-    s, t = projection.sphere_to_plane(P)
-    sm, tm = region.clamp_simple(s, t)
-    return np.hypot(s - sm, t - tm)
-
-
-def dense_nearest(region, P, n=8192):
-    """Geodesic distance from each point to the nearest of a dense sampling of the outline
-    (picked by the largest dot product, measured exactly)."""
-    B = region.boundary_points_sphere(n)
-    return geodesic(P, B[np.argmax(P @ B.T, axis=1)])
-
-
 # --- OPTIMAL ---------------------------------------------------------------------------------
 
 @settings(**SETTINGS)
 @given(st.data(), regions())
 def test_optimal_properties(data, region):
-    """Inside (within 1e-9 on the plane), inside points unchanged, idempotent, never NaN, no
-    farther than any of a dense outline sampling, no farther than SIMPLE [000 §4.1]."""
-    P = data.draw(sphere_points(region))
-    out = region.clamp_optimal(P)
-    assert np.all(np.isfinite(out))
-    assert np.allclose(np.linalg.norm(out, axis=1), 1.0, atol=1e-12)
-    assert np.all(region.contains_sphere(out))
-    assert plane_excess(region, out).max() <= 1e-9
-    inside = region.contains_sphere(P)
-    assert np.array_equal(out[inside], P[inside])
-    assert np.abs(region.clamp_optimal(out) - out).max() <= 1e-12
-    d_opt = geodesic(P, out)
-    assert np.all(d_opt <= dense_nearest(region, P) + 1e-9)
-    s, t = projection.sphere_to_plane(P)
-    ok = np.isfinite(s)
-    sm, tm = region.clamp_simple(s[ok], t[ok])
-    d_simple = geodesic(P[ok], projection.plane_to_sphere(sm, tm))
-    assert np.all(d_opt[ok] <= d_simple + 1e-12)
+    """See ``assert_optimal_properties`` (8192 outline samples)."""
+    assert_optimal_properties(region, data.draw(sphere_points(region)), dense=8192)
 
 
 HARD_CASES = [
