@@ -74,6 +74,20 @@ def limited_rig(n_extra_free=3):
     return obj
 
 
+def live_hinge_bone(scene, degrees):
+    """The first bone of ``limited_rig`` made a Hinge and turned ``degrees`` about X, with live
+    limits on, after one update."""
+    import bpy
+
+    pb = limited_rig().pose.bones[0]
+    scene.jointlimit.live = True
+    configure(pb.jointlimit, "HINGE", None, None)
+    pb.rotation_mode = "XYZ"
+    pb.rotation_euler = (D(degrees), 0.0, 0.0)
+    bpy.context.view_layer.update()
+    return pb
+
+
 def random_pose(obj, seed):
     """Random stored values in every channel (Euler angles past ±180°, so the continuity of the
     written angles matters), some bones left at rest, one zero quaternion (not a rotation)."""
@@ -228,13 +242,7 @@ def test_array_path_follows_a_bone_count_change(scene, mods):
 def test_live_limits_follow_setting_changes(scene, mods):
     import bpy
 
-    obj = limited_rig()
-    scene.jointlimit.live = True
-    pb = obj.pose.bones[0]
-    configure(pb.jointlimit, "HINGE", None, None)
-    pb.rotation_mode = "XYZ"
-    pb.rotation_euler = (D(170), 0.0, 0.0)
-    bpy.context.view_layer.update()
+    pb = live_hinge_bone(scene, 170)
     assert math.degrees(pb.rotation_euler[0]) == pytest.approx(140, abs=1e-3)
     # a narrower range: the update callback regroups, the next update clamps to the new range
     pb.jointlimit.hinge_max = D(90)
@@ -292,13 +300,7 @@ def test_live_limits_follow_bones_added_in_edit_mode(scene, mods, few_limited):
 def test_undo_of_a_setting_regroups(scene, mods):
     import bpy
 
-    obj = limited_rig()
-    scene.jointlimit.live = True
-    pb = obj.pose.bones[0]
-    configure(pb.jointlimit, "HINGE", None, None)
-    pb.rotation_mode = "XYZ"
-    pb.rotation_euler = (D(100), 0.0, 0.0)
-    bpy.context.view_layer.update()
+    pb = live_hinge_bone(scene, 100)
     bpy.ops.ed.undo_push(message="before")
     pb.jointlimit.hinge_max = D(60)
     bpy.context.view_layer.update()
