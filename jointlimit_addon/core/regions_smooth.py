@@ -180,13 +180,13 @@ class _SmoothRegion(PlaneRegion):
                 bound[k % n] = bound[(k - 1) % n] = np.inf
         self._Ch = C * self._h
         self._Jh2 = J * self._h * self._h
-        # f at the nodes is P @ _Bx (last column repeats the first); f' at the start and the
-        # end of each interval (one-sided where the parametrisation has a kink) is P @ _Gx.
+        # f at the nodes is P @ _Bx (last column repeats the first); f' and f'' at the start and
+        # the end of interval k (one-sided where the parametrisation has a kink) are P dotted
+        # with row k of each of _GH_T = (G0, G1, H0, H1) transposed.
         start = np.nextafter(tau, np.inf)
         end = np.nextafter(np.append(tau[1:], tau[0] + self.PERIOD), -np.inf)
         (G0, H0), (G1, H1) = self._slope_rows(start), self._slope_rows(end)
         self._Bx = np.concatenate((Bn.T, Bn[:1].T), axis=1)
-        self._Gx = np.concatenate((G0, G1), axis=1)
         self._GH_T = tuple(np.ascontiguousarray(z.T) for z in (G0, G1, H0, H1))
         # one-point search, (P, 1) @ _BGx1: six columns per interval (f at both ends, f' and
         # f'' at the start and the end), then f + E'_j at each node j, where E'_j bounds both
