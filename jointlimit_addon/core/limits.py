@@ -198,6 +198,17 @@ class JointLimit:
         nearer_lo = (lo - psi) % TWO_PI < (psi - hi) % TWO_PI
         return ops.where(inside, psi, ops.where(nearer_lo, lo, hi))
 
+    def _twist_clamp1(self, psi):
+        """Scalar ``_twist_clamp``."""
+        if self.fix_twist:
+            return psi * 0.0
+        if self.twist is None:
+            return psi
+        lo, hi = self.twist
+        if lo <= psi <= hi:
+            return psi
+        return lo if (lo - psi) % TWO_PI < (psi - hi) % TWO_PI else hi
+
     # --- swing ------------------------------------------------------------------------------
 
     def _optimal(self, px, py, pz):
@@ -225,7 +236,7 @@ class JointLimit:
         """Rotations ``(..., 4)`` corrected into the limit [000 §4-6]; a single quaternion
         ``(4,)``, and each row of a small batch, takes a pure-Python fast path with the same
         formulas (it agrees with the vectorised path to round-off)."""
-        if _is_single(q):
+        if q.shape == (4,) if q.__class__ is np.ndarray else _is_single(q):
             return self._clamp1(q)
         q = quat.as_unit_quats(q)
         flat = q.reshape(-1, 4)
@@ -285,7 +296,7 @@ class JointLimit:
                 s, t = self.region.clamp_simple1(s, t)
             else:
                 s, t = self.region.nearest_boundary_st1(px, py, pz)
-        qw, qx, qy, qz = _compose(s, t, self._twist_clamp(psi, MATH), MATH)
+        qw, qx, qy, qz = _compose(s, t, self._twist_clamp1(psi), MATH)
         if qw * w + qx * x + qy * y + qz * z < 0.0:
             return -qw, -qx, -qy, -qz
         return qw, qx, qy, qz

@@ -99,7 +99,8 @@ class _AxesFit:
         return self._st(*super()._scale(*self._uv(s, t)))
 
     def _level1(self, s, t):
-        return super()._level1(*self._uv1(s, t))
+        a_p, a_m, b_p, b_m = self._half     # _uv1, inline: this runs for every rotation
+        return self._unit_level1(s / (a_p if s >= 0.0 else a_m), t / (b_p if t >= 0.0 else b_m))
 
     def _scale1(self, s, t):
         return self._st1(*super()._scale1(*self._uv1(s, t)))
@@ -121,6 +122,8 @@ class EllipseAxesRegion(_AxesFit, EllipseRegion):
     _K = 0.5 * math.pi      # d phi / d tau
     # (u, v) = (R0 c + R1 s, R2 c + R3 s) with (c, s) = (cos phi, sin phi), per quadrant
     _ROT = np.array([[1.0, 0.0, 0.0, 1.0], [0.0, -1.0, 1.0, 0.0], [-1.0, 0.0, 0.0, -1.0], [0.0, 1.0, -1.0, 0.0]])
+
+    _unit_level1 = EllipseRegion._level1
 
     def __init__(self, s0, s1, t0, t1):
         super().__init__(s0, s1, t0, t1)
@@ -164,6 +167,8 @@ class SuperellipseAxesRegion(_AxesFit, SuperellipseRegion):
     """Four quarter-superellipses ``|s / a±|^m + |t / b±|^n <= 1`` about the origin (see the
     module docstring); the outline is the INSCRIBED one's (two graphs per quadrant) with each
     quadrant scaled by its own half-axes."""
+
+    _unit_level1 = SuperellipseRegion._level1
 
     def __init__(self, s0, s1, t0, t1, m, n):
         super().__init__(s0, s1, t0, t1, m, n)

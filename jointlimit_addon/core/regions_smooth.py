@@ -483,16 +483,9 @@ class _SmoothRegion(PlaneRegion):
         return _sphere1(*self.nearest_boundary_st1(px, py, pz))
 
     def nearest_boundary_st1(self, px, py, pz):
-        """``nearest_boundary1`` as ``(s, t)`` on the plane."""
-        st = self._nearest_st1(px, py, pz)
-        if st is None:
-            tau = float(self._nearest_tau(np.array([[px, py, pz]], dtype=np.float64))[0])
-            st = self._outline1(tau)[:2]
-        return st
-
-    def _nearest_st1(self, px, py, pz):
-        """``_nearest_tau`` for one point, as the outline point ``(s, t)``, or ``None`` when the
-        branch and bound runs past ``MAX_EVALS1`` evaluations (the vectorised search decides).
+        """``nearest_boundary1`` as ``(s, t)`` on the plane: ``_nearest_tau`` for one point, in
+        pure Python, unless its branch and bound runs past ``MAX_EVALS1`` evaluations (then the
+        vectorised search decides).
 
         Intervals carry ``f''`` at their ends too (``nan`` where unknown), so that an interval
         that the bounds of ``_no_max`` cannot clear may still be cleared by ``_monotone1``
@@ -501,12 +494,12 @@ class _SmoothRegion(PlaneRegion):
         """
         taus, hs, static, nodes, node_st = self._tables1
         n6 = 6 * len(taus)
-        FG = np.dot((px, py, pz, 1.0), self._BGx1)
+        FG = np.matmul((px, py, pz, 1.0), self._BGx1)
         k0 = int(FG[:n6:6].argmax())
         bx, by, bz = nodes[k0]
         c0 = (px - bx) ** 2 + (py - by) ** 2 + (pz - bz) ** 2
         f0 = 1.0 - 0.5 * c0
-        best = [c0, f0 + self._ftol1(c0), node_st[k0]]     # chord², f to beat, (s, t)
+        best = [c0, f0 + self.F_TOL * min(1.0, c0 / self.CHORD2_REF), node_st[k0]]   # chord², f to beat, (s, t)
         near = (FG[n6:] > f0).tobytes()     # one byte per node: 1 where it may be nearer
         j0, j1 = near.find(1), near.rfind(1)
         if j0 < 0:      # none but for round-off: k0
@@ -514,19 +507,16 @@ class _SmoothRegion(PlaneRegion):
             near = bytes(k0) + b"\x01"
         if j0 and j1 - j0 < near.count(1):      # one run of nodes (the usual case): one slice
             ks = range(j0 - 1, j1 + 1)
-            values = FG[6 * j0 - 6:6 * j1 + 6].tolist()
+            values, first = FG[6 * j0 - 6:6 * j1 + 6].tolist(), j0 - 1
         else:
             near = [j for j in range(j0, j1 + 1) if near[j]]
             ks = {(j or len(taus)) - 1 for j in near}       # node j bounds intervals j - 1 and j
             ks.update(near)
-            values = None
+            values, first = FG[:n6].tolist(), 0
         P, work, brackets = (px, py, pz), [], []
         for k in ks:
-            if values is None:
-                fa, fb, ga, gb, ha, hb = FG[6 * k:6 * k + 6].tolist()
-            else:
-                i = 6 * (k - j0 + 1)
-                fa, fb, ga, gb, ha, hb = values[i:i + 6]
+            i = 6 * (k - first)
+            fa, fb, ga, gb, ha, hb = values[i:i + 6]
             E, Ch, Jh2, w_min = static[k]
             u = (fa if fa > fb else fb) + E
             if u <= f0:
@@ -553,7 +543,8 @@ class _SmoothRegion(PlaneRegion):
             elif w > w_min and not _no_max1(ga, gb, ha, hb, Ch, Jh2, w):
                 evals += 1
                 if evals > self.MAX_EVALS1:
-                    return None
+                    tau = float(self._nearest_tau(np.array([P], dtype=np.float64))[0])
+                    return self._outline1(tau)[:2]
                 self._bisect1(P, work, iv)
         return best[2]
 
@@ -580,11 +571,13 @@ class _SmoothRegion(PlaneRegion):
         _, lo, w, fa, fb, ga, gb, ha, hb, E, Ch, Jh2, w_min = iv
         px, py, pz = P
         tau, x_e, ddf, s, t = self._refine1(px, py, pz, lo, w, fa, fb, ga, gb, ha, hb)
-        bx, by, bz = _sphere1(s, t)
-        c = (px - bx) ** 2 + (py - by) ** 2 + (pz - bz) ** 2
+        r2 = s * s + t * t      # _sphere1(s, t), inline
+        d = r2 + 1.0
+        bx, by, bz = -2.0 * s / d, (1.0 - r2) / d, 2.0 * t / d
+        c = (px - bx) * (px - bx) + (py - by) * (py - by) + (pz - bz) * (pz - bz)
         f = 1.0 - 0.5 * c
         if c < best[0]:
-            best[:] = c, f + self._ftol1(c), (s, t)
+            best[:] = c, f + self.F_TOL * min(1.0, c / self.CHORD2_REF), (s, t)
         a = min(max((tau - lo) / w, 0.0), 1.0) if w > 0.0 else 0.0
         b = 1.0 - a
         # f'' at tau, from the one at the last Newton point (|f'''| <= J); a piece narrower
@@ -612,9 +605,6 @@ class _SmoothRegion(PlaneRegion):
         g = (pz * dt - px * ds) * D - N * D1
         g1 = (pz * ddt - px * dds) * D - 2.0 * N * (ds * ds + dt * dt + s * dds + t * ddt)
         return 2.0 * N / D - py, 2.0 * g / (D * D), 2.0 * (g1 * D - 2.0 * g * D1) / (D * D * D)
-
-    def _ftol1(self, best_c):
-        return self.F_TOL * min(1.0, best_c / self.CHORD2_REF)
 
     def _refine1(self, px, py, pz, lo, w, fa, fb, ga, gb, ha, hb):
         """Scalar ``_refine``: safeguarded Newton on ``g = N'D - N D'`` in ``[lo, lo + w]``,
@@ -692,7 +682,13 @@ def _monotone1(ga, gb, ha, hb, J, w):
     its ends and ``|f'''| <= J``? Taylor bounds from each end cover the whole interval."""
     if ga + gb < 0.0:
         ga, gb, ha, hb = -ga, -gb, -ha, -hb
-    return _positive_reach1(ga, ha, J) + _positive_reach1(gb, -hb, J) > w
+    if not (0.0 < J < math.inf and -math.inf < ha < math.inf and -math.inf < hb < math.inf):
+        return _positive_reach1(ga, ha, J) + _positive_reach1(gb, -hb, J) > w
+    da, db = math.sqrt(ha * ha + 2.0 * J * ga), math.sqrt(hb * hb + 2.0 * J * gb)
+    # _positive_reach1 from each end, inline (this runs for most intervals)
+    reach_a = (ha + da) / J if ha >= 0.0 else 2.0 * ga / (da - ha)
+    reach_b = (db - hb) / J if hb <= 0.0 else 2.0 * gb / (db + hb)
+    return reach_a + reach_b > w
 
 
 def _positive_reach1(g, h, J):
