@@ -494,7 +494,7 @@ class _SmoothRegion(PlaneRegion):
         """
         taus, hs, static, nodes, node_st = self._tables1
         n6 = 6 * len(taus)
-        FG = np.matmul((px, py, pz, 1.0), self._BGx1)
+        FG = np.dot((px, py, pz, 1.0), self._BGx1)
         k0 = int(FG[:n6:6].argmax())
         bx, by, bz = nodes[k0]
         c0 = (px - bx) ** 2 + (py - by) ** 2 + (pz - bz) ** 2
