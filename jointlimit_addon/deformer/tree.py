@@ -29,11 +29,13 @@ Armature modifier leaves it). On the helper the tree rebuilds, per bone:
   evaluated. Each group of per-bone values (``M``; ``R``, ``sigma``, ``shift`` and the stretch
   checks; ``S``) is computed once per update by its own Capture Attribute, which the vertices
   then sample; a path evaluates only the groups it uses (LBS just ``M``, the rigid path just
-  the second group).
+  the second group). The per-pair rotation vector is captured after ``R``, from the captured
+  ``R``: a Field at Index of an uncaptured field evaluates its whole chain again.
 
 Per vertex it samples those per-bone values at ``jl_def_i0`` / ``jl_def_i1`` (4 x bone index)
-and evaluates one branch per mode, picked by an Index Switch on the single-value ``Mode`` input
-(0 LBS, 1 SBS, 2 SDEF, 3 BEZIER; clamped), so only the chosen branch is computed:
+and evaluates LBS or one skinning field shared by SBS, SDEF and Bezier (their inputs ``wa``,
+``a``, ``wx``, ``x`` and the rest centre picked by single-value Switches on the ``Mode`` input:
+0 LBS, 1 SBS, 2 SDEF, 3 BEZIER; clamped), so only the chosen mode is computed:
 
 * LBS: ``t M0 v + u M1 v`` [002 eq.3];
 * SBS / SDEF: ``t M0 (C + k u dr) + u M1 (C - k t dr) + Q (t S0 + u S1) (v - C)`` with
@@ -44,6 +46,9 @@ and evaluates one branch per mode, picked by an Index Switch on the single-value
   ``A0 = (t r''_0 + 2u b) / (1 + u)``: the centre is a two-point blend like SDEF's, and the
   static ``A0``, ``u²`` and the offset ``v - rest centre`` are stored per vertex;
 
+all of the form ``wa M0 a + wx M1 x + Q (t S0 + u S1) d``; with no scaled bone (the usual case)
+it is evaluated as ``R0 (wa a + Rot(n, u phi) d) + wa shift0 + wx (R1 x + shift1)`` (three
+rotations of vectors, no quaternion product per vertex);
 with ``Q = slerp(R0, R1, u) = R0 Rot(n, u phi)`` [002 eq.6], ``u = 1 - t``, where the axis ``n``
 and angle ``phi`` (shorter arc) of ``R0^-1 R1`` are computed once per bone pair on the helper's
 pair points and sampled at ``jl_def_pair`` as one rotation vector ``phi n`` (the Mix node's
