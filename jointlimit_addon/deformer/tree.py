@@ -29,11 +29,13 @@ Armature modifier leaves it). On the helper the tree rebuilds, per bone:
   evaluated. Each group of per-bone values (``M``; ``R``, ``sigma``, ``shift`` and the stretch
   checks; ``S``) is computed once per update by its own Capture Attribute, which the vertices
   then sample; a path evaluates only the groups it uses (LBS just ``M``, the rigid path just
-  the second group).
+  the second group). The per-pair rotation vector is captured after ``R``, from the captured
+  ``R``: a Field at Index of an uncaptured field evaluates its whole chain again.
 
 Per vertex it samples those per-bone values at ``jl_def_i0`` / ``jl_def_i1`` (4 x bone index)
-and evaluates one branch per mode, picked by an Index Switch on the single-value ``Mode`` input
-(0 LBS, 1 SBS, 2 SDEF, 3 BEZIER; clamped), so only the chosen branch is computed:
+and evaluates LBS or one skinning field shared by SBS, SDEF and Bezier (their inputs ``wa``,
+``a``, ``wx``, ``x`` and the rest centre picked by single-value Switches on the ``Mode`` input:
+0 LBS, 1 SBS, 2 SDEF, 3 BEZIER; clamped), so only the chosen mode is computed:
 
 * LBS: ``t M0 v + u M1 v`` [002 eq.3];
 * SBS / SDEF: ``t M0 (C + k u dr) + u M1 (C - k t dr) + Q (t S0 + u S1) (v - C)`` with
@@ -44,6 +46,9 @@ and evaluates one branch per mode, picked by an Index Switch on the single-value
   ``A0 = (t r''_0 + 2u b) / (1 + u)``: the centre is a two-point blend like SDEF's, and the
   static ``A0``, ``u²`` and the offset ``v - rest centre`` are stored per vertex;
 
+all of the form ``wa M0 a + wx M1 x + Q (t S0 + u S1) d``; with no scaled bone (the usual case)
+it is evaluated as ``R0 (wa a + Rot(n, u phi) d) + wa shift0 + wx (R1 x + shift1)`` (three
+rotations of vectors, no quaternion product per vertex);
 with ``Q = slerp(R0, R1, u) = R0 Rot(n, u phi)`` [002 eq.6], ``u = 1 - t``, where the axis ``n``
 and angle ``phi`` (shorter arc) of ``R0^-1 R1`` are computed once per bone pair on the helper's
 pair points and sampled at ``jl_def_pair`` as one rotation vector ``phi n`` (the Mix node's
@@ -64,8 +69,11 @@ import bpy
 
 TREE_NAME = "JointLimit Two-Bone Deformer"
 TREE_TAG = "jointlimit_deformer"  # ID property on the node group: its layout version
-TREE_VERSION = 7  # 6: per-pair slerp angles on the helper, LBS passes through, mirrored bones;
-#                   7: the pair's angle and axis as one rotation vector (one sample per vertex)
+TREE_VERSION = 8  # 6: per-pair slerp angles on the helper, LBS passes through, mirrored bones;
+#                   7: the pair's angle and axis as one rotation vector (one sample per vertex);
+#                   8: the pair's rotation vector from the captured R (no second evaluation of R),
+#                      R0 (wa a + Rot(n, u phi) d) + ... (no quaternion product per vertex), one
+#                      skinning field for SBS, SDEF and Bezier (their inputs switched)
 
 MODE_INPUT, BLEND_INPUT, FRAMES_INPUT = "Mode", "Blend", "Bone Frames"
 MODE_VALUES = {"LBS": 0, "SBS": 1, "SDEF": 2, "BEZIER": 3}
@@ -204,10 +212,12 @@ def _per_bone(b, helper):
     s = b.out(b.node("FunctionNodeMatrixMultiply", [r_inv_m, m]))
     got_m, (m,) = _capture(b, helper, (("M", "MATRIX", m),))
     got_s, (s,) = _capture(b, helper, (("S", "MATRIX", s),))
-    got_r, (r, sigma, shift, checks, w) = _capture(
+    got_r, (r, sigma, shift, checks) = _capture(
         b, helper, (("R", "ROTATION", r), ("sigma", "FLOAT", sigma), ("shift", "VECTOR", shift),
-                    ("checks", "VECTOR", _stretch_checks(b, axes, rot_pose, sigma)),
-                    ("w", "VECTOR", _pair_slerp(b, r))))
+                    ("checks", "VECTOR", _stretch_checks(b, axes, rot_pose, sigma))))
+    # from the captured R: the pair's two Field at Index nodes then read an attribute instead of
+    # evaluating the whole chain of R again (with its own three Field at Index nodes) each
+    got_r, (w,) = _capture(b, got_r, (("w", "VECTOR", _pair_slerp(b, r)),))
     stats = b.node("GeometryNodeAttributeStatistic", {"Geometry": got_r, "Selection": b.attr(ATTR_BONE_FIRST, "BOOLEAN"),
                                                       "Attribute": checks},
                    data_type="FLOAT_VECTOR", domain="POINT")
@@ -277,19 +287,18 @@ def build(ng):
 
     mode = b.math("MINIMUM", b.math("MAXIMUM", b.out(gin, MODE_INPUT), 0.0), 3.0)  # out of range: clamped
     k = b.math("SUBTRACT", 1.0, b.out(gin, BLEND_INPUT))  # SDEF's 1 - s (single value)
-    is_sbs = b.out(b.node("FunctionNodeCompare", {"A": mode, "B": MODE_VALUES["SBS"]}, data_type="INT",
-                          operation="EQUAL"))
+    is_sbs, is_bezier = (b.out(b.node("FunctionNodeCompare", {"A": mode, "B": MODE_VALUES[name]}, data_type="INT",
+                                      operation="EQUAL")) for name in ("SBS", "BEZIER"))
     k = b.out(b.node("GeometryNodeSwitch", {"Switch": is_sbs, "False": k, "True": 0.0}, input_type="FLOAT"))
 
     # Per-vertex data (static products stored by the add operator).
     pre = b.node("GeometryNodeInputNamedAttribute", {"Name": ATTR_PRE}, data_type="FLOAT_VECTOR")
     v = b.out(pre, "Attribute")  # morphed rest vertex: the Armature modifier's input
     c = b.attr(ATTR_C, "FLOAT_VECTOR")
-    udr, tdr = b.attr(ATTR_UDR, "FLOAT_VECTOR"), b.attr(ATTR_TDR, "FLOAT_VECTOR")
     t, u = b.attr(ATTR_T, "FLOAT"), b.attr(ATTR_U, "FLOAT")
     i0, i1 = b.attr(ATTR_I0, "INT"), b.attr(ATTR_I1, "INT")
     m0, m1 = b.sample(geo_m, m_f, i0, "FLOAT4X4"), b.sample(geo_m, m_f, i1, "FLOAT4X4")
-    q0, q1 = b.sample(geo_r, r_f, i0, "QUATERNION"), b.sample(geo_r, r_f, i1, "QUATERNION")
+    pair = b.attr(ATTR_PAIR, "INT")
 
     def point(mat, p):
         return b.out(b.node("FunctionNodeTransformPoint", {"Vector": p, "Transform": mat}))
@@ -300,55 +309,61 @@ def build(ng):
     def rotate(p, q):
         return b.out(b.node("FunctionNodeRotateVector", {"Vector": p, "Rotation": q}))
 
-    def rotated(a, wa, x, wx, d):
-        """``wa M0 a + wx M1 x + slerp(R0, R1, u) (t S0 + u S1) d`` [002 eq.6, 8]. Three paths
-        (single-value switches): no bone scaled, ``M p = R p + shift``; uniform scales,
-        ``M p = sigma R p + shift`` and ``S = sigma I``; otherwise matrices per vertex."""
-        w = b.sample(geo_r, w_f, b.attr(ATTR_PAIR, "INT"), "FLOAT_VECTOR")
+    def turn(d, w):
+        """``Rot(n, u phi) d`` for the pair's rotation vector ``w = phi n`` [002 eq.6]."""
         turn = b.node("FunctionNodeAxisAngleToRotation",
                       {"Axis": w, "Angle": b.math("MULTIPLY", b.vmath("LENGTH", w), u)})
-        q = b.out(b.node("FunctionNodeRotateRotation", {"Rotation": b.out(turn), "Rotate By": q0},
-                         rotation_space="GLOBAL"))  # slerp(R0, R1, u) = R0 (R0^-1 R1)^u
-        def centre_plus(c0, c1, offset):
-            return b.vmath("MULTIPLY_ADD", c1, wx, b.vmath("MULTIPLY_ADD", c0, wa, offset))
+        return rotate(d, b.out(turn))
 
-        shift0, shift1 = b.sample(geo_r, shift_f, i0, "FLOAT_VECTOR"), b.sample(geo_r, shift_f, i1, "FLOAT_VECTOR")
-        turned_a, turned_x = rotate(a, q0), rotate(x, q1)   # shared by the rigid and uniform paths
-        rigid = centre_plus(b.vmath("ADD", turned_a, shift0), b.vmath("ADD", turned_x, shift1), rotate(d, q))
-        sigma0, sigma1 = b.sample(geo_r, sigma_f, i0, "FLOAT"), b.sample(geo_r, sigma_f, i1, "FLOAT")
-        sigma = b.math("MULTIPLY_ADD", sigma1, u, b.math("MULTIPLY", sigma0, t))
-        scaled = centre_plus(b.vmath("MULTIPLY_ADD", turned_a, sigma0, shift0),
-                             b.vmath("MULTIPLY_ADD", turned_x, sigma1, shift1),
-                             rotate(b.vmath("SCALE", d, scale=sigma), q))
-        s0, s1 = b.sample(geo_s, s_f, i0, "FLOAT4X4"), b.sample(geo_s, s_f, i1, "FLOAT4X4")
-        d0 = b.out(b.node("FunctionNodeTransformDirection", {"Direction": d, "Transform": s0}))
-        d1 = b.out(b.node("FunctionNodeTransformDirection", {"Direction": d, "Transform": s1}))
-        general = centre_plus(point(m0, a), point(m1, x), rotate(blend(d0, t, d1, u), q))
-        general = b.out(b.node("GeometryNodeSwitch", {"Switch": uniform, "False": general, "True": scaled},
-                               input_type="VECTOR"))
-        return b.out(b.node("GeometryNodeSwitch", {"Switch": unscaled, "False": general, "True": rigid},
-                            input_type="VECTOR"))
+    def pick(bezier_value, sdef_value, kind="VECTOR"):
+        return b.out(b.node("GeometryNodeSwitch", {"Switch": is_bezier, "False": sdef_value, "True": bezier_value},
+                            input_type=kind))
 
-    # LBS [002 eq.3]: t M0 v + u M1 v.
-    lbs = blend(point(m0, v), t, point(m1, v), u)
     # SBS (k = 0) and SDEF (k = 1 - s): r''_0 = c + u (r0 - r1), r''_1 = c - t (r0 - r1),
     # centre' = t M0 (c + k u dr) + u M1 (c - k t dr), rest centre c [002 eq.14, 17-22].
-    p0 = b.vmath("MULTIPLY_ADD", udr, k, c)
-    p1 = b.vmath("MULTIPLY_ADD", tdr, b.math("MULTIPLY", k, -1.0), c)
-    sdef = rotated(p0, t, p1, u, b.vmath("SUBTRACT", v, c))
     # Bezier [002 eq.24-26]: (1 - u²) M0 A0 + u² M1 r''_1 around the stored rest centre.
+    # Both are wa M0 a + wx M1 x + slerp(R0, R1, u) (t S0 + u S1) (v - rest centre) [002 eq.6, 8]:
+    # one field, its inputs picked by single-value switches.
     w1 = b.attr(ATTR_BEZ_W1, "FLOAT")
-    bezier = rotated(b.attr(ATTR_BEZ_A0, "FLOAT_VECTOR"), b.math("SUBTRACT", 1.0, w1),
-                     b.attr(ATTR_BEZ_A1, "FLOAT_VECTOR"), w1,
-                     b.vmath("SUBTRACT", v, b.attr(ATTR_BEZ_C, "FLOAT_VECTOR")))
+    a = pick(b.attr(ATTR_BEZ_A0, "FLOAT_VECTOR"), b.vmath("MULTIPLY_ADD", b.attr(ATTR_UDR, "FLOAT_VECTOR"), k, c))
+    x = pick(b.attr(ATTR_BEZ_A1, "FLOAT_VECTOR"),
+             b.vmath("MULTIPLY_ADD", b.attr(ATTR_TDR, "FLOAT_VECTOR"), b.math("MULTIPLY", k, -1.0), c))
+    wa = pick(b.math("SUBTRACT", 1.0, w1), t, "FLOAT")
+    wx = pick(w1, u, "FLOAT")
+    d = b.vmath("SUBTRACT", v, pick(b.attr(ATTR_BEZ_C, "FLOAT_VECTOR"), c))
+    # Three paths (single-value switches): no bone scaled, M p = R p + shift, so the sum is
+    # R0 (wa a + Rot(n, u phi) d) + wa shift0 + wx (R1 x + shift1); uniform scales,
+    # M p = sigma R p + shift and S = sigma I; otherwise matrices per vertex.
+    q0, q1 = b.sample(geo_r, r_f, i0, "QUATERNION"), b.sample(geo_r, r_f, i1, "QUATERNION")
+    shift0, shift1 = b.sample(geo_r, shift_f, i0, "FLOAT_VECTOR"), b.sample(geo_r, shift_f, i1, "FLOAT_VECTOR")
+    w = b.sample(geo_r, w_f, pair, "FLOAT_VECTOR")
+    turned_d = turn(d, w)
+    turned_x = rotate(x, q1)
+
+    def similarity(a0, turned, x1):
+        return b.vmath("MULTIPLY_ADD", b.vmath("ADD", x1, shift1), wx,
+                       b.vmath("MULTIPLY_ADD", shift0, wa, rotate(b.vmath("MULTIPLY_ADD", a0, wa, turned), q0)))
+
+    rigid = similarity(a, turned_d, turned_x)
+    sigma0, sigma1 = b.sample(geo_r, sigma_f, i0, "FLOAT"), b.sample(geo_r, sigma_f, i1, "FLOAT")
+    sigma = b.math("MULTIPLY_ADD", sigma1, u, b.math("MULTIPLY", sigma0, t))
+    scaled = similarity(b.vmath("SCALE", a, scale=sigma0), b.vmath("SCALE", turned_d, scale=sigma),
+                        b.vmath("SCALE", turned_x, scale=sigma1))
+    s0, s1 = b.sample(geo_s, s_f, i0, "FLOAT4X4"), b.sample(geo_s, s_f, i1, "FLOAT4X4")
+    d0 = b.out(b.node("FunctionNodeTransformDirection", {"Direction": d, "Transform": s0}))
+    d1 = b.out(b.node("FunctionNodeTransformDirection", {"Direction": d, "Transform": s1}))
+    general = b.vmath("MULTIPLY_ADD", point(m1, x), wx,
+                      b.vmath("MULTIPLY_ADD", point(m0, a), wa, rotate(turn(blend(d0, t, d1, u), w), q0)))
+    general = b.out(b.node("GeometryNodeSwitch", {"Switch": uniform, "False": general, "True": scaled},
+                           input_type="VECTOR"))
+    sdef = b.out(b.node("GeometryNodeSwitch", {"Switch": unscaled, "False": general, "True": rigid},
+                        input_type="VECTOR"))
+    # LBS [002 eq.3]: t M0 v + u M1 v.
+    lbs = blend(point(m0, v), t, point(m1, v), u)
     # The switch is a single value, so only the chosen mode's field is evaluated.
-    pick = b.node("GeometryNodeIndexSwitch", data_type="VECTOR")
-    pick.index_switch_items.new()
-    pick.index_switch_items.new()
-    ng.links.new(mode, _socket(pick.inputs, "Index"))
-    for item, field in enumerate((lbs, sdef, sdef, bezier)):
-        ng.links.new(field, _socket(pick.inputs, f"Item_{item}"))
-    final = b.out(pick)
+    final = b.out(b.node("GeometryNodeSwitch", {"Switch": b.out(b.node(
+        "FunctionNodeCompare", {"A": mode, "B": MODE_VALUES["LBS"]}, data_type="INT", operation="EQUAL")),
+        "False": sdef, "True": lbs}, input_type="VECTOR"))
     # without the input stage (its modifier switched off) leave the Armature modifier's result
     mask = b.out(b.node("FunctionNodeBooleanMath", [b.attr(ATTR_MASK, "BOOLEAN"), b.out(pre, "Exists")],
                         operation="AND"))
