@@ -25,7 +25,7 @@ strictly inside. The ranges must contain 0 strictly (``s0 < 0 < s1``, ``t0 < 0 <
 
 Corrections, as exact as for the INSCRIBED shapes:
 
-- OPTIMAL (ELLIPSE, SUPERELLIPSE): the global search of ``regions_smooth._SmoothRegion`` on the
+- OPTIMAL (ELLIPSE, SUPERELLIPSE): the global search of ``regions_search`` on the
   quarter outlines. The curvature jumps where quarters meet, so the four axis points are kinks:
   nodes of the search with one-sided slopes, never inside a refined bracket (a nearest point
   exactly on an axis point, as for a pure bend about X or Z past its limit, is a node).

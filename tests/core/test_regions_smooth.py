@@ -305,7 +305,7 @@ def test_one_point_path_hands_over_to_the_vectorised_search(monkeypatch):
 
 def test_hermite_peak_is_exact_for_a_cubic():
     """The start of Newton: the maximum of the cubic through f, f' at both ends."""
-    from jointlimit_addon.core.regions_smooth import _hermite_peak, _hermite_peaks
+    from jointlimit_addon.core.regions_search import _hermite_peak, _hermite_peaks
     lo, w = 0.3, 0.5
     f = lambda x: -(x - 0.5) ** 3 - 0.8 * (x - 0.5) ** 2 + 0.1 * x   # noqa: E731
     df = lambda x: -3.0 * (x - 0.5) ** 2 - 1.6 * (x - 0.5) + 0.1      # noqa: E731
@@ -321,7 +321,7 @@ def test_hermite_peak_with_second_derivatives_squares_the_error():
     """Given f'' at the ends, one Newton step on the quintic interpolant's slope: on a smooth
     peak (f = cos) the start is orders of magnitude closer to the maximum than the cubic's;
     on a quintic it is much closer than the cubic's; unknown f'' (nan) leaves the cubic's."""
-    from jointlimit_addon.core.regions_smooth import _hermite_peak
+    from jointlimit_addon.core.regions_search import _hermite_peak
     for lo, w in ((-0.05, 0.08), (-0.3, 0.4), (-0.01, 0.015)):
         ends = (math.cos(lo), math.cos(lo + w), -math.sin(lo), -math.sin(lo + w))
         cubic = abs(lo + w * _hermite_peak(*ends, w))
@@ -336,7 +336,7 @@ def test_hermite_peak_with_second_derivatives_squares_the_error():
 def test_monotone_test_is_sound():
     """``_monotone1`` clears an interval only when f' cannot vanish in it: f' = a + b x + c x²
     with |f'''| = 2|c| <= J."""
-    from jointlimit_addon.core.regions_smooth import _monotone1
+    from jointlimit_addon.core.regions_search import _monotone1
     rng = np.random.default_rng(10)
     cleared = 0
     for a, b, c in rng.normal(size=(4000, 3)):
