@@ -173,7 +173,13 @@ def _nearest_on_plane(s, t, outline, ops):
     cur = (s * 0.0 + v0[0], t * 0.0 + v0[1])
     ds, dt = s - v0[0], t - v0[1]
     best = ds * ds + dt * dt
-    for e in outline.edges2:
+    scalar = ops is projection.MATH
+    for e, (lo_s, hi_s, lo_t, hi_t) in zip(outline.edges2, outline.edge_boxes):
+        if scalar:      # one point: skip an edge whose box is no nearer than the best so far
+            gs = lo_s - s if s < lo_s else (s - hi_s if s > hi_s else 0.0)
+            gt = lo_t - t if t < lo_t else (t - hi_t if t > hi_t else 0.0)
+            if gs * gs + gt * gt >= best:
+                continue
         if e[0] == "line":
             _, a_s, a_t, d_s, d_t, inv_l2 = e
             u = ops.minimum(ops.maximum(((s - a_s) * d_s + (t - a_t) * d_t) * inv_l2, 0.0), 1.0)
