@@ -42,6 +42,16 @@ def spine_rig():
     return obj
 
 
+def keyed_spine_rig(last_frame):
+    """The test rig with its spine keyed from 0 degrees at frame 1 to 60 at ``last_frame``."""
+    obj = build_rig()
+    pb = obj.pose.bones["spine"]
+    for frame, angle in ((1, 0), (last_frame, 60)):
+        pb.rotation_quaternion = axis_x(angle)
+        pb.keyframe_insert("rotation_quaternion", frame=frame)
+    return obj
+
+
 def start(*args, env):
     return subprocess.Popen(command(*args), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
@@ -161,11 +171,7 @@ def test_a_bake_and_an_ik_run_on_one_file_at_once_both_count(batch_env, scene, t
     """Both runs are under way at the same time (both waiting while the file is busy): one waits for
     the other, both exit 0 and the file has both results, whichever went first."""
     frames = 300
-    obj = build_rig()
-    pb = obj.pose.bones["spine"]
-    for frame, angle in ((1, 0), (frames, 60)):
-        pb.rotation_quaternion = axis_x(angle)
-        pb.keyframe_insert("rotation_quaternion", frame=frame)
+    obj = keyed_spine_rig(frames)
     rig = save(tmp_path / "rig.blend")
     targets = tmp_path / "t.json"
     targets.write_text(json.dumps([{"frame": 7, "x": 0.8, "y": 0.5, "z": 2.6}]))
@@ -186,11 +192,7 @@ def test_a_bake_and_an_ik_run_on_one_file_at_once_both_count(batch_env, scene, t
 
 
 def test_a_file_rewritten_during_the_run_is_not_replaced(batch_env, scene, tmp_path):
-    obj = build_rig()
-    pb = obj.pose.bones["spine"]
-    for frame, angle in ((1, 0), (LONG_BAKE, 60)):
-        pb.rotation_quaternion = axis_x(angle)
-        pb.keyframe_insert("rotation_quaternion", frame=frame)
+    obj = keyed_spine_rig(LONG_BAKE)
     rig = save(tmp_path / "rig.blend")
     obj.pose.bones["tail"].rotation_quaternion = axis_x(33)
     theirs = save(tmp_path / "theirs.blend")
@@ -211,11 +213,7 @@ def test_a_file_rewritten_during_the_run_is_not_replaced(batch_env, scene, tmp_p
 
 
 def test_a_killed_run_frees_the_file_and_its_leftovers_go(run, batch_env, scene, tmp_path):
-    obj = build_rig()
-    pb = obj.pose.bones["spine"]
-    for frame, angle in ((1, 0), (LONG_BAKE, 60)):
-        pb.rotation_quaternion = axis_x(angle)
-        pb.keyframe_insert("rotation_quaternion", frame=frame)
+    keyed_spine_rig(LONG_BAKE)
     rig = save(tmp_path / "rig.blend")
     original = rig.read_bytes()
     bake = start("bake", "--frames", 1, LONG_BAKE, rig, env=batch_env)
