@@ -210,6 +210,42 @@ def _keyed_frames(obj, prefix):
     return {round(k.co[0]) for fc in fcurves if fc.data_path.startswith(prefix) for k in fc.keyframe_points}
 
 
+@pytest.mark.parametrize("playhead", [1, 11])
+def test_bake_keeps_the_keyed_euler_values_where_they_are_inside(rig, playhead):
+    """Keys past a half turn (0° to 300° about X, inside a ±179° RECT) bake to the values they had,
+    wherever the playhead stands; a frame outside the limit is corrected in the same turn."""
+    import bpy
+
+    scene = bpy.context.scene
+    pb = rig.pose.bones["upper_arm.L"]
+    settings = pb.jointlimit
+    configure(settings, "SWING_TWIST")
+    settings.shape = "RECT"
+    settings.use_twist_limit = False
+    settings.swing_x_min, settings.swing_x_max = math.radians(-179), math.radians(179)
+    settings.swing_z_min, settings.swing_z_max = math.radians(-179), math.radians(179)
+    pb.rotation_mode = "XYZ"
+    for frame, x in ((1, 0.0), (11, 300.0), (12, 300.0)):
+        pb.rotation_euler = (math.radians(x), 0.0, math.radians(1.0))
+        pb.keyframe_insert("rotation_euler", frame=frame)
+
+    def sampled():
+        out = []
+        for frame in range(1, 13):
+            scene.frame_set(frame)
+            out.append(tuple(pb.rotation_euler))
+        return np.array(out)
+
+    before = sampled()
+    scene.frame_set(playhead)
+    assert bpy.ops.pose.jointlimit_bake(frame_start=1, frame_end=12) == {"FINISHED"}
+    after = sampled()
+    # the keys are inside and keep their values; a frame whose interpolated X comes within a
+    # degree of 180° (the pole) is corrected onto the limit in the same turn as its value
+    assert np.abs(after[[0, 10, 11]] - before[[0, 10, 11]]).max() < 1e-6
+    assert np.abs(after - before).max() < math.radians(2.0)
+
+
 def test_bake_bad_range_reports_error(rig):
     import bpy
 

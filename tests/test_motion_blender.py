@@ -98,6 +98,25 @@ def test_euler_path_across_the_seam_takes_the_short_way(rig, mods):
     assert math.degrees(total) == pytest.approx(20, abs=0.5)
 
 
+@pytest.mark.parametrize("playhead", [1, 31])
+def test_euler_keys_past_a_half_turn_keep_their_values(rig, mods, playhead):
+    """Keys 0°, 171.9°, 343.8° about X: the smoothed curve passes through the keyed values
+    themselves (not a whole turn away), wherever the playhead stands."""
+    import bpy
+
+    pb = rig.pose.bones["joint"]
+    pb.rotation_mode = "XYZ"
+    keys = {1: 0.0, 15: 171.9, 31: 343.8}
+    for frame, x in keys.items():
+        pb.rotation_euler = (math.radians(x), 0.0, 0.0)
+        pb.keyframe_insert("rotation_euler", frame=frame)
+    bpy.context.scene.frame_set(playhead)
+    assert bpy.ops.pose.jointlimit_motion(frame_start=1, frame_end=31, channels="EULER") == {"FINISHED"}
+    for frame, x in keys.items():
+        bpy.context.scene.frame_set(frame)
+        assert math.degrees(pb.rotation_euler.x) == pytest.approx(x, abs=1e-3)
+
+
 def test_step_keys_every_nth_frame_plus_keys(rig, mods):
     import bpy
 

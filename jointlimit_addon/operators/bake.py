@@ -9,21 +9,34 @@ from ._common import PosePoll, target_bones_skipping
 
 
 def sample_rotations(scene, bones, frames):
-    """Evaluate the animation on each frame and read the bones' local rotations (F, B, 4)."""
+    """Evaluate the animation on each frame and read the bones' local rotations: unit quaternions
+    ``(F, B, 4)`` and the values as stored in each bone's own channel (``[F][B]`` tuples)."""
     out = np.empty((len(frames), len(bones), 4))
+    stored = []
     for f, frame in enumerate(frames):
         scene.frame_set(frame)
+        stored.append([stored_rotation(pb) for pb in bones])
         for b, pb in enumerate(bones):
             out[f, b] = bone_limits.read_rotation(pb)
-    return out
+    return out, stored
 
 
-def key_rotations(bones, frames, rotations):
-    """Write and key each bone's rotation on each frame, in the bone's own rotation mode."""
+def stored_rotation(pose_bone):
+    """The values of the pose bone's rotation channel in its own mode, as a tuple."""
+    path, _ = bone_limits.rotation_path(pose_bone)
+    return tuple(getattr(pose_bone, path))
+
+
+def key_rotations(bones, frames, rotations, stored, corrected):
+    """Key each bone's rotation on each frame, in the bone's own rotation mode: the stored values
+    where ``corrected[f, b]`` is false, else ``rotations[f, b]`` written next to the stored values of
+    that frame (the same Euler turn and quaternion sign as the keys had)."""
     for f, frame in enumerate(frames):
         for b, pb in enumerate(bones):
-            bone_limits.write_rotation(pb, rotations[f, b])
             path, _ = bone_limits.rotation_path(pb)
+            setattr(pb, path, stored[f][b])
+            if corrected[f, b]:
+                bone_limits.write_rotation(pb, rotations[f, b])
             pb.keyframe_insert(data_path=path, frame=frame, group=pb.name)
 
 
@@ -57,13 +70,14 @@ class POSE_OT_jointlimit_bake(PosePoll, bpy.types.Operator):
         frames = list(range(self.frame_start, self.frame_end + 1))
         try:
             limits = [bone_limits.bone_limit(pb) for pb in bones]
-            sampled = sample_rotations(scene, bones, frames)     # ValueError for a zero quaternion
+            sampled, stored = sample_rotations(scene, bones, frames)     # ValueError for a zero quaternion
         except ValueError as exc:
             scene.frame_set(original_frame)
             self.report({"ERROR"}, str(exc))
             return {"CANCELLED"}
         clamped = np.stack([limit.clamp(sampled[:, b]) for b, limit in enumerate(limits)], axis=1)
-        key_rotations(bones, frames, clamped)
+        corrected = ~np.stack([limit.contains(sampled[:, b]) for b, limit in enumerate(limits)], axis=1)
+        key_rotations(bones, frames, clamped, stored, corrected)
         scene.frame_set(original_frame)
         self.report({"INFO"}, f"Baked {len(bones)} limited bones over {len(frames)} frames"
                                 f"{bone_limits.skipped_text(skipped)}")

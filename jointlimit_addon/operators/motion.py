@@ -104,7 +104,8 @@ class POSE_OT_jointlimit_motion(PosePoll, bpy.types.Operator):
             order = pb.rotation_mode if pb.rotation_mode in bone_limits.EULER_MODES else "XYZ"
             options = dict(use_via_points=self.use_via_points, order=order, via=self.via_velocity)
             try:
-                quats = sample_rotations(scene, [pb], keys)[:, 0]     # a zero quaternion: names the bone
+                quats, stored = sample_rotations(scene, [pb], keys)     # a zero quaternion: names the bone
+                quats = quats[:, 0]
                 args = (np.array(keys, dtype=np.float64), quats, np.array(frames, dtype=np.float64), self.profile,
                         self.channels)
                 try:
@@ -116,11 +117,12 @@ class POSE_OT_jointlimit_motion(PosePoll, bpy.types.Operator):
                 self.report({"ERROR"}, str(exc))
                 scene.frame_set(original_frame)
                 return {"CANCELLED"}
-            written.append((pb, frames, result))
+            written.append((pb, frames, result, stored[0][0]))
             if over > OVERSHOOT_WARNING_DEGREES:
                 overshoot[pb.name] = over
-        for pb, frames, result in written:
+        for pb, frames, result, first_key in written:
             path, _ = bone_limits.rotation_path(pb)
+            setattr(pb, path, first_key)    # Euler turns and quaternion signs continue from the first key
             for frame, q in zip(frames, result):
                 bone_limits.write_rotation(pb, q)
                 pb.keyframe_insert(data_path=path, frame=frame, group=pb.name)
