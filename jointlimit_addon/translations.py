@@ -23,6 +23,7 @@ MESSAGES = {
     "Joint Limits": "関節制限",
     "JointLimit": "JointLimit",
     "Joint Limit Presets": "関節制限プリセット",
+    "JointLimit Deformer": "JointLimit デフォーマー",
     "No active bone": "アクティブなボーンがありません",
     "Inside the limit": "制限の内側",
     "Outside the limit": "制限の外側",

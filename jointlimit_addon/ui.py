@@ -1,4 +1,5 @@
-"""Panels (Bone properties, 3D viewport sidebar) and the Pose menu entries."""
+"""Panels (Bone properties, 3D viewport sidebar), the Pose menu entries and the Object menu's
+deformer entries."""
 
 import math
 
@@ -135,6 +136,22 @@ def draw_operators(layout):
     col.operator("pose.jointlimit_to_constraints", icon="EXPORT")
 
 
+def draw_tools(layout):
+    """The posing tools: IK on a limb or a chain, smooth motion between key poses."""
+    col = layout.column(align=True)
+    col.operator("pose.jointlimit_limb_ik", icon="CON_KINEMATIC")
+    col.operator("pose.jointlimit_ccd_ik", icon="CON_SPLINEIK")
+    col.operator("pose.jointlimit_motion", icon="IPO_EASE_IN_OUT")
+
+
+def draw_deformer_operators(layout):
+    col = layout.column(align=True)
+    col.operator("object.jointlimit_sdef_derive", icon="MOD_VERTEX_WEIGHT")
+    col.operator("object.jointlimit_deformer_add", icon="MOD_ARMATURE")
+    col.operator("object.jointlimit_deformer_remove", icon="X")
+    col.operator("object.jointlimit_deformer_bake", icon="SHAPEKEY_DATA")
+
+
 class BONE_PT_jointlimit(bpy.types.Panel):
     bl_label = "Joint Limit"
     bl_space_type = "PROPERTIES"
@@ -176,6 +193,7 @@ class VIEW3D_PT_jointlimit(bpy.types.Panel):
             if pb.jointlimit.enabled:
                 draw_readout(layout.box(), pb)
         draw_operators(layout)
+        draw_tools(layout)
 
 
 class POSE_MT_jointlimit_presets(bpy.types.Menu):
@@ -190,6 +208,15 @@ class POSE_MT_jointlimit(bpy.types.Menu):
 
     def draw(self, context):
         draw_operators(self.layout)
+        self.layout.separator()
+        draw_tools(self.layout)
+
+
+class OBJECT_MT_jointlimit_deformer(bpy.types.Menu):
+    bl_label = "JointLimit Deformer"
+
+    def draw(self, context):
+        draw_deformer_operators(self.layout)
 
 
 def draw_pose_menu(self, context):
@@ -197,15 +224,23 @@ def draw_pose_menu(self, context):
     self.layout.menu("POSE_MT_jointlimit")
 
 
-classes = (BONE_PT_jointlimit, VIEW3D_PT_jointlimit, POSE_MT_jointlimit_presets, POSE_MT_jointlimit)
+def draw_object_menu(self, context):
+    self.layout.separator()
+    self.layout.menu("OBJECT_MT_jointlimit_deformer")
+
+
+classes = (BONE_PT_jointlimit, VIEW3D_PT_jointlimit, POSE_MT_jointlimit_presets, POSE_MT_jointlimit,
+           OBJECT_MT_jointlimit_deformer)
 _register_classes, _unregister_classes = bpy.utils.register_classes_factory(classes)
 
 
 def register():
     _register_classes()
     bpy.types.VIEW3D_MT_pose.append(draw_pose_menu)
+    bpy.types.VIEW3D_MT_object.append(draw_object_menu)
 
 
 def unregister():
+    bpy.types.VIEW3D_MT_object.remove(draw_object_menu)
     bpy.types.VIEW3D_MT_pose.remove(draw_pose_menu)
     _unregister_classes()

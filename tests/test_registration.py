@@ -1,5 +1,7 @@
 """register -> unregister -> register, three times, leaves no trace."""
 
+import importlib
+
 import pytest
 
 from conftest import ADDON_MODULE
@@ -69,3 +71,28 @@ def test_register_cycle_leaves_no_trace(addon):
     finally:
         addon_utils.enable(ADDON_MODULE, default_set=True)
     assert hasattr(bpy.types.PoseBone, "jointlimit")
+
+
+def test_menus_and_sidebar_offer_every_tool(addon):
+    """The Pose menu and sidebar reach the limit operators and the posing tools, the Object menu the
+    deformer operators: every operator ui.py names is registered, and none of the tools is left to
+    the F3 search alone."""
+    import pathlib
+    import re
+
+    import bpy
+
+    named = set(re.findall(r'\.operator\("([a-z_]+\.[a-z_]+)"', (pathlib.Path(addon.__file__).parent / "ui.py").read_text()))
+    registered = {op.bl_rna.identifier for op in bpy.types.Operator.__subclasses__()}
+    info = importlib.import_module(f"{addon.__name__}.operators.info")
+    assert named <= set(info.addon_operator_ids())     # ours, and registered:
+    assert {f"{idname.partition('.')[0].upper()}_OT_{idname.partition('.')[2]}" for idname in named} <= registered
+    tools = {"pose.jointlimit_limb_ik", "pose.jointlimit_ccd_ik", "pose.jointlimit_motion", "pose.jointlimit_apply",
+             "pose.jointlimit_bake", "object.jointlimit_sdef_derive", "object.jointlimit_deformer_add",
+             "object.jointlimit_deformer_remove", "object.jointlimit_deformer_bake"}
+    assert tools <= named
+    for menu in ("POSE_MT_jointlimit", "OBJECT_MT_jointlimit_deformer"):
+        assert hasattr(bpy.types, menu)
+    ui = importlib.import_module(f"{addon.__name__}.ui")
+    assert ui.draw_object_menu in bpy.types.VIEW3D_MT_object._dyn_ui_initialize()
+    assert ui.draw_pose_menu in bpy.types.VIEW3D_MT_pose._dyn_ui_initialize()
