@@ -135,9 +135,10 @@ class LimbPose:
 
     @property
     def status(self):
-        """``TOO_CLOSE``, ``OUT_OF_REACH``, ``LIMITED`` (a limit cost accuracy) or ``OK``;
-        a string for a single solve, an object array for a batch."""
-        limited = self.hinge_clamped | self.upper_clamped | self.end_clamped
+        """``TOO_CLOSE``, ``OUT_OF_REACH``, ``LIMITED`` (a limit cost accuracy: a joint was
+        clamped and the tip missed the target) or ``OK``; a string for a single solve, an object
+        array for a batch."""
+        limited = (self.hinge_clamped | self.upper_clamped | self.end_clamped) & ~self.reached
         s = np.where(
             self.too_close,
             STATUS_TOO_CLOSE,
@@ -550,18 +551,29 @@ _FALLBACK_GRID = np.concatenate(([0.0], np.pi * np.arange(1, 36) / 36.0, -np.pi 
 
 
 def _least_violation(chain, theta, upper, end):
-    """Swivel offset (on a 5° grid, 0 first) whose clamped pose lands the wrist nearest the target,
-    then whose end bone turns least under its limit: the fallback when no swivel is feasible."""
-    score = np.zeros(_FALLBACK_GRID.shape)
-    if upper is not None:
-        q = upper.at(_FALLBACK_GRID)
-        w0 = _wrist_local(chain, theta)
-        moved = Q.rotate(Q.as_unit_quats(upper.limit.clamp(q)), w0) - Q.rotate(q, w0)
-        score += np.linalg.norm(moved, axis=-1) / chain.reach
-    if end is not None:
-        q = end.at(_FALLBACK_GRID)
-        score += 1e-3 * Q.angle_between(Q.as_unit_quats(end.limit.clamp(q)), q)
-    return float(_FALLBACK_GRID[np.argmin(score)])
+    """Swivel offset whose clamped pose lands the wrist nearest the target, then whose end bone
+    turns least under its limit: the fallback when no swivel is feasible. The best of a 5° grid
+    (0 first), refined by a golden-section search within a grid step either side (a target just
+    past the edge of what the limits reach lands within round-off of it, not a grid step away)."""
+    w0 = _wrist_local(chain, theta)
+
+    def score(delta):
+        out = np.zeros(np.shape(delta))
+        if upper is not None:
+            q = upper.at(delta)
+            moved = Q.rotate(Q.as_unit_quats(upper.limit.clamp(q)), w0) - Q.rotate(q, w0)
+            out += np.linalg.norm(moved, axis=-1) / chain.reach
+        if end is not None:
+            q = end.at(delta)
+            out += 1e-3 * Q.angle_between(Q.as_unit_quats(end.limit.clamp(q)), q)
+        return out
+
+    grid = score(_FALLBACK_GRID)
+    i = int(np.argmin(grid))
+    step = np.pi / 36.0
+    best, f_best = SW._golden_min(lambda d: float(score(np.array([d]))[0]), _FALLBACK_GRID[i] - step,
+                                  _FALLBACK_GRID[i] + step)
+    return float(_wrap(best)) if f_best < grid[i] else float(_FALLBACK_GRID[i])
 
 
 def _spend_swivel(chain, target, swivel, q1, theta, too_close, hinge_clamped, limits, target_rotation):

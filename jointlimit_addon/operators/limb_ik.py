@@ -127,10 +127,11 @@ class LimbSolver:
 
 def swivel_info(pose, bones):
     """What the feasible-swivel choice did, for the header and the report: the swivel used and a
-    note (``swivel 35° → 62° to respect the upper_arm limit`` or ``out of range of the limits``)."""
+    note (``swivel 35° → 62° to respect the upper_arm limit``, ``out of range of the limits``, or
+    ``at the edge of the limits`` when no swivel is strictly inside but the tip reached the target)."""
     note = ""
     if bool(pose.no_feasible_swivel):
-        note = "out of range of the limits"
+        note = "at the edge of the limits" if bool(pose.reached) else "out of range of the limits"
     elif bool(pose.swivel_moved):
         names = [pb.name for pb, blocked in ((bones[0], pose.upper_blocked), (bones[2], pose.end_blocked)) if blocked]
         note = (f"swivel {math.degrees(float(pose.swivel_requested)):.0f}° → {math.degrees(float(pose.swivel)):.0f}° "
