@@ -43,6 +43,8 @@ two equivalent triples [004 §3] so that every key is nearest to the previous on
 interpolation every frame is clamped by the joint limit (any object with ``clamp(q)``).
 """
 
+import math
+
 import numpy as np
 
 from . import quat
@@ -527,6 +529,27 @@ def rotations_to_channels(key_quats, channels, order="XYZ"):
         raise ValueError("a key lies at the swing pole (swing of 180°), where SWING_TWIST channels "
                          "are undefined; use EULER channels")
     return values
+
+
+POLE_NEAR = math.radians(170.0)   # swing angle from which a key pair counts as passing the pole
+
+
+def swing_pole_segments(key_quats, near=POLE_NEAR):
+    """Indices ``k`` of the key pairs ``(k, k + 1)`` whose shortest rotation from one to the other
+    swings the bone, between the keys, past ``near`` (radians) from its rest direction ``+Y`` and
+    farther than at either key: over the swing pole. ``SWING_TWIST`` channels cannot pass it (180°,
+    where ``(s, t)`` is infinite [000 eq.1]), so between such keys their motion goes another way
+    round than the shortest one."""
+    q = quat.as_unit_quats(key_quats, "key_quats")
+    if q.ndim != 2 or len(q) < 2:
+        return []
+    t = np.linspace(0.0, 1.0, 33)
+    path = quat.slerp(q[:-1, None, :], q[1:, None, :], t[None, :])     # (K - 1, 33, 4)
+    w, x, y, z = np.moveaxis(path, -1, 0)
+    cos_swing = w * w + y * y - x * x - z * z      # (R(q) Y) . Y
+    inner = cos_swing[:, 1:-1].min(axis=1)
+    ends = np.minimum(cos_swing[:, 0], cos_swing[:, -1])
+    return np.flatnonzero((inner < math.cos(near)) & (inner < ends - 1e-9)).tolist()
 
 
 def channels_to_rotations(values, channels, order="XYZ"):

@@ -442,3 +442,19 @@ def test_swing_twist_channels_round_trip():
     back = motion.channels_to_rotations(values, motion.SWING_TWIST)
     assert quat.angle_between(back, keys).max() < 1e-9
     assert np.abs(np.diff(values[:, 2])).max() <= np.pi + 1e-12
+
+
+def test_key_pairs_over_the_swing_pole_are_named():
+    """Keys 0°, 171.9°, 343.8° about X: the second pair's shortest rotation passes the swing pole,
+    which SWING_TWIST channels cannot; keys that only come near it, or turn about the bone's own
+    axis (twist), are not named."""
+    from jointlimit_addon.core import motion, quat
+
+    def about(axis, degrees):
+        return quat.from_axis_angle(axis, np.radians(degrees))
+
+    assert motion.swing_pole_segments(about([1, 0, 0], [0, 171.9, 343.8])) == [1]
+    assert motion.swing_pole_segments(about([0, 0, 1], [-100, 100])) == [0]    # the short way is over the pole
+    assert motion.swing_pole_segments(about([1, 0, 0], [0, 175, 178])) == []
+    assert motion.swing_pole_segments(about([0, 1, 0], [0, 170, 340])) == []
+    assert motion.swing_pole_segments(about([1, 0, 0], [0])) == []
