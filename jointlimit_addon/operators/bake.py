@@ -28,14 +28,15 @@ def stored_rotation(pose_bone):
 
 
 def key_rotations(bones, frames, rotations, stored, corrected):
-    """Key each bone's rotation on each frame, in the bone's own rotation mode: the stored values
-    where ``corrected[f, b]`` is false, else ``rotations[f, b]`` written next to the stored values of
-    that frame (the same Euler turn and quaternion sign as the keys had)."""
+    """Key each bone's rotation on each frame, in the bone's own rotation mode: where
+    ``corrected[f, b]`` is false the Euler or axis-angle values as stored (their turns), else
+    ``rotations[f, b]`` written next to the stored values of that frame (the same Euler turn and
+    quaternion sign as the keys had); quaternions are always keyed unit length."""
     for f, frame in enumerate(frames):
         for b, pb in enumerate(bones):
             path, _ = bone_limits.rotation_path(pb)
             setattr(pb, path, stored[f][b])
-            if corrected[f, b]:
+            if corrected[f, b] or path == "rotation_quaternion":
                 bone_limits.write_rotation(pb, rotations[f, b])
             pb.keyframe_insert(data_path=path, frame=frame, group=pb.name)
 
