@@ -376,6 +376,20 @@ def test_operator_failure_is_exit_1(run, scene, tmp_path):
     assert path.read_bytes() == before
 
 
+@pytest.mark.parametrize("args", [("deformer-add", "--blend", "nan"), ("deformer-add", "--blend", "2"),
+                                  ("deformer-bake", "--blend", "nan", "--frames", 1, 2),
+                                  ("deformer-bake", "--blend", "-0.5", "--frames", 1, 2)])
+def test_blend_outside_0_1_is_bad_input(run, scene, tmp_path, args):
+    arm = build_rig()
+    build_limb_mesh(arm)
+    path = save(tmp_path / "skin.blend")
+    before = path.read_bytes()
+    result = run(*args, blend=path)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert f"blend s must lie in [0, 1], got {float(args[2])}" in one_error_line(result)
+    assert path.read_bytes() == before
+
+
 @pytest.mark.parametrize("text, message", [
     ("frame,x,y\n1,0,0\n", "missing 'z'"),
     ("frame,x,y,z\n1.5,0,0,0\n", "whole number"),

@@ -477,6 +477,30 @@ def test_add_errors_leave_the_object_unchanged(limb):
     assert snapshot(obj) == before
 
 
+@pytest.mark.parametrize("blend", [float("nan"), float("inf"), 2.0, -0.5])
+def test_blend_outside_0_1_is_refused_by_add_bake_and_the_python_api(limb, mods, blend):
+    """NaN passes Blender's min/max of the Blend property: Add, Bake and ``deformer.add`` refuse
+    it (and any value outside [0, 1]) with the core's message and change nothing."""
+    import bpy
+
+    arm, obj, truth = limb
+    bpy.ops.object.jointlimit_sdef_derive()
+    before = snapshot(obj)
+    message = r"blend s must lie in \[0, 1\], got"
+    with pytest.raises(ValueError, match=message):
+        mods["deformer"].add(bpy.context, obj, mode="SDEF", blend=blend)
+    assert snapshot(obj) == before
+    if blend != blend:  # Blender clamps any other value into the property's [0, 1] itself
+        with pytest.raises(RuntimeError, match=message):
+            bpy.ops.object.jointlimit_deformer_add(mode="SDEF", blend=blend)
+        assert snapshot(obj) == before and "JointLimit Deformer" not in obj.modifiers
+        with pytest.raises(RuntimeError, match=message):
+            bpy.ops.object.jointlimit_deformer_bake(use_scene_range=False, frame_start=1, frame_end=1, blend=blend)
+        assert snapshot(obj) == before and obj.data.shape_keys is None
+    assert bpy.ops.object.jointlimit_deformer_add(mode="SDEF", blend=1.0) == {"FINISHED"}
+    assert np.isfinite(evaluated(obj)).all()
+
+
 def test_no_two_bone_vertices_is_an_error(scene):
     import bpy
 

@@ -133,6 +133,11 @@ class OBJECT_OT_jointlimit_deformer_bake(MeshPoll, bpy.types.Operator):
             self.report({"ERROR"}, f"Bad frame range {start}..{end}: End must not be before Start "
                         f"(at most {MAX_FRAMES} frames)")
             return {"CANCELLED"}
+        try:
+            skinning.check_blend(self.blend)  # NaN passes Blender's min/max
+        except ValueError as exc:
+            self.report({"ERROR"}, str(exc))
+            return {"CANCELLED"}
         frames = list(range(start, end + 1))
         return run_on_meshes(self, target_meshes(context, self.use_selected),
                              lambda obj: self._bake(context, obj, frames), "bake")
