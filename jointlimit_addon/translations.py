@@ -379,7 +379,9 @@ MESSAGES = {
     "Bake SDEF / SBS / Bezier skinning with the numpy core for a frame range, as shape keys or meshes (a fallback where geometry nodes are not available, e.g. for export)":
         "フレーム範囲の SDEF・SBS・ベジエスキニングを numpy コアでシェイプキーまたはメッシュとしてベイクします（エクスポートなどジオメトリノードが使えない場合の代替）",
     "Scene Frame Range": "シーンのフレーム範囲",
-    "Bake the scene's frame range instead of Start and End": "開始・終了の代わりにシーンのフレーム範囲をベイクします",
+    "Bake the scene's frame range; Start and End are used only when this is off": "シーンのフレーム範囲をベイクします。開始・終了はこれがオフのときだけ使います",
+    "First frame to bake when Scene Frame Range is off": "シーンのフレーム範囲がオフのときにベイクする最初のフレーム",
+    "Last frame to bake when Scene Frame Range is off": "シーンのフレーム範囲がオフのときにベイクする最後のフレーム",
     "Start": "開始",
     "End": "終了",
     "Skinning of the two-bone vertices": "2 ボーンの頂点のスキニング",

@@ -591,7 +591,22 @@ def test_bake_bad_range_changes_nothing(limb):
     before = snapshot(obj)
     with pytest.raises(RuntimeError, match="Bad frame range"):
         bpy.ops.object.jointlimit_deformer_bake(use_scene_range=False, frame_start=5, frame_end=2)
+    with pytest.raises(RuntimeError, match="Bad frame range 3..1"):
+        bpy.ops.object.jointlimit_deformer_bake(use_scene_range=False, frame_start=3, frame_end=1)
     assert snapshot(obj) == before and obj.data.shape_keys is None
+
+
+def test_bake_uses_start_and_end_only_without_the_scene_range(limb):
+    import bpy
+
+    arm, obj, truth = limb
+    scene = bpy.context.scene
+    scene.frame_start, scene.frame_end = 4, 5
+    bpy.ops.object.jointlimit_sdef_derive()
+    bpy.ops.object.jointlimit_deformer_bake(frame_start=3, frame_end=1)  # the scene's range: 4..5
+    assert [k.name for k in obj.data.shape_keys.key_blocks] == ["Basis", "jl_frame_0004", "jl_frame_0005"]
+    bpy.ops.object.jointlimit_deformer_bake(use_scene_range=False, frame_start=2, frame_end=2)
+    assert [k.name for k in obj.data.shape_keys.key_blocks][-1] == "jl_frame_0002"
 
 
 def test_deformer_survives_save_and_reload(limb, tmp_path):

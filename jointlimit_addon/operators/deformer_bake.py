@@ -106,10 +106,12 @@ class OBJECT_OT_jointlimit_deformer_bake(MeshPoll, bpy.types.Operator):
     bl_label = "Bake SDEF Deformation"
     bl_options = {"REGISTER", "UNDO"}
 
-    use_scene_range: BoolProperty(name="Scene Frame Range", description="Bake the scene's frame range instead "
-                                  "of Start and End", default=True)
-    frame_start: IntProperty(name="Start", description="First frame to bake", default=1)
-    frame_end: IntProperty(name="End", description="Last frame to bake", default=250)
+    use_scene_range: BoolProperty(name="Scene Frame Range", description="Bake the scene's frame range; Start "
+                                  "and End are used only when this is off", default=True)
+    frame_start: IntProperty(name="Start", description="First frame to bake when Scene Frame Range is off",
+                              default=1)
+    frame_end: IntProperty(name="End", description="Last frame to bake when Scene Frame Range is off",
+                            default=250)
     mode: EnumProperty(name="Mode", description="Skinning of the two-bone vertices", items=MODE_ITEMS,
                        default="SDEF")
     source: EnumProperty(name="SDEF Data", description="Where the C, R0, R1 parameters come from",
