@@ -501,6 +501,20 @@ def test_blend_outside_0_1_is_refused_by_add_bake_and_the_python_api(limb, mods,
     assert np.isfinite(evaluated(obj)).all()
 
 
+def test_operators_and_reports_name_the_jointlimit_deformer(limb, capfd):
+    import bpy
+
+    ops = bpy.ops.object
+    assert [op.get_rna_type().name for op in (ops.jointlimit_deformer_add, ops.jointlimit_deformer_remove,
+                                              ops.jointlimit_deformer_bake)] == [
+        "Add JointLimit Deformer", "Remove JointLimit Deformer", "Bake JointLimit Deformer"]
+    capfd.readouterr()
+    ops.jointlimit_deformer_add()
+    ops.jointlimit_deformer_remove()
+    out = capfd.readouterr().out
+    assert "Added 'JointLimit Deformer' to 'Limb'" in out and "Removed 'JointLimit Deformer' from 'Limb'" in out
+
+
 def test_no_two_bone_vertices_is_an_error(scene):
     import bpy
 

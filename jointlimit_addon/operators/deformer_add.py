@@ -38,7 +38,7 @@ class OBJECT_OT_jointlimit_deformer_add(MeshPoll, bpy.types.Operator):
     modifier after its Armature modifier (no Python per frame)"""
 
     bl_idname = "object.jointlimit_deformer_add"
-    bl_label = "Add SDEF Deformer"
+    bl_label = "Add JointLimit Deformer"
     bl_options = {"REGISTER", "UNDO"}
 
     source: EnumProperty(name="SDEF Data", description="Where the C, R0, R1 parameters come from",

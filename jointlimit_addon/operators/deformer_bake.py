@@ -103,7 +103,7 @@ class OBJECT_OT_jointlimit_deformer_bake(MeshPoll, bpy.types.Operator):
     meshes (a fallback where geometry nodes are not available, e.g. for export)"""
 
     bl_idname = "object.jointlimit_deformer_bake"
-    bl_label = "Bake SDEF Deformation"
+    bl_label = "Bake JointLimit Deformer"
     bl_options = {"REGISTER", "UNDO"}
 
     use_scene_range: BoolProperty(name="Scene Frame Range", description="Bake the scene's frame range; Start "
