@@ -348,7 +348,7 @@ MESSAGES = {
     "R0, R1 at the ends of the blend zone along the bones": "ボーン沿いのブレンド領域の両端を R0、R1 にします",
     "Padding": "余白",
     "Widen the blend zone [R0, R1] by this fraction of its length at each end": "ブレンド領域 [R0, R1] の両端をその長さのこの割合だけ広げます",
-    "Add SDEF Deformer": "SDEF デフォーマーを追加",
+    "Add JointLimit Deformer": "JointLimit デフォーマーを追加",
     "Recompute the mesh's two-bone vertices with SDEF, SBS or Bezier skinning in a geometry-nodes modifier after its Armature modifier (no Python per frame)":
         "アーマチュアモディファイアーの後のジオメトリノードモディファイアーで、2 ボーンの頂点を SDEF・SBS・ベジエスキニングで再計算します（フレームごとの Python なし）",
     "SDEF Data": "SDEF データ",
@@ -373,14 +373,16 @@ MESSAGES = {
     "Quadratic Bezier rotation centre through the joint [002 eq.23-26]": "関節を通る 2 次ベジエの回転中心 [002 eq.23-26]",
     "Blend": "ブレンド",
     "SDEF blend s [002 eq.22]: 1 = LBS centre, 0 = boundary line": "SDEF のブレンド s [002 eq.22]：1 = LBS の中心、0 = 境界線",
-    "Remove SDEF Deformer": "SDEF デフォーマーを削除",
-    "Remove the SDEF deformer: its modifiers, helper object, attributes and the node groups if unused, and give a taken-over mmd_tools SDEF binding back (SDEF data such as mmd_tools shape keys or derived attributes stay)":
-        "SDEF デフォーマーを削除します：モディファイアー、補助オブジェクト、属性、未使用ならノードグループも。引き継いだ mmd_tools の SDEF バインドは元に戻します（mmd_tools のシェイプキーや導出した属性などの SDEF データは残ります）",
-    "Bake SDEF Deformation": "SDEF 変形をベイク",
+    "Remove JointLimit Deformer": "JointLimit デフォーマーを削除",
+    "Remove the JointLimit deformer: its modifiers, helper object, attributes and the node groups if unused, and give a taken-over mmd_tools SDEF binding back (SDEF data such as mmd_tools shape keys or derived attributes stay)":
+        "JointLimit デフォーマーを削除します：モディファイアー、補助オブジェクト、属性、未使用ならノードグループも。引き継いだ mmd_tools の SDEF バインドは元に戻します（mmd_tools のシェイプキーや導出した属性などの SDEF データは残ります）",
+    "Bake JointLimit Deformer": "JointLimit デフォーマーをベイク",
     "Bake SDEF / SBS / Bezier skinning with the numpy core for a frame range, as shape keys or meshes (a fallback where geometry nodes are not available, e.g. for export)":
         "フレーム範囲の SDEF・SBS・ベジエスキニングを numpy コアでシェイプキーまたはメッシュとしてベイクします（エクスポートなどジオメトリノードが使えない場合の代替）",
     "Scene Frame Range": "シーンのフレーム範囲",
-    "Bake the scene's frame range instead of Start and End": "開始・終了の代わりにシーンのフレーム範囲をベイクします",
+    "Bake the scene's frame range; Start and End are used only when this is off": "シーンのフレーム範囲をベイクします。開始・終了はこれがオフのときだけ使います",
+    "First frame to bake when Scene Frame Range is off": "シーンのフレーム範囲がオフのときにベイクする最初のフレーム",
+    "Last frame to bake when Scene Frame Range is off": "シーンのフレーム範囲がオフのときにベイクする最後のフレーム",
     "Start": "開始",
     "End": "終了",
     "Skinning of the two-bone vertices": "2 ボーンの頂点のスキニング",

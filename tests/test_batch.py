@@ -376,6 +376,55 @@ def test_operator_failure_is_exit_1(run, scene, tmp_path):
     assert path.read_bytes() == before
 
 
+@pytest.mark.parametrize("args", [("deformer-add", "--blend", "nan"), ("deformer-add", "--blend", "2"),
+                                  ("deformer-bake", "--blend", "nan", "--frames", 1, 2),
+                                  ("deformer-bake", "--blend", "-0.5", "--frames", 1, 2)])
+def test_blend_outside_0_1_is_bad_input(run, scene, tmp_path, args):
+    arm = build_rig()
+    build_limb_mesh(arm)
+    path = save(tmp_path / "skin.blend")
+    before = path.read_bytes()
+    result = run(*args, blend=path)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert f"blend s must lie in [0, 1], got {float(args[2])}" in one_error_line(result)
+    assert path.read_bytes() == before
+
+
+def test_deformer_add_on_a_mesh_that_has_it_names_it(run, scene, tmp_path):
+    arm = build_rig()
+    build_limb_mesh(arm)
+    path = save(tmp_path / "skin.blend")
+    ok(run("deformer-add", blend=path))
+    before = path.read_bytes()
+    for args in ((), ("--mesh", "Skin")):
+        result = run("deformer-add", *args, blend=path)
+        assert result.returncode == 2, result.stdout + result.stderr
+        assert "'Skin' already has the JointLimit deformer ('JointLimit Deformer')" in one_error_line(result)
+        assert path.read_bytes() == before
+
+
+@pytest.mark.parametrize("case", ["apply-nan", "bake-reversed", "to-constraints-nan", "limb-ik-reversed"])
+def test_invalid_limit_settings_in_the_file_are_bad_input(run, scene, tmp_path, case):
+    obj = build_rig()
+    obj.pose.bones["spine"].rotation_quaternion = axis_x(60)
+    command, problem = case.rsplit("-", 1)
+    bone = "upper" if command == "limb-ik" else "spine"
+    s = obj.pose.bones[bone].jointlimit
+    s.enabled, s.kind, s.shape = True, "SWING_TWIST", "ELLIPSE"
+    s.swing_x_min, s.swing_x_max = (float("nan"), 0.3) if problem == "nan" else (0.4, -0.4)
+    path = save(tmp_path / "rig.blend")
+    targets = tmp_path / "t.csv"
+    targets.write_text("frame,x,y,z\n1,0.3,0.2,2.6\n")
+    args = {"apply": (), "bake": ("--frames", 1, 2), "to-constraints": (),
+            "limb-ik": ("--bone", "hand", "--targets", targets)}[command]
+    before = path.read_bytes()
+    result = run(command, *args, blend=path)
+    assert result.returncode == 2, result.stdout + result.stderr
+    line = one_error_line(result)
+    assert f"bone '{bone}'" in line and "Swing X: minimum" in line
+    assert path.read_bytes() == before
+
+
 @pytest.mark.parametrize("text, message", [
     ("frame,x,y\n1,0,0\n", "missing 'z'"),
     ("frame,x,y,z\n1.5,0,0,0\n", "whole number"),

@@ -477,6 +477,44 @@ def test_add_errors_leave_the_object_unchanged(limb):
     assert snapshot(obj) == before
 
 
+@pytest.mark.parametrize("blend", [float("nan"), float("inf"), 2.0, -0.5])
+def test_blend_outside_0_1_is_refused_by_add_bake_and_the_python_api(limb, mods, blend):
+    """NaN passes Blender's min/max of the Blend property: Add, Bake and ``deformer.add`` refuse
+    it (and any value outside [0, 1]) with the core's message and change nothing."""
+    import bpy
+
+    arm, obj, truth = limb
+    bpy.ops.object.jointlimit_sdef_derive()
+    before = snapshot(obj)
+    message = r"blend s must lie in \[0, 1\], got"
+    with pytest.raises(ValueError, match=message):
+        mods["deformer"].add(bpy.context, obj, mode="SDEF", blend=blend)
+    assert snapshot(obj) == before
+    if blend != blend:  # Blender clamps any other value into the property's [0, 1] itself
+        with pytest.raises(RuntimeError, match=message):
+            bpy.ops.object.jointlimit_deformer_add(mode="SDEF", blend=blend)
+        assert snapshot(obj) == before and "JointLimit Deformer" not in obj.modifiers
+        with pytest.raises(RuntimeError, match=message):
+            bpy.ops.object.jointlimit_deformer_bake(use_scene_range=False, frame_start=1, frame_end=1, blend=blend)
+        assert snapshot(obj) == before and obj.data.shape_keys is None
+    assert bpy.ops.object.jointlimit_deformer_add(mode="SDEF", blend=1.0) == {"FINISHED"}
+    assert np.isfinite(evaluated(obj)).all()
+
+
+def test_operators_and_reports_name_the_jointlimit_deformer(limb, capfd):
+    import bpy
+
+    ops = bpy.ops.object
+    assert [op.get_rna_type().name for op in (ops.jointlimit_deformer_add, ops.jointlimit_deformer_remove,
+                                              ops.jointlimit_deformer_bake)] == [
+        "Add JointLimit Deformer", "Remove JointLimit Deformer", "Bake JointLimit Deformer"]
+    capfd.readouterr()
+    ops.jointlimit_deformer_add()
+    ops.jointlimit_deformer_remove()
+    out = capfd.readouterr().out
+    assert "Added 'JointLimit Deformer' to 'Limb'" in out and "Removed 'JointLimit Deformer' from 'Limb'" in out
+
+
 def test_no_two_bone_vertices_is_an_error(scene):
     import bpy
 
@@ -567,7 +605,22 @@ def test_bake_bad_range_changes_nothing(limb):
     before = snapshot(obj)
     with pytest.raises(RuntimeError, match="Bad frame range"):
         bpy.ops.object.jointlimit_deformer_bake(use_scene_range=False, frame_start=5, frame_end=2)
+    with pytest.raises(RuntimeError, match="Bad frame range 3..1"):
+        bpy.ops.object.jointlimit_deformer_bake(use_scene_range=False, frame_start=3, frame_end=1)
     assert snapshot(obj) == before and obj.data.shape_keys is None
+
+
+def test_bake_uses_start_and_end_only_without_the_scene_range(limb):
+    import bpy
+
+    arm, obj, truth = limb
+    scene = bpy.context.scene
+    scene.frame_start, scene.frame_end = 4, 5
+    bpy.ops.object.jointlimit_sdef_derive()
+    bpy.ops.object.jointlimit_deformer_bake(frame_start=3, frame_end=1)  # the scene's range: 4..5
+    assert [k.name for k in obj.data.shape_keys.key_blocks] == ["Basis", "jl_frame_0004", "jl_frame_0005"]
+    bpy.ops.object.jointlimit_deformer_bake(use_scene_range=False, frame_start=2, frame_end=2)
+    assert [k.name for k in obj.data.shape_keys.key_blocks][-1] == "jl_frame_0002"
 
 
 def test_deformer_survives_save_and_reload(limb, tmp_path):

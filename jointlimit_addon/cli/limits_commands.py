@@ -7,8 +7,8 @@ import bpy
 
 from .. import bone_limits, deformer
 from .common import Outcome, UsageError, say
-from .scene import (active_in_mode, bone_selection, check_bones, frame_progress, frames_of, limited, pick_armature,
-                    rotation_state, run_op, scene_objects)
+from .scene import (active_in_mode, bone_selection, check_bones, check_limits, frame_progress, frames_of, limited,
+                    pick_armature, rotation_state, run_op, scene_objects)
 
 
 def cmd_info(args):
@@ -76,6 +76,7 @@ def cmd_apply(args):
     targets = limited(arm, args.bones)
     if not targets:
         raise UsageError(f"no limited bones to clamp in {arm.name!r}" + (" among --bones" if args.bones else ""))
+    check_limits(arm, targets, animator_only=args.bones is None)
     before = rotation_state(arm)
     with active_in_mode(arm, "POSE"), bone_selection(arm, args.bones):
         run_op(bpy.ops.pose.jointlimit_apply, "apply", all_bones=args.bones is None)
@@ -91,6 +92,7 @@ def cmd_bake(args):
     targets = limited(arm, args.bones)
     if not targets:
         raise UsageError(f"no limited bones to bake in {arm.name!r}")
+    check_limits(arm, targets, animator_only=args.bones is None)
     with active_in_mode(arm, "POSE"), bone_selection(arm, args.bones), frame_progress("bake", end - start + 1):
         run_op(bpy.ops.pose.jointlimit_bake, "bake", frame_start=start, frame_end=end, all_bones=args.bones is None)
     return Outcome(f"baked {len(targets)} limited bones of {arm.name!r} over frames {start}..{end}", bones=targets,
@@ -115,6 +117,7 @@ def cmd_to_constraints(args):
     targets = limited(arm, args.bones)
     if not targets:
         raise UsageError(f"no limited bones to convert in {arm.name!r}")
+    check_limits(arm, targets, animator_only=args.bones is None)
     with active_in_mode(arm, "POSE"), bone_selection(arm, args.bones):
         run_op(bpy.ops.pose.jointlimit_to_constraints, "to-constraints", all_bones=args.bones is None,
                disable_limits=args.disable_limits)

@@ -2,6 +2,7 @@
 
 import argparse
 
+from ..core import skinning
 from .common import PROG, UsageError
 from .targets import check_frame
 
@@ -87,6 +88,17 @@ def positive_int(text):
     return value
 
 
+def blend_value(text):
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid number: {text!r}") from None
+    try:
+        return skinning.check_blend(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def seconds(text):
     try:
         value = float(text)
@@ -170,7 +182,7 @@ def add_deformer_add(p, mode_default="sdef", mode_help="sdef"):
     p.add_argument("--mode", choices=MODES, default=mode_default,
                    help=f"skinning of two-bone vertices (default: {mode_help})")
     p.add_argument("--source", choices=SOURCES, default="auto", help="where C, R0, R1 come from (default: auto)")
-    p.add_argument("--blend", type=float, default=0.5, help="SDEF blend s in [0, 1] (default 0.5)")
+    p.add_argument("--blend", type=blend_value, default=0.5, help="SDEF blend s in [0, 1] (default 0.5)")
 
 
 def add_deformer_bake(p):

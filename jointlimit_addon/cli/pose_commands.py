@@ -8,7 +8,8 @@ from mathutils import Vector
 from .. import animation, bone_limits
 from ..operators import ccd_ik, limb_ik
 from .common import Outcome, UsageError, say
-from .scene import (active_in_mode, bone_selection, check_bones, frames_of, pick_armature, pose_bone, run_op)
+from .scene import (active_in_mode, bone_selection, check_bones, check_limits, frames_of, pick_armature, pose_bone,
+                    run_op)
 from .targets import read_targets
 
 
@@ -29,6 +30,8 @@ def run_ik(args):
     arm = pick_armature(args.armature)
     tip = pose_bone(arm, args.bone)
     chain = ik_chain(args, tip)
+    if not args.no_limits:
+        check_limits(arm, [pb.name for pb in chain])
     scene = bpy.context.scene
     original_frame = scene.frame_current
     tip_errors = []
@@ -71,6 +74,7 @@ def cmd_motion(args):
                                            start, end)) >= 2]
     if not keyed:
         raise UsageError(f"no bone of {arm.name!r} has two or more rotation keys in frames {start}..{end}")
+    check_limits(arm, keyed)
     with active_in_mode(arm, "POSE"), bone_selection(arm, keyed):
         run_op(bpy.ops.pose.jointlimit_motion, "motion", frame_start=start, frame_end=end,
                profile=args.profile.upper().replace("-", "_"), channels=args.channels.upper().replace("-", "_"),

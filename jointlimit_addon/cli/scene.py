@@ -4,7 +4,7 @@ import contextlib
 
 import bpy
 
-from .. import compat, deformer
+from .. import bone_limits, compat, deformer
 from .common import BatchError, UsageError, report_text, say
 
 
@@ -44,7 +44,7 @@ def deformer_of(obj):
     return deformer.find(obj)
 
 
-def pick_meshes(names, exclude=lambda obj: False):
+def pick_meshes(names):
     meshes = scene_objects("MESH")
     if names:
         by_name = {o.name: o for o in meshes}
@@ -54,7 +54,7 @@ def pick_meshes(names, exclude=lambda obj: False):
         return [by_name[n] for n in names]
     helpers = {deformer_of(o)[1] for o in meshes} - {None}
     found = [o for o in meshes
-             if any(m.type == "ARMATURE" for m in o.modifiers) and o not in helpers and not exclude(o)]
+             if any(m.type == "ARMATURE" for m in o.modifiers) and o not in helpers]
     if not found:
         raise UsageError("no mesh with an Armature modifier to work on; name one with --mesh")
     return found
@@ -145,6 +145,19 @@ def frames_of(args, minimum):
 def check_bones(obj, names):
     for name in names or ():
         pose_bone(obj, name)
+
+
+def check_limits(obj, names, animator_only=False):
+    """Bad input (``UsageError`` naming the bone): a limited bone among ``names`` whose stored
+    settings make no valid limit (NaN, minimum above maximum, ...). ``animator_only``: rig
+    mechanism bones are skipped, as the *All Bones* operators skip them."""
+    bones = [obj.pose.bones[n] for n in names if obj.pose.bones[n].jointlimit.enabled]
+    if animator_only:
+        bones = bone_limits.animator_bones(bones)[0]
+    for pb in bones:
+        problem = bone_limits.settings_error(pb.jointlimit)
+        if problem:
+            raise UsageError(f"bone {pb.name!r} of {obj.name!r} has invalid joint-limit settings: {problem}")
 
 
 def rotation_state(obj):

@@ -3,7 +3,7 @@
 import bpy
 
 from .. import deformer
-from .common import Outcome
+from .common import Outcome, UsageError
 from .scene import active_in_mode, deformer_of, frame_progress, frames_of, pick_meshes, run_op
 
 
@@ -12,7 +12,13 @@ def has_deformer(obj):
 
 
 def cmd_deformer_add(args):
-    meshes = pick_meshes(args.mesh, exclude=has_deformer)
+    meshes = pick_meshes(args.mesh)
+    having = [o for o in meshes if has_deformer(o)]
+    if having and (args.mesh or len(having) == len(meshes)):
+        raise UsageError(f"{', '.join(repr(o.name) for o in having)} already "
+                         f"{'has' if len(having) == 1 else 'have'} the JointLimit deformer "
+                         f"({deformer_of(having[0])[0].name!r}); remove it first or name other meshes with --mesh")
+    meshes = [o for o in meshes if o not in having]
     for obj in meshes:
         with active_in_mode(obj, "OBJECT"):
             run_op(bpy.ops.object.jointlimit_deformer_add, f"deformer-add {obj.name!r}", mode=args.mode.upper(),

@@ -100,8 +100,13 @@ def _check_weights(w, n):
     return np.clip(w, 0.0, 1.0)
 
 
-def _check_blend(blend):
-    s = float(blend)
+def check_blend(blend):
+    """``s`` of [002 eq.22] as a float; ``ValueError`` unless it is a number in [0, 1] (every entry
+    point of the deformer, the bake and the command line checks it here)."""
+    try:
+        s = float(blend)
+    except (TypeError, ValueError):
+        raise ValueError(f"blend s must lie in [0, 1], got {blend!r}") from None
     if not np.isfinite(s) or not 0.0 <= s <= 1.0:
         raise ValueError(f"blend s must lie in [0, 1], got {blend!r}")
     return s
@@ -311,7 +316,7 @@ class SkinPlan:
         bone0 = _check_bones(bone0, n, count, "bone0")
         bone1 = _check_bones(bone1, n, count, "bone1")
         t = _check_weights(weight0, n)
-        s = _check_blend(blend)
+        s = check_blend(blend)
         c = r0 = r1 = b = None
         if self.mode != "LBS":
             if C is None:

@@ -18,7 +18,7 @@ import bpy
 import numpy as np
 
 from .. import compat
-from ..core import quat
+from ..core import quat, skinning
 from . import data, derive, mmd, tree
 
 MODIFIER_NAME = "JointLimit Deformer"
@@ -191,6 +191,7 @@ def add(context, obj, source="AUTO", mode="SDEF", blend=0.5, strongest_two=False
         raise data.DataError(f"'{obj.name}' already has a JointLimit deformer (remove it first)")
     if mode not in tree.MODE_VALUES:
         raise data.DataError(f"unknown mode {mode!r}")
+    blend = skinning.check_blend(blend)
     bound = mmd.binding(obj)
     if bound is not None and not take_over:
         raise data.DataError(f"'{obj.name}' is bound by mmd_tools' SDEF ('{mmd.SKINNING_KEY}' shape key); enable "
@@ -219,7 +220,7 @@ def add(context, obj, source="AUTO", mode="SDEF", blend=0.5, strongest_two=False
         mod = obj.modifiers.new(MODIFIER_NAME, "NODES")
         mod.node_group = ng
         compat.set_modifier_input(mod, tree.input_id(ng, tree.MODE_INPUT), tree.MODE_VALUES[mode])
-        compat.set_modifier_input(mod, tree.input_id(ng, tree.BLEND_INPUT), float(blend))
+        compat.set_modifier_input(mod, tree.input_id(ng, tree.BLEND_INPUT), blend)
         compat.set_modifier_input(mod, tree.input_id(ng, tree.FRAMES_INPUT), helper)
         _move_modifier(context, obj, mod, list(obj.modifiers).index(arm_mod) + 1)
         if helper.name in context.view_layer.objects:

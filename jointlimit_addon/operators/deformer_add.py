@@ -4,6 +4,7 @@ import bpy
 from bpy.props import BoolProperty, EnumProperty, FloatProperty
 
 from .. import deformer
+from ..core import skinning
 from ..deformer import mmd
 from ._common import MeshPoll, run_on_meshes, target_meshes
 
@@ -37,7 +38,7 @@ class OBJECT_OT_jointlimit_deformer_add(MeshPoll, bpy.types.Operator):
     modifier after its Armature modifier (no Python per frame)"""
 
     bl_idname = "object.jointlimit_deformer_add"
-    bl_label = "Add SDEF Deformer"
+    bl_label = "Add JointLimit Deformer"
     bl_options = {"REGISTER", "UNDO"}
 
     source: EnumProperty(name="SDEF Data", description="Where the C, R0, R1 parameters come from",
@@ -59,6 +60,12 @@ class OBJECT_OT_jointlimit_deformer_add(MeshPoll, bpy.types.Operator):
         return self.execute(context)
 
     def execute(self, context):
+        try:
+            skinning.check_blend(self.blend)  # NaN passes Blender's min/max
+        except ValueError as exc:
+            self.report({"ERROR"}, str(exc))
+            return {"CANCELLED"}
+
         def work(obj):
             mod, prep = deformer.add(context, obj, self.source, self.mode, self.blend, self.strongest_two,
                                      self.take_over)

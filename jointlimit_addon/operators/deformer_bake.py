@@ -103,13 +103,15 @@ class OBJECT_OT_jointlimit_deformer_bake(MeshPoll, bpy.types.Operator):
     meshes (a fallback where geometry nodes are not available, e.g. for export)"""
 
     bl_idname = "object.jointlimit_deformer_bake"
-    bl_label = "Bake SDEF Deformation"
+    bl_label = "Bake JointLimit Deformer"
     bl_options = {"REGISTER", "UNDO"}
 
-    use_scene_range: BoolProperty(name="Scene Frame Range", description="Bake the scene's frame range instead "
-                                  "of Start and End", default=True)
-    frame_start: IntProperty(name="Start", description="First frame to bake", default=1)
-    frame_end: IntProperty(name="End", description="Last frame to bake", default=250)
+    use_scene_range: BoolProperty(name="Scene Frame Range", description="Bake the scene's frame range; Start "
+                                  "and End are used only when this is off", default=True)
+    frame_start: IntProperty(name="Start", description="First frame to bake when Scene Frame Range is off",
+                              default=1)
+    frame_end: IntProperty(name="End", description="Last frame to bake when Scene Frame Range is off",
+                            default=250)
     mode: EnumProperty(name="Mode", description="Skinning of the two-bone vertices", items=MODE_ITEMS,
                        default="SDEF")
     source: EnumProperty(name="SDEF Data", description="Where the C, R0, R1 parameters come from",
@@ -132,6 +134,11 @@ class OBJECT_OT_jointlimit_deformer_bake(MeshPoll, bpy.types.Operator):
         if end < start or end - start + 1 > MAX_FRAMES:
             self.report({"ERROR"}, f"Bad frame range {start}..{end}: End must not be before Start "
                         f"(at most {MAX_FRAMES} frames)")
+            return {"CANCELLED"}
+        try:
+            skinning.check_blend(self.blend)  # NaN passes Blender's min/max
+        except ValueError as exc:
+            self.report({"ERROR"}, str(exc))
             return {"CANCELLED"}
         frames = list(range(start, end + 1))
         return run_on_meshes(self, target_meshes(context, self.use_selected),

@@ -8,19 +8,21 @@ from .deformer_add import selected_prop
 
 
 class OBJECT_OT_jointlimit_deformer_remove(MeshPoll, bpy.types.Operator):
-    """Remove the SDEF deformer: its modifiers, helper object, attributes and the node groups if unused,
+    """Remove the JointLimit deformer: its modifiers, helper object, attributes and the node groups if unused,
     and give a taken-over mmd_tools SDEF binding back (SDEF data such as mmd_tools shape keys or
     derived attributes stay)"""
 
     bl_idname = "object.jointlimit_deformer_remove"
-    bl_label = "Remove SDEF Deformer"
+    bl_label = "Remove JointLimit Deformer"
     bl_options = {"REGISTER", "UNDO"}
 
     use_selected: selected_prop()
 
     def execute(self, context):
         def work(obj):
-            deformer.remove(obj)
-            return f"Removed the SDEF deformer from '{obj.name}'"
+            mod = deformer.find(obj)[0]
+            name = mod.name if mod is not None else ""
+            deformer.remove(obj)  # DataError when there is none
+            return f"Removed '{name}' from '{obj.name}'"
 
         return run_on_meshes(self, target_meshes(context, self.use_selected), work, "remove the deformer")
