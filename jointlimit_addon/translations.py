@@ -342,7 +342,6 @@ MESSAGES = {
     "C at the joint (the child's head) for every vertex": "すべての頂点で C を関節（子のヘッド）にします",
     "Boundary": "境界",
     "How the blend boundaries R0 (parent) and R1 (child) of each bone pair are found": "各ボーンの組のブレンド境界 R0（親）と R1（子）の求め方",
-    "Fit": "フィット",
     "R0, R1 from a least-squares fit of the position along the bones to the weight": "ボーン沿いの位置をウェイトに最小 2 乗フィットして R0、R1 を求めます",
     "Extent": "範囲",
     "R0, R1 at the ends of the blend zone along the bones": "ボーン沿いのブレンド領域の両端を R0、R1 にします",
