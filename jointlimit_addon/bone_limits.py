@@ -245,6 +245,13 @@ def _compatible_euler(q, order, previous):
 
 def write_rotation(pose_bone, q):
     """Write a unit quaternion into the pose bone in its own rotation mode (continuous values)."""
+    attr, values = rotation_values(pose_bone, q)
+    setattr(pose_bone, attr, values)
+
+
+def rotation_values(pose_bone, q):
+    """``(channel, values)`` that ``write_rotation`` stores for the unit quaternion ``q``: the
+    bone's own rotation mode, continuous with its current values."""
     w, x, y, z = (float(c) for c in q)
     if not all(map(math.isfinite, (w, x, y, z))):
         raise ValueError(f"refusing to write a non-finite rotation to bone '{pose_bone.name}'")
@@ -252,17 +259,15 @@ def write_rotation(pose_bone, q):
     if mode == "QUATERNION":  # the hot path of live limits and IK drags: plain floats
         cw, cx, cy, cz = pose_bone.rotation_quaternion
         sign = -1.0 if cw * w + cx * x + cy * y + cz * z < 0 else 1.0
-        pose_bone.rotation_quaternion = (sign * w, sign * x, sign * y, sign * z)
-        return
+        return "rotation_quaternion", (sign * w, sign * x, sign * y, sign * z)
     q = np.array((w, x, y, z))
     if mode == "AXIS_ANGLE":
         axis, angle = quat.to_axis_angle(q)
         current = np.array(pose_bone.rotation_axis_angle)
         if np.dot(current[1:], axis) < 0:
             axis, angle = -axis, -angle
-        pose_bone.rotation_axis_angle = (float(angle), *axis)
-    else:
-        pose_bone.rotation_euler = _compatible_euler(q, mode, np.array(pose_bone.rotation_euler))
+        return "rotation_axis_angle", (float(angle), *axis)
+    return "rotation_euler", _compatible_euler(q, mode, np.array(pose_bone.rotation_euler))
 
 
 def rotation_path(pose_bone):

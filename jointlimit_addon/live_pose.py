@@ -22,8 +22,10 @@ their places (checked after the armature's data was updated: ``recheck_bones``),
 5. writes back only the bones that moved (by more than ``bone_limits.storage_tol``), in their
    own rotation mode and continuous with their current values, with the same rules as
    ``bone_limits.write_rotation``: quaternions keep their sign hemisphere, axis-angle keeps the
-   side of its axis, Euler angles are the equivalent triple nearest to the current one. Few
-   moved bones are written one by one, many with one ``foreach_set`` of the whole channel.
+   side of its axis, Euler angles are the equivalent triple nearest to the current one. Each
+   channel in use is written with one ``foreach_set`` and the object gets one transform tag
+   (``tag_written``): a write by RNA tags the armature's data too, which Blender then copies and
+   evaluates again in that frame.
 
 An armature with few limited bones (Rigify's 18 FK controls among 706 bones) takes the per-bone
 path instead (``_clamp_few``): its limited bones are found by name, one at a time on Python
@@ -48,10 +50,6 @@ from .core.grouped import clamp_groups
 # every bone of a big rig (Rigify's 706) to clamp a few of them, and than numpy's per-call cost.
 FEW_RATIO = 8
 FEW_MAX = 8
-
-# Write bone by bone when fewer than 1/WRITE_RATIO of the armature's bones moved (one
-# foreach_set costs about as much as that many single writes).
-WRITE_RATIO = 16
 
 QUATERNION, EULER, AXIS_ANGLE = 0, 1, 2
 # channel -> (pose-bone property, values per bone)
@@ -139,7 +137,7 @@ class ArmatureState:
         self.seen = {}          # channel -> (count, width) rotations last seen
         # few bones: per group (limit, memo, bone names); per bone the raw rotation last seen
         starts = np.r_[0, self.ends[:-1]].astype(int)
-        self.few_groups = [(limit, memo, [name for _, name in self.names[a:b]])
+        self.few_groups = [(limit, memo, self.names[a:b])
                            for limit, memo, a, b in zip(self.limits, self.memos, starts, self.ends)] if self.few else []
         self.few_seen = {}
 
@@ -306,22 +304,29 @@ def _changed(state, modes, channels, kinds):
 
 
 def _write(obj, channels, kinds, rows, values, count):
-    """Store ``values`` for the bones ``rows`` (bone by bone, or the whole channel at once when
-    many moved) and keep ``channels`` equal to what Blender now holds (float32)."""
+    """Store ``values`` for the bones ``rows`` (one ``foreach_set`` of each channel in use) and
+    keep ``channels`` equal to what Blender now holds (float32)."""
     bones = obj.pose.bones
     for kind in np.unique(kinds[rows]):
         here = kinds[rows] == kind
         attr, width = CHANNELS[kind]
-        stored = values[here][:, :width].astype(np.float32).astype(np.float64)
-        if here.sum() * WRITE_RATIO < count:
-            for i, v in zip(rows[here], values[here][:, :width]):
-                setattr(bones[int(i)], attr, v.tolist())
-        else:
-            whole = channels[kind].copy()
-            whole[rows[here]] = values[here][:, :width]
-            bones.foreach_set(attr, whole.astype(np.float32).ravel())
-            obj.update_tag(refresh={"DATA"})
-        channels[kind][rows[here]] = stored
+        whole = channels[kind].copy()
+        whole[rows[here]] = values[here][:, :width]
+        whole = whole.astype(np.float32)
+        bones.foreach_set(attr, whole.ravel())
+        channels[kind][rows[here]] = whole[rows[here]]
+    tag_written(obj)
+
+
+def tag_written(obj):
+    """Make Blender evaluate the pose written with ``foreach_set`` (which alone only copies the
+    values to the evaluated object: its bone matrices would stay those of the stored rotations).
+
+    The transform tag re-evaluates the object and everything after it (its pose, the meshes it
+    deforms) like the pose's own update (``rna_Pose_update``: a geometry tag), without also
+    tagging the armature's data, whose copy and evaluation made a written frame of Rigify's rig
+    cost about 0.8 of a frame more (README, Live limits)."""
+    obj.update_tag(refresh={"OBJECT"})
 
 
 def _groups_of(state, selected, ok):
@@ -489,12 +494,13 @@ def _storage_tol(pb, values):
 
 def _clamp_few(obj, state, only_changed):
     """``handlers.clamp_object_per_bone`` on the armature's groups: bones found by name, limits
-    and memos shared per group, no settings read."""
+    and memos shared per group, no settings read; the moved bones are stored together
+    (``_store_few``)."""
     bones = obj.pose.bones
     seen = state.few_seen
-    written = 0
+    pending = {}    # channel -> [(bone index, values)]
     for limit, memo, names in state.few_groups:
-        for name in names:
+        for index, name in names:
             pb = bones[name]
             mode = pb.rotation_mode
             key = (mode, *(pb.rotation_quaternion if mode == "QUATERNION" else
@@ -507,12 +513,30 @@ def _clamp_few(obj, state, only_changed):
                 if len(memo) > MEMO_MAX:
                     memo.clear()
             if clamped:
-                bone_limits.write_rotation(pb, clamped)
-                written += 1
-                key = (mode, *(pb.rotation_quaternion if mode == "QUATERNION" else
-                               pb.rotation_axis_angle if mode == "AXIS_ANGLE" else pb.rotation_euler))
+                attr, values = bone_limits.rotation_values(pb, clamped)
+                values = np.asarray(values, dtype=np.float64).astype(np.float32)
+                pending.setdefault(attr, []).append((index, values))
+                key = (mode, *values.tolist())     # what Blender holds once written
             seen[name] = key
-    return written
+    if pending:
+        _store_few(obj, pending)
+    return sum(map(len, pending.values()))
+
+
+def _store_few(obj, pending):
+    """Write ``{channel: [(bone index, float32 values)]}`` with one ``foreach_set`` per channel
+    and one ``tag_written``."""
+    bones = obj.pose.bones
+    count = len(bones)
+    for attr, writes in pending.items():
+        width = len(writes[0][1])
+        whole = np.empty(count * width, dtype=np.float32)
+        bones.foreach_get(attr, whole)
+        whole = whole.reshape(count, width)
+        for index, values in writes:
+            whole[index] = values
+        bones.foreach_set(attr, whole.ravel())
+    tag_written(obj)
 
 
 def _moved(limit, pb, raw):

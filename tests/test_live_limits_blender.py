@@ -347,3 +347,37 @@ def test_playback_clamp_follows_armatures_linked_and_excluded(scene, mods):
     scene.frame_set(2)
     assert evaluated_angle(second) == pytest.approx(140, abs=1e-3)
     scene.jointlimit.clamp_playback = False
+
+
+@pytest.mark.parametrize("few_limited", [False, True])
+def test_playback_clamp_shows_in_the_evaluated_bone_matrices(scene, mods, few_limited):
+    """The clamp written in ``frame_change_post`` is evaluated in that frame: the evaluated bone
+    matrices (children included) are those of the clamped pose evaluated as a still, on the
+    array path and on the few-bones path."""
+    import bpy
+
+    obj = limited_rig(n_extra_free=200 if few_limited else 3)
+    bones = obj.pose.bones
+    if few_limited:
+        for pb in bones[4:]:
+            pb.jointlimit.enabled = False
+    rng = np.random.default_rng(7)
+    for pb in bones:
+        pb.rotation_mode = "QUATERNION"
+        q = rng.normal(size=4)
+        pb.rotation_quaternion = q / np.linalg.norm(q)
+        pb.keyframe_insert("rotation_quaternion", frame=3)
+    scene.jointlimit.clamp_playback = True
+    scene.frame_set(3)
+    depsgraph = bpy.context.evaluated_depsgraph_get()
+    played = [np.array(pb.matrix) for pb in obj.evaluated_get(depsgraph).pose.bones]
+    scene.jointlimit.clamp_playback = False
+    stored = snapshot(obj)
+    assert mods["handlers"].clamp_object_per_bone(obj, False) == 0      # the stored pose is clamped
+    obj.animation_data_clear()
+    restore(obj, stored)
+    bpy.context.view_layer.update()
+    still = [np.array(pb.matrix) for pb in obj.evaluated_get(depsgraph).pose.bones]
+    assert any(not np.allclose(m, np.eye(4)) for m in still)
+    for a, b in zip(played, still):
+        np.testing.assert_allclose(a, b, atol=1e-6)
