@@ -488,6 +488,8 @@ MESSAGES = {
     "Bone '{name}' has several selected children: select separate chains":
         "ボーン「{name}」には選択された子が複数あります：チェーンを分けて選択してください",
     "The limit of '{bone}' is invalid: {error}": "「{bone}」の制限が無効です：{error}",
+    "Limb IK uses only a Hinge limit on the middle bone; the {kind} limit of '{bone}' is not applied: run Apply afterwards":
+        "リム IK は中間ボーンのヒンジ制限のみを使います。「{bone}」の{kind}制限は適用されません：後で適用を実行してください",
     "Could not write the preset: {error}": "プリセットを書き込めませんでした：{error}",
     "Saved preset '{name}' ({path})": "プリセット「{name}」を保存しました（{path}）",
     "Replaced preset '{name}' ({path})": "プリセット「{name}」を置き換えました（{path}）",
