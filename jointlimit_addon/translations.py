@@ -303,7 +303,8 @@ MESSAGES = {
     "Euler angles in the bone's order (XYZ for quaternion bones), unwrapped across ±180°":
         "ボーンの順序のオイラー角（クォータニオンのボーンは XYZ）、±180° をまたいで連続化",
     "Step": "間隔",
-    "Key every Nth frame (key poses are always kept)": "N フレームごとにキーを打ちます（キーポーズは常に残ります）",
+    "Key every Nth frame (key poses are always kept); the keys are clamped by the limits, frames between them are Blender's interpolation and may leave the limits":
+        "N フレームごとにキーを打ちます（キーポーズは常に残ります）。キーは制限内に収められますが、キーの間のフレームは Blender の補間で、制限を外れることがあります",
     "Via Velocities": "経由点の速度",
     "How the motion passes the keys between the first and the last": "最初と最後の間のキーを動きがどう通過するか",
     "Clamped": "クランプ",
@@ -490,6 +491,10 @@ MESSAGES = {
     "Bone '{name}' has several selected children: select separate chains":
         "ボーン「{name}」には選択された子が複数あります：チェーンを分けて選択してください",
     "The limit of '{bone}' is invalid: {error}": "「{bone}」の制限が無効です：{error}",
+    "With Step {step}, frames between the keys are Blender's interpolation and may leave the joint limits of {bones}: use Step 1, or live limits' Clamp Playback":
+        "ステップ {step} では、キーの間のフレームは Blender の補間で、{bones} の関節制限を外れることがあります：ステップ 1 か、ライブ制限の「再生時に制限」を使ってください",
+    "Limb IK uses only a Hinge limit on the middle bone; the {kind} limit of '{bone}' is not applied: run Apply afterwards":
+        "リム IK は中間ボーンのヒンジ制限のみを使います。「{bone}」の{kind}制限は適用されません：後で適用を実行してください",
     "Could not write the preset: {error}": "プリセットを書き込めませんでした：{error}",
     "Saved preset '{name}' ({path})": "プリセット「{name}」を保存しました（{path}）",
     "Replaced preset '{name}' ({path})": "プリセット「{name}」を置き換えました（{path}）",

@@ -345,3 +345,35 @@ def test_modal_swivel_stays_feasible_and_follows_the_previous_frame(arm, mods):
         notes.append(op.header_text(session))
     assert any("to respect the upper_arm limit" in h for h in notes)
     assert op.modal(ctx, Event("ESC", value="PRESS")) == {"CANCELLED"}
+
+
+def test_non_hinge_middle_limit_is_reported_as_not_applied(arm, mods):
+    """An Euler limit on the forearm is not used by Limb IK: exec and the modal tool warn, naming
+    the bone and the limit kind, and the status does not claim the limits are off."""
+    import bpy
+
+    s = arm.pose.bones["forearm"].jointlimit
+    s.enabled, s.kind, s.euler_order = True, "EULER", "XYZ"
+    s.euler_min = (math.radians(-60), math.radians(-5), math.radians(-5))
+    s.euler_max = (math.radians(60), math.radians(5), math.radians(5))
+    root = np.array(arm.pose.bones["upper_arm"].head)
+    op = OperatorStandIn(bpy.types.POSE_OT_jointlimit_limb_ik, **dict(PROPS, target=root + np.array([0.1, 0.3, -0.3])))
+    assert op.execute(bpy.context) == {"FINISHED"}
+    warnings = [text for kind, text in op.reports if kind == {"WARNING"}]
+    assert any("Euler" in text and "'forearm'" in text and "Hinge" in text and "Apply" in text for text in warnings)
+    assert "limits off" not in op.reports[-1][1] and "limits on" in op.reports[-1][1]
+    modal, ctx, _, _ = _start_modal(arm, mods)
+    assert modal.invoke(ctx, Event("NONE")) == {"RUNNING_MODAL"}
+    assert any(kind == {"WARNING"} and "'forearm'" in text for kind, text in modal.reports)
+    header = modal.header_text(modal._session)
+    assert "'forearm'" in header and "limits off" not in header
+    modal.modal(ctx, Event("ESC", value="PRESS"))
+    # a Hinge on the forearm is used: no such warning; without Use Limits none either
+    s.kind = "HINGE"
+    op = OperatorStandIn(bpy.types.POSE_OT_jointlimit_limb_ik, **dict(PROPS, target=root + np.array([0.1, 0.3, -0.3])))
+    assert op.execute(bpy.context) == {"FINISHED"} and not any(kind == {"WARNING"} for kind, _ in op.reports)
+    s.kind = "EULER"
+    op = OperatorStandIn(bpy.types.POSE_OT_jointlimit_limb_ik,
+                         **dict(PROPS, target=root + np.array([0.1, 0.3, -0.3]), use_limits=False))
+    assert op.execute(bpy.context) == {"FINISHED"} and not any(kind == {"WARNING"} for kind, _ in op.reports)
+    assert "limits off" in op.reports[-1][1]

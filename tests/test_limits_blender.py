@@ -482,3 +482,37 @@ def test_invalid_range_message_names_the_bone_in_apply_and_bake(rig):
     assert _error_of(bpy.ops.pose.jointlimit_apply).endswith(want)
     assert _error_of(bpy.ops.pose.jointlimit_bake, frame_start=1, frame_end=3).endswith(want)
     assert rig.animation_data is None
+
+
+def _make_invalid(settings, how):
+    """Hinge min above max, or a NaN twist (Swing & Twist with a twist limit)."""
+    if how == "MIN_ABOVE_MAX":
+        configure(settings, "HINGE")
+        settings.hinge_min, settings.hinge_max = math.radians(100), math.radians(10)
+    else:
+        configure(settings, "SWING_TWIST")
+        settings.use_twist_limit = True
+        settings.fix_twist = False
+        settings.twist_min = math.nan
+
+
+def _settings_snapshot(obj):
+    return {pb.name: (pb.jointlimit.enabled, pb.jointlimit.kind, pb.jointlimit.hinge_min, pb.jointlimit.hinge_max,
+                      repr(pb.jointlimit.twist_min), [c.name for c in pb.constraints]) for pb in obj.pose.bones}
+
+
+@pytest.mark.parametrize("how", ["MIN_ABOVE_MAX", "NAN"])
+@pytest.mark.parametrize("op_name", ["copy", "mirror", "to_constraints"])
+def test_operators_reading_settings_refuse_invalid_ones_like_apply(rig, how, op_name):
+    """Copy, Mirror and To Constraints refuse invalid settings with Apply's one-line message and change nothing."""
+    import bpy
+
+    _make_invalid(rig.pose.bones["forearm.L"].jointlimit, how)
+    select_only(rig, {"forearm.L"}, active="forearm.L")
+    applied = _error_of(bpy.ops.pose.jointlimit_apply)
+    assert "forearm.L" in applied and "\n" not in applied
+    select_only(rig, {"forearm.L", "spine"} if op_name == "copy" else {"forearm.L"}, active="forearm.L")
+    before = _settings_snapshot(rig)
+    assert _error_of(getattr(bpy.ops.pose, f"jointlimit_{op_name}")) == applied
+    assert _settings_snapshot(rig) == before
+    assert not rig.pose.bones["spine"].jointlimit.enabled and not rig.pose.bones["forearm.R"].jointlimit.enabled

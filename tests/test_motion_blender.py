@@ -208,3 +208,44 @@ def test_zero_quaternion_key_is_reported_and_nothing_keyed(rig, mods):
     assert str(info.value).count("joint") == 1       # the same one line as apply and bake
     assert bpy.context.scene.frame_current == 4
     assert mods["animation"].keyed_frames(rig, pb, "rotation_quaternion", 1, 10) == [1, 10]
+
+
+def test_step_keys_are_inside_the_limit_and_in_betweens_are_warned_about(rig, mods):
+    """Step > 1 on a limited bone: every written key is inside the limit (evaluated pose), and the
+    operator warns that the frames between the keys are Blender's interpolation; Step 1 does not."""
+    import bpy
+
+    from modal_harness import OperatorStandIn
+
+    Q = mods["core.quat"]
+    pb = rig.pose.bones["joint"]
+    pb.rotation_mode = "QUATERNION"
+    s = pb.jointlimit
+    s.enabled, s.kind, s.shape = True, "SWING_TWIST", "ELLIPSE"
+    s.swing_x_min, s.swing_x_max = math.radians(-10), math.radians(120)
+    s.swing_z_min, s.swing_z_max = math.radians(-30), math.radians(30)
+    limit = mods["bone_limits"].build_limit(s)
+    keys = [limit.clamp(Q.from_euler(np.radians(e), "XYZ")) for e in ((110, 0, 25), (110, 0, -25))]
+    props = dict(frame_start=1, frame_end=31, profile="MIN_ACCELERATION", use_via_points=True,
+                 via_velocity="CLAMPED", channels="EULER")
+    for step in (1, 4):
+        rig.animation_data_clear()
+        _key(pb, keys[0], 1, mods)
+        _key(pb, keys[1], 31, mods)
+        op = OperatorStandIn(bpy.types.POSE_OT_jointlimit_motion, step=step, **props)
+        assert op.execute(bpy.context) == {"FINISHED"}
+        frames = mods["animation"].keyed_frames(rig, pb, "rotation_quaternion", 1, 31)
+        assert frames == list(range(1, 32, step)) + ([31] if 30 % step else [])
+        for q in _sample(pb, frames, mods):
+            assert Q.angle_between(limit.clamp(q), q) < 1e-5
+        warnings = [text for kind, text in op.reports if kind == {"WARNING"}]
+        if step == 1:
+            assert warnings == []
+        else:
+            assert len(warnings) == 1 and "limits of joint:" in warnings[0] and "Step 1" in warnings[0] and "interpolation" in warnings[0]
+    s.enabled = False              # no limit: nothing to warn about
+    rig.animation_data_clear()
+    _key(pb, keys[0], 1, mods)
+    _key(pb, keys[1], 31, mods)
+    op = OperatorStandIn(bpy.types.POSE_OT_jointlimit_motion, step=4, **props)
+    assert op.execute(bpy.context) == {"FINISHED"} and not any(kind == {"WARNING"} for kind, _ in op.reports)

@@ -61,6 +61,18 @@ def target_bones_skipping(context, all_bones):
     return bone_limits.animator_bones(bones) if all_bones else (bones, [])
 
 
+def refuse_invalid_limits(operator, pose_bones):
+    """Report Apply's one-line error and return ``True`` when a bone's limit settings are invalid
+    (min above max, NaN, ...): operators that read settings refuse them instead of passing them on."""
+    for pb in pose_bones:
+        try:
+            bone_limits.bone_limit(pb)
+        except ValueError as exc:
+            operator.report({"ERROR"}, str(exc))
+            return True
+    return False
+
+
 def report_rest_pose(operator, bones):
     """Warn (``WARNING`` report) when the limit just set on any of ``bones`` leaves out the rest
     pose, naming the first such bone and how far Apply would move it."""

@@ -3,7 +3,7 @@
 import bpy
 
 from .. import settings_io
-from ._common import ActiveBonePoll, report_rest_pose, selected_pose_bones
+from ._common import ActiveBonePoll, refuse_invalid_limits, report_rest_pose, selected_pose_bones
 
 
 class POSE_OT_jointlimit_copy(ActiveBonePoll, bpy.types.Operator):
@@ -18,6 +18,8 @@ class POSE_OT_jointlimit_copy(ActiveBonePoll, bpy.types.Operator):
         targets = [pb for pb in selected_pose_bones(context) if pb != active]
         if not targets:
             self.report({"ERROR"}, "Select the bones to copy to, and make the source bone active")
+            return {"CANCELLED"}
+        if refuse_invalid_limits(self, [active]):
             return {"CANCELLED"}
         for pb in targets:
             settings_io.copy_settings(active.jointlimit, pb.jointlimit)

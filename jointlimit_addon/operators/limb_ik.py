@@ -73,6 +73,21 @@ def align_hinge_range(limits, lower, hinge_axis):
                      f"of '{lower.name}': use Auto or the limit's axis")
 
 
+def _rpt(template, **values):
+    return bpy.app.translations.pgettext_rpt(template).format(**values)
+
+
+def ignored_middle_limit(lower):
+    """The warning when the middle bone has an enabled limit Limb IK does not use (it uses only a
+    Hinge there), else ``None``."""
+    settings = lower.jointlimit
+    if not settings.enabled or settings.kind == "HINGE":
+        return None
+    kind = settings.bl_rna.properties["kind"].enum_items[settings.kind].name
+    return _rpt("Limb IK uses only a Hinge limit on the middle bone; the {kind} limit of '{bone}' is not applied: "
+                "run Apply afterwards", kind=bpy.app.translations.pgettext_iface(kind), bone=lower.name)
+
+
 def build_limits(upper, lower, end):
     """Joint limits of the upper and end bones, and the hinge range of the lower bone."""
 
@@ -94,6 +109,7 @@ class LimbSolver:
     def __init__(self, bones, limits, target_rotation=None, hinge_axis="AUTO", view_layer=None):
         self.bones, self.limits, self.target_rotation = bones, limits, target_rotation
         self.hinge_axis, self.view_layer = hinge_axis, view_layer
+        self.ignored = ignored_middle_limit(bones[1]) if limits is not None else None
         self.chain = build_chain(*bones, hinge_axis=hinge_axis)
         self.end_local = bone_limits.read_rotation(bones[2])
 
@@ -104,7 +120,8 @@ class LimbSolver:
             pose = limb_ik.solve_pose(self.chain, target, self.target_rotation, swivel, limits=self.limits)
         root, elbow, wrist, _ = limb_ik.forward(self.chain, pose.quats)
         info = {"status": pose.status, "tip_error": float(pose.tip_error), "root": root, "elbow": elbow,
-                "limits": self.limits is not None and any(x is not None for x in self.limits),
+                "limits": self.limits is not None and (any(x is not None for x in self.limits) or bool(self.ignored)),
+                "ignored": self.ignored,
                 "wrist": wrist, "reach": float(np.linalg.norm(target - root)), "max_reach": self.chain.d_max}
         info.update(swivel_info(pose, self.bones))
         return list(pose.quats), info
@@ -195,6 +212,8 @@ class POSE_OT_jointlimit_limb_ik(ModalDragMixin, ActiveBonePoll, bpy.types.Opera
         written = solver.bones if self.use_orientation else solver.bones[:2]
         for pb, q in zip(written, quats):
             bone_limits.write_rotation(pb, q)
+        if solver.ignored:
+            self.report({"WARNING"}, solver.ignored)
         self.report({"WARNING"} if info["status"] in ("OUT_OF_REACH", "TOO_CLOSE") else {"INFO"}, status_text(info))
         return {"FINISHED"}
 
@@ -206,6 +225,8 @@ class POSE_OT_jointlimit_limb_ik(ModalDragMixin, ActiveBonePoll, bpy.types.Opera
         start = np.array(bones[2].head, dtype=np.float64)
         session = drag.DragSession(context.object, bones[:2], view, start, solver, swivel=swivel)
         session.info = solver(start, swivel)[1]
+        if solver.ignored:
+            self.report({"WARNING"}, solver.ignored)
         return session
 
     @staticmethod
@@ -219,5 +240,5 @@ def status_text(info):
     labels = {"OK": "exact", "LIMITED": "nearest pose inside the joint limits", "OUT_OF_REACH": "out of reach: stretched toward target",
               "TOO_CLOSE": "target too close to the shoulder/hip"}
     limits = "limits on" if info.get("limits") else "limits off"
-    note = f"{info['swivel_note']}; " if info.get("swivel_note") else ""
+    note = "".join(f"{text}; " for text in (info.get("ignored"), info.get("swivel_note")) if text)
     return f"{note}{labels.get(info['status'], info['status'])} ({reach}, tip error {info['tip_error']:.2e}, {limits})"

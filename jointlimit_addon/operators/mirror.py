@@ -3,7 +3,7 @@
 import bpy
 
 from .. import settings_io
-from ._common import PosePoll, report_rest_pose, selected_pose_bones
+from ._common import PosePoll, refuse_invalid_limits, report_rest_pose, selected_pose_bones
 
 
 class POSE_OT_jointlimit_mirror(PosePoll, bpy.types.Operator):
@@ -26,10 +26,12 @@ class POSE_OT_jointlimit_mirror(PosePoll, bpy.types.Operator):
             self.report({"ERROR"}, "No mirror bones found for the selection (names need .L/.R, _L/_R or Left/Right)")
             return {"CANCELLED"}
         sources = {src.name for src, _ in pairs}
+        # both sides selected: mirror from one side only
+        pairs_used = [(src, dst) for src, dst in pairs if not (dst.name in sources and src.name > dst.name)]
+        if refuse_invalid_limits(self, [src for src, _ in pairs_used]):
+            return {"CANCELLED"}
         written = []
-        for src, dst in pairs:
-            if dst.name in sources and src.name > dst.name:
-                continue  # both sides selected: mirror from one side only
+        for src, dst in pairs_used:
             settings_io.mirror_settings(src.jointlimit, dst.jointlimit)
             written.append(dst)
         message = f"Mirrored {len(pairs)} joint limits"

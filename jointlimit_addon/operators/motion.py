@@ -64,7 +64,11 @@ class POSE_OT_jointlimit_motion(PosePoll, bpy.types.Operator):
         ),
         default="SWING_TWIST",
     )
-    step: IntProperty(name="Step", description="Key every Nth frame (key poses are always kept)", default=1, min=1, max=100)
+    step: IntProperty(
+        name="Step", description="Key every Nth frame (key poses are always kept); the keys are clamped by the limits, "
+                                 "frames between them are Blender's interpolation and may leave the limits",
+        default=1, min=1, max=100,
+    )
 
     def invoke(self, context, event):
         self.frame_start, self.frame_end = context.scene.frame_start, context.scene.frame_end
@@ -136,4 +140,10 @@ class POSE_OT_jointlimit_motion(PosePoll, bpy.types.Operator):
                 "The motion of {bones} leaves the range of its keys by up to {angle:.1f}°: "
                 "set Via Velocities to Clamped to stay within the keys",
                 bones=", ".join(sorted(overshoot)[:5]), angle=max(overshoot.values())))
+        limited = sorted(pb.name for pb, _, limit in plans if limit is not None)
+        if self.step > 1 and limited:
+            self.report({"WARNING"}, _rpt(
+                "With Step {step}, frames between the keys are Blender's interpolation and may leave the joint "
+                "limits of {bones}: use Step 1, or live limits' Clamp Playback",
+                step=self.step, bones=", ".join(limited[:5])))
         return {"FINISHED"}

@@ -4,7 +4,7 @@ import bpy
 from bpy.props import BoolProperty
 
 from .. import bone_limits, settings_io
-from ._common import PosePoll, target_bones_skipping
+from ._common import PosePoll, refuse_invalid_limits, target_bones_skipping
 
 CONSTRAINT_NAME = "JointLimit Euler"
 
@@ -23,6 +23,8 @@ class POSE_OT_jointlimit_to_constraints(PosePoll, bpy.types.Operator):
         bones, skipped = target_bones_skipping(context, self.all_bones)
         if not bones:
             self.report({"ERROR"}, "No limited bones to convert")
+            return {"CANCELLED"}
+        if refuse_invalid_limits(self, bones):
             return {"CANCELLED"}
         for pb in bones:
             order, axes = settings_io.euler_ranges(pb.jointlimit)
