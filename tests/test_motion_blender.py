@@ -249,3 +249,28 @@ def test_step_keys_are_inside_the_limit_and_in_betweens_are_warned_about(rig, mo
     _key(pb, keys[1], 31, mods)
     op = OperatorStandIn(bpy.types.POSE_OT_jointlimit_motion, step=4, **props)
     assert op.execute(bpy.context) == {"FINISHED"} and not any(kind == {"WARNING"} for kind, _ in op.reports)
+
+
+def test_keys_over_the_swing_pole_warn_with_swing_twist_channels(rig, mods):
+    """Keys 0°, 171.9°, 343.8° about X: Swing & Twist channels go back through the rest pose
+    between the last two (they cannot pass the pole), and the operator says so; Euler channels
+    keep the keyed direction and do not warn."""
+    import bpy
+
+    from modal_harness import OperatorStandIn
+
+    pb = rig.pose.bones["joint"]
+    pb.rotation_mode = "XYZ"
+    warnings = {}
+    for channels in ("SWING_TWIST", "EULER"):
+        rig.animation_data_clear()
+        for frame, x in ((1, 0.0), (15, 171.9), (31, 343.8)):
+            pb.rotation_euler = (math.radians(x), 0.0, 0.0)
+            pb.keyframe_insert("rotation_euler", frame=frame)
+        op = OperatorStandIn(bpy.types.POSE_OT_jointlimit_motion, frame_start=1, frame_end=31, channels=channels,
+                             profile="MIN_JERK", use_via_points=True, via_velocity="CLAMPED", step=1)
+        assert op.execute(bpy.context) == {"FINISHED"}
+        warnings[channels] = [text for kind, text in op.reports if kind == {"WARNING"}]
+    assert len(warnings["SWING_TWIST"]) == 1
+    assert "swing pole" in warnings["SWING_TWIST"][0] and "frames 15 and 31" in warnings["SWING_TWIST"][0]
+    assert warnings["EULER"] == []

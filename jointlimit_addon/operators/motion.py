@@ -102,7 +102,7 @@ class POSE_OT_jointlimit_motion(PosePoll, bpy.types.Operator):
             return {"CANCELLED"}
         scene = context.scene
         original_frame = scene.frame_current
-        written, overshoot = [], {}
+        written, overshoot, over_pole = [], {}, {}
         for pb, keys, limit in plans:
             frames = output_frames(keys, self.step)
             order = pb.rotation_mode if pb.rotation_mode in bone_limits.EULER_MODES else "XYZ"
@@ -122,6 +122,10 @@ class POSE_OT_jointlimit_motion(PosePoll, bpy.types.Operator):
                 scene.frame_set(original_frame)
                 return {"CANCELLED"}
             written.append((pb, frames, result, stored[0][0]))
+            if self.channels == motion.SWING_TWIST:
+                pairs = motion.swing_pole_segments(quats)
+                if pairs:
+                    over_pole[pb.name] = (keys[pairs[0]], keys[pairs[0] + 1])
             if over > OVERSHOOT_WARNING_DEGREES:
                 overshoot[pb.name] = over
         for pb, frames, result, first_key in written:
@@ -140,6 +144,12 @@ class POSE_OT_jointlimit_motion(PosePoll, bpy.types.Operator):
                 "The motion of {bones} leaves the range of its keys by up to {angle:.1f}°: "
                 "set Via Velocities to Clamped to stay within the keys",
                 bones=", ".join(sorted(overshoot)[:5]), angle=max(overshoot.values())))
+        if over_pole:
+            name = sorted(over_pole)[0]
+            self.report({"WARNING"}, _rpt(
+                "Swing & Twist channels cannot pass the swing pole (180°), which the keys of {bones} pass "
+                "(first between frames {a} and {b}): the motion goes the other way round there; use Euler channels",
+                bones=", ".join(sorted(over_pole)[:5]), a=over_pole[name][0], b=over_pole[name][1]))
         limited = sorted(pb.name for pb, _, limit in plans if limit is not None)
         if self.step > 1 and limited:
             self.report({"WARNING"}, _rpt(
