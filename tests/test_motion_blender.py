@@ -62,17 +62,23 @@ def test_keys_hit_exactly_and_every_frame_keyed(rig, mods, profile, channels):
     assert steps[0] < 0.3 * steps.max() and steps[-1] < 0.3 * steps.max()  # starts and ends at rest
 
 
-def test_generated_keys_stay_inside_limits(rig, mods):
-    import bpy
-
-    Q = mods["core.quat"]
+def _limited_quaternion_joint(rig, mods):
+    """The joint in quaternion mode with an ELLIPSE limit (X -10..120°, Z -30..30°): the bone, its
+    settings and the core limit."""
     pb = rig.pose.bones["joint"]
     pb.rotation_mode = "QUATERNION"
     s = pb.jointlimit
     s.enabled, s.kind, s.shape = True, "SWING_TWIST", "ELLIPSE"
     s.swing_x_min, s.swing_x_max = math.radians(-10), math.radians(120)
     s.swing_z_min, s.swing_z_max = math.radians(-30), math.radians(30)
-    limit = mods["bone_limits"].build_limit(s)
+    return pb, s, mods["bone_limits"].build_limit(s)
+
+
+def test_generated_keys_stay_inside_limits(rig, mods):
+    import bpy
+
+    Q = mods["core.quat"]
+    pb, s, limit = _limited_quaternion_joint(rig, mods)
     a = Q.from_euler(np.radians((110, 0, 25)), "XYZ")
     b = Q.from_euler(np.radians((110, 0, -25)), "XYZ")
     a, b = limit.clamp(a), limit.clamp(b)
@@ -218,13 +224,7 @@ def test_step_keys_are_inside_the_limit_and_in_betweens_are_warned_about(rig, mo
     from modal_harness import OperatorStandIn
 
     Q = mods["core.quat"]
-    pb = rig.pose.bones["joint"]
-    pb.rotation_mode = "QUATERNION"
-    s = pb.jointlimit
-    s.enabled, s.kind, s.shape = True, "SWING_TWIST", "ELLIPSE"
-    s.swing_x_min, s.swing_x_max = math.radians(-10), math.radians(120)
-    s.swing_z_min, s.swing_z_max = math.radians(-30), math.radians(30)
-    limit = mods["bone_limits"].build_limit(s)
+    pb, s, limit = _limited_quaternion_joint(rig, mods)
     keys = [limit.clamp(Q.from_euler(np.radians(e), "XYZ")) for e in ((110, 0, 25), (110, 0, -25))]
     props = dict(frame_start=1, frame_end=31, profile="MIN_ACCELERATION", use_via_points=True,
                  via_velocity="CLAMPED", channels="EULER")
