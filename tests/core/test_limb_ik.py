@@ -361,6 +361,7 @@ def test_euler_limit_from_euler_limits_module():
 @example(seed=234893)       # solutions on a cone's edge: clamp moved what contains held
 @example(seed=52894983)
 @example(seed=331848)       # the no-feasible-swivel fallback's flat minimum
+@example(seed=415)          # the same, in the end bone's orientation (1.2e-7, numpy 1.26)
 def test_batch_equals_loop_of_singles(seed):
     rng = np.random.default_rng(seed)
     chain = _random_chain(rng)
@@ -386,7 +387,7 @@ def test_batch_equals_loop_of_singles(seed):
         tol = 1e-6 if batch_l.no_feasible_swivel[i] else 1e-9
         assert np.abs(o.quats - batch_l.quats[i]).max() < tol
         assert abs(o.tip_error - batch_l.tip_error[i]) < tol * _reach(chain)
-        assert abs(o.orientation_error - batch_l.orientation_error[i]) < 1e-7
+        assert abs(o.orientation_error - batch_l.orientation_error[i]) < max(1e-7, 2.0 * tol)
         for flag in ("reached", "out_of_reach", "hinge_clamped", "upper_clamped", "end_clamped"):
             assert getattr(o, flag) == getattr(batch_l, flag)[i], flag
     grid = L.solve_position(chain, targets.reshape(3, 4, 3), swivel.reshape(3, 4))
