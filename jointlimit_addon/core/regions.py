@@ -11,6 +11,8 @@ Every region derives from ``PlaneRegion`` and provides, vectorised over arrays:
 ``ELLIPSE`` and ``SUPERELLIPSE`` live in ``regions_smooth.py`` and build on this base class.
 """
 
+import math
+
 import numpy as np
 
 from . import projection
@@ -167,40 +169,68 @@ def _candidate_point(px, py, pz, c, table, ops):
     return bx + ex * f, by + ey * f, bz + ez * f
 
 
-def _nearest_on_plane(s, t, outline, ops):
-    """Euclidean nearest outline point on the plane; returns ``(s, t, squared distance)``."""
+def _nearest_on_plane(s, t, outline):
+    """Euclidean nearest outline point on the plane for arrays; returns ``(s, t)``."""
     v0 = outline.vertices[0]
     cur = (s * 0.0 + v0[0], t * 0.0 + v0[1])
     ds, dt = s - v0[0], t - v0[1]
     best = ds * ds + dt * dt
-    scalar = ops is projection.MATH
-    for e, (lo_s, hi_s, lo_t, hi_t) in zip(outline.edges2, outline.edge_boxes):
-        if scalar:      # one point: skip an edge whose box is no nearer than the best so far
-            gs = lo_s - s if s < lo_s else (s - hi_s if s > hi_s else 0.0)
-            gt = lo_t - t if t < lo_t else (t - hi_t if t > hi_t else 0.0)
-            if gs * gs + gt * gt >= best:
-                continue
+    for e in outline.edges2:
         if e[0] == "line":
             _, a_s, a_t, d_s, d_t, inv_l2 = e
-            u = ops.minimum(ops.maximum(((s - a_s) * d_s + (t - a_t) * d_t) * inv_l2, 0.0), 1.0)
+            u = np.clip(((s - a_s) * d_s + (t - a_t) * d_t) * inv_l2, 0.0, 1.0)
             qs, qt = a_s + u * d_s, a_t + u * d_t
             on_edge = True
         else:
             _, a_s, a_t, c_s, c_t, r, m_s, m_t = e
             vs, vt = s - c_s, t - c_t
-            vl = ops.sqrt(vs * vs + vt * vt)
+            vl = np.sqrt(vs * vs + vt * vt)
             ok = vl > 1e-300
-            f = r / ops.where(ok, vl, 1.0)
+            f = r / np.where(ok, vl, 1.0)
             qs, qt = c_s + vs * f, c_t + vt * f
             on_edge = ok & ((qs - a_s) * m_s + (qt - a_t) * m_t >= 0.0)
         ds, dt = s - qs, t - qt
         d = ds * ds + dt * dt
-        best, cur = _take(on_edge & (d < best), d, best, (qs, qt), cur, ops)
+        best, cur = _take(on_edge & (d < best), d, best, (qs, qt), cur, projection.NP)
     for v in outline.vertices[1:]:
         ds, dt = s - v[0], t - v[1]
         d = ds * ds + dt * dt
-        best, cur = _take(d < best, d, best, v, cur, ops)
-    return cur[0], cur[1], best
+        best, cur = _take(d < best, d, best, v, cur, projection.NP)
+    return cur
+
+
+def _nearest_on_plane1(s, t, outline):
+    """Scalar ``_nearest_on_plane`` for Python floats; an edge whose box is no nearer than the
+    best point so far is skipped."""
+    best_s, best_t = outline.vertices[0]
+    best = (s - best_s) ** 2 + (t - best_t) ** 2
+    for e, (lo_s, hi_s, lo_t, hi_t) in zip(outline.edges2, outline.edge_boxes):
+        gs = lo_s - s if s < lo_s else (s - hi_s if s > hi_s else 0.0)
+        gt = lo_t - t if t < lo_t else (t - hi_t if t > hi_t else 0.0)
+        if gs * gs + gt * gt >= best:
+            continue
+        if e[0] == "line":
+            _, a_s, a_t, d_s, d_t, inv_l2 = e
+            u = ((s - a_s) * d_s + (t - a_t) * d_t) * inv_l2
+            u = 0.0 if u < 0.0 else (1.0 if u > 1.0 else u)
+            qs, qt = a_s + u * d_s, a_t + u * d_t
+        else:
+            _, a_s, a_t, c_s, c_t, r, m_s, m_t = e
+            vs, vt = s - c_s, t - c_t
+            vl = math.sqrt(vs * vs + vt * vt)
+            if not vl > 1e-300:
+                continue
+            qs, qt = c_s + vs * r / vl, c_t + vt * r / vl
+            if (qs - a_s) * m_s + (qt - a_t) * m_t < 0.0:
+                continue
+        d = (s - qs) ** 2 + (t - qt) ** 2
+        if d < best:
+            best, best_s, best_t = d, qs, qt
+    for v_s, v_t in outline.vertices[1:]:
+        d = (s - v_s) ** 2 + (t - v_t) ** 2
+        if d < best:
+            best, best_s, best_t = d, v_s, v_t
+    return best_s, best_t
 
 
 def _near_outline(s, t, outline, tol, ops):
@@ -208,6 +238,10 @@ def _near_outline(s, t, outline, tol, ops):
     near = s * 0.0 > 1.0
     tol2 = tol * tol
     scalar = ops is projection.MATH
+    if scalar:      # one point, clearly away from the whole outline: no edge to look at
+        lo_s, hi_s, lo_t, hi_t = outline.box
+        if not (lo_s - tol <= s <= hi_s + tol and lo_t - tol <= t <= hi_t + tol):
+            return False
     for e, (lo_s, hi_s, lo_t, hi_t) in zip(outline.edges2, outline.edge_boxes):
         if scalar and not (lo_s - tol <= s <= hi_s + tol and lo_t - tol <= t <= hi_t + tol):
             continue  # one point, clearly away from this edge: skip the arithmetic
@@ -283,6 +317,7 @@ class _Outline:
             self._add_edge(self.vertices[i], self.vertices[(i + 1) % n_edges], self.bulges[i])
         self._build_candidates()
         self.edge_boxes = [self._edge_box(i) for i in range(n_edges)]
+        self.box = tuple(f(b[k] for b in self.edge_boxes) for k, f in enumerate((min, max, min, max)))
 
     def _edge_box(self, i):
         """Bounding box (s_min, s_max, t_min, t_max) of edge ``i`` on the plane (of the whole
@@ -583,17 +618,16 @@ class PolygonRegion(_OutlineRegion):
         ops = projection.MATH
         return bool(_inside_parity(s, t, self.outline, ops)) or bool(_near_outline(s, t, self.outline, self.tol, ops))
 
-    def _simple(self, s, t, ops):
-        q_s, q_t, _ = _nearest_on_plane(s, t, self.outline, ops)
-        inside = _inside_parity(s, t, self.outline, ops)
-        return ops.where(inside, s, q_s), ops.where(inside, t, q_t)
-
     def clamp_simple(self, s, t):
         s, t = np.broadcast_arrays(np.asarray(s, dtype=np.float64), np.asarray(t, dtype=np.float64))
-        return self._simple(s, t, projection.NP)
+        q_s, q_t = _nearest_on_plane(s, t, self.outline)
+        inside = _inside_parity(s, t, self.outline, projection.NP)
+        return np.where(inside, s, q_s), np.where(inside, t, q_t)
 
     def clamp_simple1(self, s, t):
-        return self._simple(s, t, projection.MATH)
+        if _inside_parity(s, t, self.outline, projection.MATH):
+            return s, t
+        return _nearest_on_plane1(s, t, self.outline)
 
 
 def _parse_outline(outline):

@@ -26,11 +26,13 @@ perpendicular from ``P`` [000 §4.5]), so the search is global:
 
 Everything is vectorised over the input points; loops run over levels and iterations only.
 
-One point (interactive posing) takes a pure-Python path through the same steps: the node
-scan is one matrix product, brackets are refined with scalar Newton, and the point goes to the
-vectorised branch and bound only when an interval may still hide a better maximum.
+One point (interactive posing) first takes the short way of ``regions_local`` (Newton from a
+start node and a certificate); what that does not settle takes a pure-Python path through the
+same steps here: the node scan is one matrix product, brackets are refined with scalar Newton,
+and the point goes to the vectorised branch and bound only when its own runs past a budget.
 """
 
+import bisect
 import math
 
 import numpy as np
@@ -232,10 +234,10 @@ class _OutlineSearch:
         j = np.flatnonzero((b > 0.0) & ~(reach > w * b) & ~_monotone(zero, gb, ddf, hb, J, w * b))
         a, b = a[i], b[j]
         q = self._sub_order
-        left = (r[i], lo[i], w[i] * a, fa[i], f[i], ga[i], zero[i], ha[i], ddf[i], E[i] * a ** q, Ch[i] * a,
-                Jh2[i] * a * a)
-        right = (r[j], tau[j], w[j] * b, f[j], fb[j], zero[j], gb[j], ddf[j], hb[j], E[j] * b ** q, Ch[j] * b,
-                 Jh2[j] * b * b)
+        left = (r[i], lo[i], w[i] * a, fa[i], f[i], ga[i], zero[i], ha[i], ddf[i], _piece_E(E[i], Ch[i], w[i], a, q),
+                Ch[i] * a, Jh2[i] * a * a)
+        right = (r[j], tau[j], w[j] * b, f[j], fb[j], zero[j], gb[j], ddf[j], hb[j], _piece_E(E[j], Ch[j], w[j], b, q),
+                 Ch[j] * b, Jh2[j] * b * b)
         return [np.concatenate(z) for z in zip(left, right)]
 
     def _ftol(self, best, rows):
@@ -293,7 +295,6 @@ class _OutlineSearch:
         # 2. branch and bound over intervals that may hide a max-min pair
         cand = [np.concatenate(z) for z in zip([z[~rising] for z in iv], *pieces)]
         frac = np.arange(1, self.SUB) / self.SUB
-        shrink = self.SUB ** self._sub_order
         for _ in range(self.LEVELS):
             r, lo, w, fa, fb, ga, gb, ha, hb, E, Ch, Jh2 = cand
             bound = np.maximum(fa, fb) + E
@@ -308,7 +309,8 @@ class _OutlineSearch:
             fs, gs, hs = self._fgh(np.repeat(Q[r], self.SUB - 1, axis=0), (lo[:, None] + w[:, None] * frac).ravel())
             Fs, Gs, Hs = (np.concatenate((za[:, None], zs.reshape(-1, self.SUB - 1), zb[:, None]), axis=1)
                           for za, zs, zb in ((fa, fs, fb), (ga, gs, gb), (ha, hs, hb)))
-            w, E, Ch, Jh2 = w / self.SUB, E / shrink, Ch / self.SUB, Jh2 / self.SUB ** 2
+            E = _piece_E(E, Ch, w, 1.0 / self.SUB, self._sub_order)
+            w, Ch, Jh2 = w / self.SUB, Ch / self.SUB, Jh2 / self.SUB ** 2
             sub = [np.repeat(r, self.SUB), (lo[:, None] + w[:, None] * np.arange(self.SUB)).ravel(),
                    np.repeat(w, self.SUB), Fs[:, :-1].ravel(), Fs[:, 1:].ravel(), Gs[:, :-1].ravel(),
                    Gs[:, 1:].ravel(), Hs[:, :-1].ravel(), Hs[:, 1:].ravel(), np.repeat(E, self.SUB),
@@ -324,7 +326,7 @@ class _OutlineSearch:
 
     # --- one point in pure Python ---------------------------------------------------------
 
-    def nearest_boundary_st1(self, px, py, pz):
+    def nearest_boundary_st1(self, px, py, pz, seed=None):
         """``nearest_boundary1`` as ``(s, t)`` on the plane: ``_nearest_tau`` for one point, in
         pure Python, unless its branch and bound runs past ``MAX_EVALS1`` evaluations (then the
         vectorised search decides).
@@ -333,35 +335,60 @@ class _OutlineSearch:
         that the bounds of ``_no_max`` cannot clear may still be cleared by ``_monotone1``
         (both in ``_no_max1``); step 3 bisects
         (one evaluation per piece) down to the same smallest width as the vectorised search.
+
+        ``seed``: ``(tau, x_e, f'' at x_e, (s, t))`` of a local maximum found already (by Newton
+        steps ending at ``x_e``, ``regions_local``): it is the first incumbent, and its interval
+        is split there as after a refined bracket instead of being refined again.
         """
         taus, hs, static, nodes, node_st = self._tables1
         n6 = 6 * len(taus)
         FG = np.dot((px, py, pz, 1.0), self._BGx1)
-        k0 = int(FG[:n6:6].argmax())
-        bx, by, bz = nodes[k0]
+        if seed is None:
+            k0 = k_seed = int(FG[:n6:6].argmax())
+            bx, by, bz = nodes[k0]
+            st0 = node_st[k0]
+        else:
+            tau_s, x_e, ddf_s, st0 = seed
+            tau_s %= self.PERIOD
+            k0 = k_seed = max(bisect.bisect_right(taus, tau_s) - 1, 0)
+            bx, by, bz = projection._plane_to_sphere(*st0)
         c0 = (px - bx) ** 2 + (py - by) ** 2 + (pz - bz) ** 2
         f0 = 1.0 - 0.5 * c0
-        best = [c0, f0 + self.F_TOL * min(1.0, c0 / self.CHORD2_REF), node_st[k0]]   # chord², f to beat, (s, t)
+        best = [c0, f0 + self.F_TOL * min(1.0, c0 / self.CHORD2_REF), st0]   # chord², f to beat, (s, t)
         near = (FG[n6:] > f0).tobytes()     # one byte per node: 1 where it may be nearer
         j0, j1 = near.find(1), near.rfind(1)
         if j0 < 0:      # none but for round-off: k0
             j0 = j1 = k0
             near = bytes(k0) + b"\x01"
-        if j0 and j1 - j0 < near.count(1):      # one run of nodes (the usual case): one slice
-            ks = range(j0 - 1, j1 + 1)
-            values, first = FG[6 * j0 - 6:6 * j1 + 6].tolist(), j0 - 1
+        first, last = min(j0 - 1, k_seed), max(j1, k_seed)
+        if j0 and j1 - j0 < near.count(1) and last - first <= self.MAX_RUN1:
+            ks = range(first, last + 1)      # one run of nodes (the usual case): one slice
+            values = FG[6 * first:6 * last + 6].tolist()
         else:
             near = [j for j in range(j0, j1 + 1) if near[j]]
             ks = {(j or len(taus)) - 1 for j in near}       # node j bounds intervals j - 1 and j
             ks.update(near)
+            ks.add(k_seed)
             values, first = FG[:n6].tolist(), 0
         P, work, brackets = (px, py, pz), [], []
+        if seed is not None:
+            i = 6 * (k_seed - first)
+            E, Ch, Jh2, w_min = static[k_seed]
+            fa, fb, ga, gb, ha, hb = values[i:i + 6]
+            iv = (math.inf, taus[k_seed], hs[k_seed], fa, fb, ga, gb, ha, hb, E, Ch, Jh2, w_min)
+            self._split1(work, iv, tau_s, x_e, ddf_s, f0)
         for k in ks:
             i = 6 * (k - first)
             fa, fb, ga, gb, ha, hb = values[i:i + 6]
+            if fa > f0:     # a node nearer than the seed (every node that may be is in ks)
+                bx, by, bz = nodes[k]
+                c = (px - bx) ** 2 + (py - by) ** 2 + (pz - bz) ** 2
+                if c < best[0]:
+                    f0 = 1.0 - 0.5 * c
+                    best[:] = c, f0 + self.F_TOL * min(1.0, c / self.CHORD2_REF), node_st[k]
             E, Ch, Jh2, w_min = static[k]
             u = (fa if fa > fb else fb) + E
-            if u <= f0:
+            if u <= f0 or (k == k_seed and seed is not None):
                 continue
             w = hs[k]
             if ga > 0.0 and gb < 0.0:
@@ -391,6 +418,7 @@ class _OutlineSearch:
         return best[2]
 
     MAX_EVALS1 = 48
+    MAX_RUN1 = 24       # node intervals of one slice of the node scan
 
     @property
     def _min_width1(self):
@@ -402,17 +430,15 @@ class _OutlineSearch:
         _, lo, w, fa, fb, ga, gb, ha, hb, E, Ch, Jh2, w_min = iv
         h = 0.5 * w
         fm, gm, hm = self._fgh1(P, lo + h)
-        E, Ch, Jh2 = E * 0.5 ** self._sub_order, 0.5 * Ch, 0.25 * Jh2
+        E, Ch, Jh2 = _piece_E1(E, Ch, w, 0.5, self._sub_order), 0.5 * Ch, 0.25 * Jh2
         work.append((max(fa, fm) + E, lo, h, fa, fm, ga, gm, ha, hm, E, Ch, Jh2, w_min))
         work.append((max(fm, fb) + E, lo + h, h, fm, fb, gm, gb, hm, hb, E, Ch, Jh2, w_min))
 
     def _bracket1(self, P, best, work, iv):
         """Refine the rising interval ``iv``, keep its maximum if it is the best so far (by
-        chord) and push the pieces either side: a rising interval holds an odd number of
-        critical points, so it may hide more."""
-        _, lo, w, fa, fb, ga, gb, ha, hb, E, Ch, Jh2, w_min = iv
+        chord) and push the pieces either side (``_split1``)."""
         px, py, pz = P
-        tau, x_e, ddf, s, t = self._refine1(px, py, pz, lo, w, fa, fb, ga, gb, ha, hb)
+        tau, x_e, ddf, s, t = self._refine1(px, py, pz, *iv[1:9])
         r2 = s * s + t * t      # _sphere1(s, t), inline
         d = r2 + 1.0
         bx, by, bz = -2.0 * s / d, (1.0 - r2) / d, 2.0 * t / d
@@ -420,6 +446,13 @@ class _OutlineSearch:
         f = 1.0 - 0.5 * c
         if c < best[0]:
             best[:] = c, f + self.F_TOL * min(1.0, c / self.CHORD2_REF), (s, t)
+        self._split1(work, iv, tau, x_e, ddf, f)
+
+    def _split1(self, work, iv, tau, x_e, ddf, f):
+        """Push the pieces of interval ``iv`` either side of its local maximum ``tau`` (``f``
+        there; ``f''`` is ``ddf`` at ``x_e``, where Newton stopped) that may hide another: an
+        interval with a maximum holds an odd number of critical points."""
+        _, lo, w, fa, fb, ga, gb, ha, hb, E, Ch, Jh2, w_min = iv
         a = min(max((tau - lo) / w, 0.0), 1.0) if w > 0.0 else 0.0
         b = 1.0 - a
         # f'' at tau, from the one at the last Newton point (|f'''| <= J); a piece narrower
@@ -431,10 +464,10 @@ class _OutlineSearch:
         q = self._sub_order
         # nan (f'' unknown) proves nothing: the pieces stay
         if a > 0.0 and not reach > w * a and not _monotone1(ga, 0.0, ha, ddf, J, w * a):
-            Ep = E * a ** q
+            Ep = _piece_E1(E, Ch, w, a, q)
             work.append((max(fa, f) + Ep, lo, w * a, fa, f, ga, 0.0, ha, ddf, Ep, Ch * a, Jh2 * a * a, w_min))
         if b > 0.0 and not reach > w * b and not _monotone1(0.0, gb, ddf, hb, J, w * b):
-            Ep = E * b ** q
+            Ep = _piece_E1(E, Ch, w, b, q)
             work.append((max(f, fb) + Ep, tau, w * b, f, fb, 0.0, gb, ddf, hb, Ep, Ch * b, Jh2 * b * b, w_min))
 
     def _fgh1(self, P, tau):
@@ -490,6 +523,23 @@ class _OutlineSearch:
         if (abs(dds) + abs(ddt)) * d * d <= 1e-15 and int(x * self._PIECE_RATE) == int(xn * self._PIECE_RATE):
             return xn, x, ddf, s + ds * d, t + dt * d
         return (xn, x, ddf) + outline1(xn)[:2]      # ... unless it bends or x, xn straddle a kink
+
+
+def _piece_E1(E, Ch, w, frac, q):
+    """The bound ``E`` of a piece ``frac`` of an interval (``E``, ``C h = Ch``, width ``w``):
+    ``f`` on a piece of width ``w'`` exceeds the higher of its ends by at most ``C w'² / 8``
+    (``|f''| <= C``). Scaling the interval's own ``E`` by ``frac ** q`` holds only where the
+    outline bends evenly (a superellipse with a large exponent bends almost all at its
+    corners), so it serves only where ``f''`` has no bound (next to a singular kink)."""
+    if Ch < math.inf:
+        return Ch * w * frac * frac * 0.125
+    return E * frac ** q
+
+
+def _piece_E(E, Ch, w, frac, q):
+    """Vectorised ``_piece_E1``."""
+    with np.errstate(invalid="ignore"):
+        return np.where(np.isfinite(Ch), Ch * w * frac * frac * 0.125, E * frac ** q)
 
 
 def _best_per_row(rows, values, count=1):

@@ -17,6 +17,7 @@ import numpy as np
 
 from . import projection, quat
 from .regions import PlaneRegion, _check_range
+from .regions_local import _CertifiedLocalSearch
 from .regions_search import _OutlineSearch
 
 
@@ -43,7 +44,7 @@ def _power(x, e):
     return x ** e
 
 
-class _SmoothRegion(_OutlineSearch, PlaneRegion):
+class _SmoothRegion(_CertifiedLocalSearch, _OutlineSearch, PlaneRegion):
     """A region bounded by a closed parametrised outline ``x(tau)``, ``tau`` in ``[0, PERIOD)``,
     counter-clockwise on the plane, with numeric OPTIMAL correction (``regions_search``).
 
@@ -63,6 +64,7 @@ class _SmoothRegion(_OutlineSearch, PlaneRegion):
         # Round-off of a boundary point mapped sphere -> plane grows like (1 + s² + t²).
         self.tol = 1e-12 * (1.0 + scale * scale)
         self._build_nodes()
+        self._build_local1()
 
     def _frame(self):
         """``sa, sb, ta, tb``: half sizes and centre of the shape [000 eq.8] (the AXES fit of

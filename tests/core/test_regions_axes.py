@@ -369,3 +369,17 @@ def test_one_point_search_keeps_a_maximum_next_to_a_minimum_at_a_node():
     d_one = geodesic(P, np.array([region.clamp_optimal1(0.0, -1.0, 0.0)]))
     assert abs(d_one[0] - d_vec[0]) <= 1e-13
     assert region.nearest_boundary_st1(0.0, -1.0, 0.0)[0] > 1e-6     # off the axis point
+
+
+def test_pieces_of_an_unevenly_bending_outline_keep_a_true_bound():
+    """A superellipse with exponents 10 and 50 bends almost all at its corners: the bound of a
+    piece of a node interval must come from ``|f''|`` (``C w² / 8``), not from the interval's
+    chord deviation scaled as if the outline bent evenly, which let the vectorised search
+    drop the piece holding the nearest point (2.8e-5 rad off)."""
+    region = make("SUPERELLIPSE", -0.3693065346342553, 2.267061060033383, -12.85345923418611,
+                  0.006103228964606316, 10.0, 50.0)
+    P = np.array([[0.0926077977169818, -0.5663936747205678, 0.8189151366524752]])
+    d_ref = dense_nearest(region, P, 2000001)
+    tau = region._nearest_tau(P)
+    B = projection.plane_to_sphere(*region._outline(tau)[:2])
+    assert geodesic(P, np.asarray(B).reshape(1, 3))[0] <= d_ref[0] + 1e-9
