@@ -474,14 +474,15 @@ def unit_quaternion(pb, raw):
             return tuple(bone_limits.read_rotation(pb))
         except ValueError:
             return None
-    norm = math.sqrt(sum(c * c for c in raw))
+    w, x, y, z = raw
+    norm = math.sqrt(w * w + x * x + y * y + z * z)
     if not (norm > 1e-12 and math.isfinite(norm)):
         return None
-    return tuple(c / norm for c in raw)
+    return w / norm, x / norm, y / norm, z / norm
 
 
 def _clamp1(limit, q):
-    clamp1 = getattr(limit, "clamp1", None)     # a float path (hinge), else the core's own
+    clamp1 = getattr(limit, "clamp1", None)     # a float path (swing-twist, hinge), else the core's own
     return clamp1(q) if clamp1 is not None else tuple(limit.clamp(q).tolist())
 
 
@@ -547,4 +548,6 @@ def _moved(limit, pb, raw):
         return False
     clamped = _clamp1(limit, q)
     tol = _storage_tol(pb, raw)
-    return clamped if any(abs(a - b) > tol for a, b in zip(clamped, q)) else False
+    w, x, y, z = q
+    cw, cx, cy, cz = clamped
+    return clamped if abs(cw - w) > tol or abs(cx - x) > tol or abs(cy - y) > tol or abs(cz - z) > tol else False

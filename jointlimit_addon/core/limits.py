@@ -269,7 +269,13 @@ class JointLimit:
         out[idx] = np.stack((qw, qx, qy, qz), axis=-1) * sign[:, None]
 
     def _clamp1(self, q):
-        w, x, y, z = q.tolist() if isinstance(q, np.ndarray) else (float(c) for c in q)
+        return np.array(self.clamp1(q.tolist() if isinstance(q, np.ndarray) else [float(c) for c in q]))
+
+    def clamp1(self, q):
+        """``clamp`` of one quaternion ``(w, x, y, z)`` of Python floats, as a tuple of floats
+        (the same path as ``clamp`` of one rotation, without numpy: the live limits' per-bone
+        path)."""
+        w, x, y, z = q
         if (w - w) + (x - x) + (y - y) + (z - z) != 0.0:     # NaN for any NaN or inf
             raise ValueError("quaternion contains NaN or infinite values")
         n2 = w * w + x * x + y * y + z * z
@@ -282,7 +288,7 @@ class JointLimit:
         norm = math.sqrt(n2)
         w, x, y, z = w / norm, x / norm, y / norm, z / norm
         fixed = self._correct1(w, x, y, z)
-        return np.array((w, x, y, z) if fixed is None else fixed)
+        return (w, x, y, z) if fixed is None else fixed
 
     def _correct1(self, w, x, y, z):
         """The corrected unit quaternion ``(w, x, y, z)`` (floats) as a tuple, or ``None`` when

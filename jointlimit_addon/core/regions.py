@@ -316,6 +316,7 @@ class _Outline:
         for i in range(n_edges):
             self._add_edge(self.vertices[i], self.vertices[(i + 1) % n_edges], self.bulges[i])
         self._build_candidates()
+        self.edges2 = [(e[0], *map(float, e[1:])) for e in self.edges2]     # plain floats: one point is faster
         self.edge_boxes = [self._edge_box(i) for i in range(n_edges)]
         self.box = tuple(f(b[k] for b in self.edge_boxes) for k, f in enumerate((min, max, min, max)))
 

@@ -477,3 +477,18 @@ def test_scalar_path_accepts_lists_and_matches():
     assert np.isinf(s) and np.isinf(t)
     assert lim.clamp(np.array([0.0, 1.0, 0.0, 0.0])).shape == (4,)
     assert lim.region.contains_sphere(P) == np.False_
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("correction", ["OPTIMAL", "SIMPLE"])
+def test_clamp1_on_floats_equals_clamp_of_one_rotation(shape, correction):
+    """``clamp1`` (the live limits' per-bone path: tuples of floats, no numpy) gives exactly
+    ``clamp``'s rotation, and leaves rotations inside unchanged."""
+    lim = make(shape, correction=correction)
+    q = quat.random_unit(200, np.random.default_rng(11)) * 1.7     # not unit: normalised first
+    for row in q:
+        one = lim.clamp1(tuple(row.tolist()))
+        assert type(one) is tuple and all(type(c) is float for c in one)
+        assert np.array_equal(np.array(one), lim.clamp(row))
+    inside = quat.as_unit_quats(q[lim.contains(q)])
+    assert len(inside) and all(np.abs(np.array(lim.clamp1(tuple(r.tolist()))) - r).max() <= 1e-15 for r in inside)
