@@ -466,10 +466,11 @@ def raw_rotation(pb):
     return (mode, *pb.rotation_euler)
 
 
-def unit_quaternion(pb, raw):
+def unit_quaternion(pb, raw, mode=None):
     """The bone's rotation as a unit quaternion tuple (plain floats: one rotation is cheaper
-    without numpy), or ``None`` when it is not a rotation (zero or non-finite)."""
-    if pb.rotation_mode != "QUATERNION":
+    without numpy), or ``None`` when it is not a rotation (zero or non-finite). ``mode``: the
+    bone's rotation mode, if read already."""
+    if (mode or pb.rotation_mode) != "QUATERNION":
         try:
             return tuple(bone_limits.read_rotation(pb))
         except ValueError:
@@ -486,9 +487,8 @@ def _clamp1(limit, q):
     return clamp1(q) if clamp1 is not None else tuple(limit.clamp(q).tolist())
 
 
-def _storage_tol(pb, values):
+def _storage_tol(mode, values):
     """``bone_limits.storage_tol(bone_limits.stored_magnitude(pb))`` of the stored values."""
-    mode = pb.rotation_mode
     magnitude = 0.0 if mode == "QUATERNION" else abs(values[0]) if mode == "AXIS_ANGLE" else max(map(abs, values))
     return bone_limits.STORAGE_TOL * max(1.0, magnitude / math.pi)
 
@@ -510,7 +510,7 @@ def _clamp_few(obj, state, only_changed):
                 continue
             clamped = memo.get(key)     # the rotation to write (False: none) for these values
             if clamped is None:
-                clamped = memo[key] = _moved(limit, pb, key[1:])
+                clamped = memo[key] = _moved(limit, pb, mode, key[1:])
                 if len(memo) > MEMO_MAX:
                     memo.clear()
             if clamped:
@@ -540,14 +540,14 @@ def _store_few(obj, pending):
     tag_written(obj)
 
 
-def _moved(limit, pb, raw):
-    """The clamped rotation of a bone whose stored values are ``raw``, or ``False`` when it
-    stays (inside, within float32 storage, or not a rotation)."""
-    q = unit_quaternion(pb, raw)
+def _moved(limit, pb, mode, raw):
+    """The clamped rotation of a bone (rotation mode ``mode``) whose stored values are ``raw``,
+    or ``False`` when it stays (inside, within float32 storage, or not a rotation)."""
+    q = unit_quaternion(pb, raw, mode)
     if q is None:
         return False
     clamped = _clamp1(limit, q)
-    tol = _storage_tol(pb, raw)
+    tol = _storage_tol(mode, raw)
     w, x, y, z = q
     cw, cx, cy, cz = clamped
     return clamped if abs(cw - w) > tol or abs(cx - x) > tol or abs(cy - y) > tol or abs(cz - z) > tol else False
