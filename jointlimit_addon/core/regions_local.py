@@ -44,7 +44,7 @@ class _CertifiedLocalSearch:
     # certificate 1's margins: relative distance of (s_P, t_P) from the tangent, and P.y + f
     SIDE_MARGIN = 1e-7
     POLE_MARGIN = 1e-9
-    MAX_NEAR1 = 8       # certificate 2 leaves more nodes than this that may rise above f to the search
+    MAX_NEAR1 = 8       # certificate 2 leaves it to the search when more nodes than this may rise above f
 
     def _build_local1(self):
         """The start nodes ``(tau, x, y, z, (f' and f'' rows))``, every few nodes of the global
