@@ -290,6 +290,9 @@ def _limit_list(limits, n):
     return limits
 
 
+MAX_COORDINATE = 1e150     # far beyond Blender's float32 coordinates (3.4e38); squares stay finite
+
+
 def solve(chain, local_quats=None, target=None, iterations=256, tolerance=None, use_weights=True,
           limits=None, unit_angle=None, callback=None, restarts=DEFAULT_RESTARTS, seed=0):
     """Length-weighted CCD IK [004 §2, eq.1; SPEC §4].
@@ -330,6 +333,8 @@ def solve(chain, local_quats=None, target=None, iterations=256, tolerance=None, 
     target = quat.as_vectors(target, "target")
     if target.shape != (3,):
         raise ValueError(f"target must have shape (3,), got {target.shape}")
+    if np.abs(target).max() > MAX_COORDINATE:     # its distances would overflow
+        raise ValueError(f"target is too far away to solve for: a coordinate beyond ±{MAX_COORDINATE:g}")
     iterations = int(iterations)
     if iterations < 0:
         raise ValueError("iterations must be >= 0")

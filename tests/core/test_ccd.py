@@ -335,10 +335,18 @@ def test_zero_length_bone_is_rejected():
         ccd.Chain.from_points([[0, 0, 0], [0, 1, 0], [0, 1, 0]])
 
 
-@pytest.mark.parametrize("target", [[np.nan, 0.0, 0.0], [np.inf, 1.0, 1.0], [1.0, 2.0], None])
+@pytest.mark.parametrize("target", [[np.nan, 0.0, 0.0], [np.inf, 1.0, 1.0], [1.0, 2.0], None, [1e160, 1e160, 0.0]])
 def test_bad_target_is_rejected(target):
     with pytest.raises(ValueError):
         ccd.solve(zigzag_chain(2), None, target)
+
+
+def test_far_but_computable_targets_stretch_the_chain():
+    """Targets out of reach up to float32's range (Blender's coordinates) are solved (the chain
+    stretched toward them); only coordinates whose squares would overflow are refused."""
+    for far in (1e6, 3e38, 1e150):
+        result = ccd.solve(zigzag_chain(3), None, [far, far, 0.0])
+        assert np.all(np.isfinite(result.local_quats))
 
 
 def test_other_bad_inputs_are_rejected():
