@@ -344,6 +344,8 @@ def snapshot(obj):
         "attributes": sorted(a.name for a in obj.data.attributes),
         "shape_keys": [k.name for k in obj.data.shape_keys.key_blocks] if obj.data.shape_keys else [],
         "rest_flag": obj.add_rest_position_attribute,
+        "vertex_groups": [g.name for g in obj.vertex_groups],
+        "masks": [(m.name, m.vertex_group, m.invert_vertex_group) for m in obj.modifiers if m.type == "ARMATURE"],
     }
 
 
@@ -722,12 +724,16 @@ def morphed(obj, truth, offsets):
     return out
 
 
-def test_shape_keys_survive_with_animated_values(limb, mods):
+@pytest.mark.parametrize("skip", [True, False], ids=["armature-skips", "input-stage"])
+def test_shape_keys_survive_with_animated_values(limb, mods, skip):
     """Per frame with animated key values: LBS equals the Armature modifier alone on every vertex,
-    SBS / SDEF / Bezier equal the numpy core on the morphed positions."""
+    SBS / SDEF / Bezier equal the numpy core on the morphed positions; both when the Armature
+    modifier skips the two-bone vertices and when it cannot (Preserve Volume: the input stage
+    stores the positions it receives)."""
     import bpy
 
     arm, obj, truth = limb
+    obj.modifiers["Armature"].use_deform_preserve_volume = not skip
     scene = bpy.context.scene
     offsets = add_morphs(obj, truth)
     bpy.ops.object.jointlimit_sdef_derive()
@@ -739,7 +745,7 @@ def test_shape_keys_survive_with_animated_values(limb, mods):
         blocks["bulge"].keyframe_insert("value", frame=frame)
         blocks["wave"].keyframe_insert("value", frame=frame)
     assert bpy.ops.object.jointlimit_deformer_add(mode="LBS") == {"FINISHED"}
-    mod = obj.modifiers["JointLimit Deformer"]
+    tree = mods["deformer.tree"]
     idx, tol = truth["two"], 1e-5 * size(truth)
     seen = []
     for frame in (1, 2, 4, 3):
@@ -747,13 +753,20 @@ def test_shape_keys_survive_with_animated_values(limb, mods):
         v = morphed(obj, truth, offsets)
         seen.append(v[idx].copy())
         for mode in MODES:
-            set_mode(obj, mode)
+            mods["deformer"].set_mode(obj, mode)
+            # LBS passes the Armature modifier's result through; the other modes let it skip the
+            # two-bone vertices unless it cannot (Preserve Volume)
+            skipping = skip and mode != "LBS"
+            assert (obj.modifiers["Armature"].vertex_group == tree.SKIP_GROUP) == skipping
+            assert ("JointLimit Deformer Input" in obj.modifiers) != skipping
             got = evaluated(obj)
             if mode == "LBS":
-                mod.show_viewport = False
+                mods["deformer"].set_enabled(obj, False)
                 alone = evaluated(obj)
-                mod.show_viewport = True
+                mods["deformer"].set_enabled(obj, True)
                 assert np.abs(got - alone).max() < tol, frame
+                if not skip:
+                    continue  # Preserve Volume: the Armature modifier's LBS is dual-quaternion skinning
             want = mods["core.skinning"].deform(mode, v[idx], np.zeros(len(idx), int), np.ones(len(idx), int),
                                                 truth["t"], *params, matrices=skin_matrices(obj, arm),
                                                 rest_heads=rest_heads(obj, arm))
@@ -876,15 +889,16 @@ def test_take_over_an_mmd_tools_binding_and_restore_it(scene, mods):
     assert snapshot(obj) == before and obj.modifiers["mmd_armature"].vertex_group == "mmd_sdef_mask"
     assert bpy.ops.object.jointlimit_deformer_add(take_over=True, mode="SDEF") == {"FINISHED"}
     mod = obj.modifiers["mmd_armature"]
-    assert mod.vertex_group == "" and kb.mute and fc.mute
+    # mmd_tools' mask gives way to the deformer's own: the Armature modifier skips the two-bone vertices
+    assert mod.vertex_group == mods["deformer.tree"].SKIP_GROUP and kb.mute and fc.mute
     got = evaluated(obj)
     tol = 1e-5 * size(truth)
     assert np.abs(got[truth["two"]] - skinned[truth["two"]]).max() < tol  # deformed once, not twice
     set_mode(obj, "LBS")
-    mod_def = obj.modifiers["JointLimit Deformer"]
     lbs = evaluated(obj)
-    mod_def.show_viewport = False
-    assert np.abs(lbs - evaluated(obj)).max() < tol  # the Armature modifier now moves every vertex
+    mods["deformer"].set_enabled(obj, False)
+    assert mod.vertex_group == ""
+    assert np.abs(lbs - evaluated(obj)).max() < tol  # the Armature modifier alone moves every vertex
     assert bpy.ops.object.jointlimit_deformer_remove() == {"FINISHED"}
     assert snapshot(obj) == before
     assert mod.vertex_group == "mmd_sdef_mask" and mod.invert_vertex_group and not kb.mute and not fc.mute
@@ -957,7 +971,52 @@ def test_three_group_vertices_follow_the_armature_or_use_their_two_strongest(lim
     assert np.abs(got - alone[three]).max() > 1e-3
 
 
-def test_modifier_stack_deforming_modifiers_work_others_are_refused(limb):
+def test_the_armature_modifier_skips_the_two_bone_vertices(limb, mods):
+    """Each vertex is deformed once: the Armature modifier skips the two-bone vertices (an inverted
+    mask with exactly them), the deformer moves them; switched off, the Armature modifier alone
+    deforms every vertex again; Bake follows the Armature modifier, not the mask."""
+    import bpy
+
+    arm, obj, truth = limb
+    tree, deformer = mods["deformer.tree"], mods["deformer"]
+    bpy.ops.object.jointlimit_sdef_derive()
+    pose(arm, 52)
+    alone = evaluated(obj)
+    three = np.flatnonzero(np.array([len(v.groups) for v in obj.data.vertices]) == 3)
+    assert bpy.ops.object.jointlimit_deformer_add(mode="SDEF", strongest_two=True) == {"FINISHED"}
+    arm_mod, mod = obj.modifiers["Armature"], obj.modifiers["JointLimit Deformer"]
+    assert (arm_mod.vertex_group, arm_mod.invert_vertex_group) == (tree.SKIP_GROUP, True)
+    assert [m.name for m in obj.modifiers] == ["Armature", "JointLimit Deformer"]  # no input stage needed
+    group = obj.vertex_groups[tree.SKIP_GROUP].index
+    skipped = [v.index for v in obj.data.vertices for g in v.groups if g.group == group and g.weight == 1.0]
+    assert set(skipped) == set(truth["two"]) | set(three)
+    with_deformer = evaluated(obj)
+    mod.show_viewport = False  # the modifier alone off: the skipped vertices stay where they were
+    got = evaluated(obj)
+    assert np.abs(got[skipped] - truth["rest"][skipped]).max() < 1e-6 * size(truth)
+    others = np.setdiff1d(np.arange(len(got)), skipped)
+    assert np.array_equal(got[others], alone[others])
+    mod.show_viewport = True
+    deformer.set_enabled(obj, False)
+    assert not mod.show_viewport and arm_mod.vertex_group == ""
+    assert np.abs(evaluated(obj) - alone).max() < 1e-6 * size(truth)
+    deformer.set_enabled(obj, True)
+    assert np.array_equal(evaluated(obj), with_deformer)
+    # Bake without Two Strongest Groups: the three-group vertices are the Armature modifier's
+    assert bpy.ops.object.jointlimit_deformer_bake(use_scene_range=False, frame_start=1, frame_end=1,
+                                                   mode="SDEF", output="MESHES") == {"FINISHED"}
+    baked = bpy.data.meshes["Limb_jl_frame_0001"]
+    co = np.empty(len(baked.vertices) * 3, np.float32)
+    baked.vertices.foreach_get("co", co)
+    assert np.abs(co.reshape(-1, 3)[three] - alone[three]).max() < 1e-5 * size(truth)
+    assert (arm_mod.vertex_group, arm_mod.invert_vertex_group) == (tree.SKIP_GROUP, True)
+    assert bpy.ops.object.jointlimit_deformer_remove() == {"FINISHED"}
+    assert arm_mod.vertex_group == "" and not arm_mod.invert_vertex_group
+    assert tree.SKIP_GROUP not in obj.vertex_groups
+    assert np.array_equal(evaluated(obj), alone)
+
+
+def test_modifier_stack_deforming_modifiers_work_others_are_refused(limb, mods):
     import bpy
 
     arm, obj, truth = limb
@@ -980,15 +1039,34 @@ def test_modifier_stack_deforming_modifiers_work_others_are_refused(limb):
     disp.strength = 0.04
     bpy.ops.object.modifier_move_to_index(modifier=disp.name, index=0)
     obj.modifiers.new("Subdivision after", "SUBSURF").levels = 1
-    assert bpy.ops.object.jointlimit_deformer_add(mode="LBS") == {"FINISHED"}
-    assert [m.name for m in obj.modifiers] == ["Displace", "JointLimit Deformer Input", "Armature",
-                                               "JointLimit Deformer", "Subdivision after"]
+    assert bpy.ops.object.jointlimit_deformer_add(mode="SDEF") == {"FINISHED"}
+    assert [m.name for m in obj.modifiers] == ["Displace", "Armature", "JointLimit Deformer", "Subdivision after"]
+    sdef = evaluated(obj)
+    mods["deformer"].set_enabled(obj, False)
+    alone = evaluated(obj)
+    assert np.abs(sdef - alone).max() > 1e-3
+    mods["deformer"].set_enabled(obj, True)
+    assert np.array_equal(evaluated(obj), sdef)
+    # LBS: the Armature modifier deforms every vertex and the deformer passes its result through
+    mods["deformer"].set_mode(obj, "LBS")
+    stack = ["Displace", "JointLimit Deformer Input", "Armature", "JointLimit Deformer", "Subdivision after"]
+    assert [m.name for m in obj.modifiers] == stack
+    assert np.abs(evaluated(obj) - alone).max() < 1e-5 * size(truth)
+    mods["deformer"].set_mode(obj, "SDEF")
+    assert np.abs(evaluated(obj) - sdef).max() < 1e-5 * size(truth)
+    # an Armature modifier with Preserve Volume deforms every vertex: the input stage stores what it receives
+    assert bpy.ops.object.jointlimit_deformer_remove() == {"FINISHED"}
+    arm_mod.use_deform_preserve_volume = True
+    assert bpy.ops.object.jointlimit_deformer_add(mode="SDEF") == {"FINISHED"}
+    assert [m.name for m in obj.modifiers] == stack
+    assert arm_mod.vertex_group == "" and mods["deformer.tree"].SKIP_GROUP not in obj.vertex_groups
+    set_mode(obj, "LBS")
     lbs = evaluated(obj)
-    obj.modifiers["JointLimit Deformer"].show_viewport = False
+    mods["deformer"].set_enabled(obj, False)
     alone = evaluated(obj)
     assert np.abs(lbs - alone).max() < 1e-5 * size(truth)
     # the input stage switched off: the deformer leaves the Armature modifier's result alone
-    obj.modifiers["JointLimit Deformer"].show_viewport = True
+    mods["deformer"].set_enabled(obj, True)
     obj.modifiers["JointLimit Deformer Input"].show_viewport = False
     set_mode(obj, "SDEF")
     assert np.array_equal(evaluated(obj), alone)

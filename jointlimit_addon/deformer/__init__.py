@@ -1,10 +1,15 @@
 """Two-bone skinning deformer (LBS / SBS / SDEF = SBS+ / Bezier, [002]) for Blender meshes.
 
 ``add(obj, ...)`` puts a geometry-nodes modifier (``tree.py``) right after the mesh's Armature
-modifier, a small *input* modifier right before it (it stores the positions the Armature
-modifier receives, so shape keys survive), plus a *bone-frames* helper mesh (four points per
-bone, parented to the mesh with an identity transform so its space is the mesh's space, deformed
-by an Armature modifier with the same armature). Nothing runs in Python per frame: playback,
+modifier, plus a *bone-frames* helper mesh (four points per bone, parented to the mesh with an
+identity transform so its space is the mesh's space, deformed by an Armature modifier with the
+same armature). The Armature modifier then skips the two-bone vertices (its inverted vertex-group
+mask ``tree.SKIP_GROUP``, as mmd_tools masks its SDEF vertices), so each vertex is deformed once
+and the two-bone ones reach the deformer as the Armature modifier received them (shape keys
+included). Where that mask would change the Armature modifier's result for other vertices
+(Preserve Volume, envelopes), and in LBS mode (the deformer then passes the Armature modifier's
+result through), it deforms every vertex instead and a small *input* modifier right before it
+stores the positions it receives (``_configure``). Nothing runs in Python per frame: playback,
 scrubbing and renders evaluate the tree. ``remove(obj)`` undoes all of it; ``upgrade(context)``
 (run by ``add``) moves deformers saved with an older node-tree version to the current one. The numpy fallback
 (``bake``) lives in the bake operator; ``data.py`` reads weights, SDEF parameters and bone
@@ -27,6 +32,7 @@ AUTO_DERIVED_FLAG = "jl_auto_derived"  # on the helper: add() derived the jl_sde
 HELPER_SUFFIX = " JL Bone Frames"
 HELPER_OPTIONS = "jl_options"  # on the helper: add()'s options, to add again on an upgrade
 PREV_REST_FLAG = "jl_prev_rest_position"  # on helpers of tree version <= 3: the mesh's flag before add()
+SKIP_PROP = "jl_skip_modifier"  # on the helper: the Armature modifier that skips the two-bone vertices
 
 
 def find(obj):
@@ -79,6 +85,7 @@ def _build_helper(obj, arm, names, pairs, lbs_through):
         ids[4 * k:] = 4 * pairs[:, column]
         _set_attribute(mesh, name, "INT", ids, "value")
     _set_attribute(mesh, tree.ATTR_LBS_THROUGH, "BOOLEAN", np.full(len(pts), bool(lbs_through)), "value")
+    _set_attribute(mesh, tree.ATTR_SKIP, "BOOLEAN", np.zeros(len(pts), bool), "value")  # see _configure
     mesh.update()
     helper = bpy.data.objects.new(obj.name + HELPER_SUFFIX, mesh)
     for i, name in enumerate(names):
@@ -177,14 +184,96 @@ def _move_modifier(context, obj, mod, index):
             bpy.ops.object.modifier_move_to_index(modifier=mod.name, index=index)
 
 
+def can_skip(arm_mod):
+    """Whether the Armature modifier ``arm_mod`` may skip the two-bone vertices (see the module):
+    not when it already has a mask of its own, nor when the mask would change its result for the
+    other vertices (Preserve Volume blends, envelopes reach vertices outside the groups), nor when
+    a bone has the group's name."""
+    arm = arm_mod.object
+    return (arm_mod.vertex_group in ("", tree.SKIP_GROUP) and arm_mod.use_vertex_groups
+            and not arm_mod.use_bone_envelopes and not arm_mod.use_deform_preserve_volume
+            and tree.SKIP_GROUP not in arm.data.bones)
+
+
+def _skip_on(obj, arm_mod, index):
+    group = obj.vertex_groups.get(tree.SKIP_GROUP)
+    if group is not None:
+        obj.vertex_groups.remove(group)
+    obj.vertex_groups.new(name=tree.SKIP_GROUP).add(index.tolist(), 1.0, "REPLACE")
+    arm_mod.vertex_group, arm_mod.invert_vertex_group = tree.SKIP_GROUP, True
+
+
+def _skip_off(obj, name):
+    arm_mod = obj.modifiers.get(name)
+    if arm_mod is not None and arm_mod.type == "ARMATURE" and arm_mod.vertex_group == tree.SKIP_GROUP:
+        arm_mod.vertex_group, arm_mod.invert_vertex_group = "", False
+    group = obj.vertex_groups.get(tree.SKIP_GROUP)
+    if group is not None:
+        obj.vertex_groups.remove(group)
+
+
+def _flag(helper, name):
+    values = np.zeros(len(helper.data.vertices), bool)
+    helper.data.attributes[name].data.foreach_get("value", values)
+    return bool(values[0])
+
+
+def _configure(context, obj, helper, arm_mod, mode):
+    """Who moves the two-bone vertices first: the Armature modifier skips them when it can
+    (:func:`can_skip`), except in a mode whose LBS passes the Armature modifier's result through
+    (then it is cheaper to let it deform every vertex); otherwise the input modifier right before
+    it stores the positions it receives (``tree.ATTR_PRE``). Either way the result is the same."""
+    skip = can_skip(arm_mod) and not (mode == "LBS" and _flag(helper, tree.ATTR_LBS_THROUGH))
+    helper.data.attributes[tree.ATTR_SKIP].data.foreach_set("value", np.full(len(helper.data.vertices), skip))
+    helper.data.update()
+    pre = find_input(obj)
+    if skip:
+        mask = np.zeros(len(obj.data.vertices), bool)
+        obj.data.attributes[tree.ATTR_MASK].data.foreach_get("value", mask)
+        _skip_on(obj, arm_mod, np.flatnonzero(mask))
+        helper[SKIP_PROP] = arm_mod.name
+        if pre is not None:
+            group = pre.node_group
+            obj.modifiers.remove(pre)
+            _remove_group(group, None)
+        return
+    if helper.get(SKIP_PROP):
+        _skip_off(obj, helper[SKIP_PROP])
+        del helper[SKIP_PROP]
+    if pre is None:
+        pre = obj.modifiers.new(INPUT_MODIFIER_NAME, "NODES")
+        pre.node_group = tree.get_input_tree()
+        pre.show_in_editmode = True  # the deformer needs its attribute wherever it runs
+        _move_modifier(context, obj, pre, list(obj.modifiers).index(arm_mod))
+
+
+def set_enabled(obj, enabled):
+    """Switch the deformer of ``obj`` off (the Armature modifier alone deforms every vertex, as
+    without the deformer) or on again, keeping everything else: its modifiers' viewport switches
+    and the Armature modifier's skip mask."""
+    mod, helper = find(obj)
+    if mod is None:
+        raise data.DataError(f"'{obj.name}' has no JointLimit deformer")
+    for m in (mod, find_input(obj)):
+        if m is not None:
+            m.show_viewport = bool(enabled)
+    name = helper.get(SKIP_PROP) if isinstance(helper, bpy.types.Object) else None
+    arm_mod = obj.modifiers.get(name) if name else None
+    if arm_mod is not None and arm_mod.type == "ARMATURE":
+        arm_mod.vertex_group = tree.SKIP_GROUP if enabled else ""
+        arm_mod.invert_vertex_group = bool(enabled)
+    obj.update_tag()
+
+
 def add(context, obj, source="AUTO", mode="SDEF", blend=0.5, strongest_two=False, take_over=False):
     """Add the deformer to ``obj``; returns ``(modifier, Prepared)``. All-or-nothing.
 
-    An input modifier right before the Armature modifier stores the positions it receives
-    (``tree.ATTR_PRE``: shape keys and earlier deforming modifiers included); the deformer right
-    after it recomputes the two-bone vertices from them. A mesh without SDEF data gets derived
-    parameters; an mmd_tools SDEF binding is unbound when ``take_over`` (and restored by
-    :func:`remove`), refused otherwise.
+    The Armature modifier skips the two-bone vertices when it can; else an input modifier right
+    before it stores the positions it receives (``tree.ATTR_PRE``: shape keys and earlier
+    deforming modifiers included; see :func:`_configure`). The deformer right after it recomputes
+    the two-bone vertices from those. A mesh without SDEF data gets derived parameters; an mmd_tools
+    SDEF binding is unbound when ``take_over`` (and restored by :func:`remove`), refused
+    otherwise.
     """
     upgrade(context)
     if find(obj)[0] is not None:
@@ -199,7 +288,7 @@ def add(context, obj, source="AUTO", mode="SDEF", blend=0.5, strongest_two=False
     attrs_before = set(obj.data.attributes.keys())
     state = mmd.take_over(obj, bound) if bound is not None else None
     groups_before = set(bpy.data.node_groups)
-    helper = mod = pre = prep = None
+    helper = mod = prep = None
     try:
         prep = prepare(obj, source, strongest_two, derive_missing=True)
         arm_mod, two = prep.arm_mod, prep.two
@@ -212,10 +301,7 @@ def add(context, obj, source="AUTO", mode="SDEF", blend=0.5, strongest_two=False
             helper[AUTO_DERIVED_FLAG] = True
         helper[HELPER_OPTIONS] = {"source": source, "strongest_two": bool(strongest_two)}
         _write_mesh_attributes(obj, two, prep.c, prep.r0, prep.r1, prep.heads, pair)
-        pre = obj.modifiers.new(INPUT_MODIFIER_NAME, "NODES")
-        pre.node_group = tree.get_input_tree()
-        pre.show_in_editmode = True  # the deformer needs its attribute wherever it runs
-        _move_modifier(context, obj, pre, list(obj.modifiers).index(arm_mod))
+        _configure(context, obj, helper, arm_mod, mode)
         ng = tree.get_tree()
         mod = obj.modifiers.new(MODIFIER_NAME, "NODES")
         mod.node_group = ng
@@ -226,7 +312,7 @@ def add(context, obj, source="AUTO", mode="SDEF", blend=0.5, strongest_two=False
         if helper.name in context.view_layer.objects:
             helper.hide_set(True)
     except Exception:
-        _cleanup(obj, mod, helper, pre, groups_before)
+        _cleanup(obj, mod, helper, find_input(obj), groups_before)
         if state is not None:
             mmd.restore(obj, state)
         for name in set(obj.data.attributes.keys()) - attrs_before:  # derived just now
@@ -259,9 +345,11 @@ def upgrade(context):
         blend = compat.modifier_input(mod, tree.input_id(mod.node_group, tree.BLEND_INPUT))
         redo.append((obj, mod.name, get_mode(mod), blend, options, bound))
         remove(obj)
-    for ng in [ng for ng in bpy.data.node_groups if tree.is_old_tree(ng)]:
-        if ng.users - int(ng.use_fake_user) == 0 and ng.library is None:
-            bpy.data.node_groups.remove(ng)
+    for old in ([ng for ng in bpy.data.node_groups if tree.is_old_tree(ng)],
+                [ng for ng in tree.core_trees() if ng.get(tree.CORE_TAG) != tree.TREE_VERSION]):
+        for ng in old:  # the wrappers first: their cores are free once they are gone
+            if ng.users - int(ng.use_fake_user) == 0 and ng.library is None:
+                bpy.data.node_groups.remove(ng)
     done = []
     _upgrading.append(True)
     try:
@@ -292,6 +380,8 @@ def _cleanup(obj, mod, helper, pre=None, groups_before=None):
         if m is not None:
             obj.modifiers.remove(m)
     if helper is not None:
+        if helper.get(SKIP_PROP):
+            _skip_off(obj, helper[SKIP_PROP])
         if PREV_REST_FLAG in helper:
             obj.add_rest_position_attribute = bool(helper[PREV_REST_FLAG])
         if helper.get(AUTO_DERIVED_FLAG):
@@ -302,7 +392,7 @@ def _cleanup(obj, mod, helper, pre=None, groups_before=None):
         bpy.data.objects.remove(helper)
         if mesh.users == 0:
             bpy.data.meshes.remove(mesh)
-    for ng in groups:
+    for ng in groups + tree.core_trees():  # the core once its wrappers are gone
         _remove_group(ng, groups_before)
     for name in tree.MESH_ATTRS + tree.LEGACY_MESH_ATTRS + (tree.ATTR_PRE,):
         if name in obj.data.attributes:
@@ -333,11 +423,19 @@ def remove(obj):
 
 
 def set_mode(obj, mode):
-    """Switch the deformer's mode input (``'LBS'``, ``'SBS'``, ``'SDEF'``, ``'BEZIER'``)."""
-    mod, _ = find(obj)
+    """Switch the deformer's mode input (``'LBS'``, ``'SBS'``, ``'SDEF'``, ``'BEZIER'``) and let
+    the Armature modifier skip the two-bone vertices or not, whichever is cheaper in that mode
+    (:func:`_configure`; editing the input in the modifier panel gives the same result)."""
+    mod, helper = find(obj)
     if mod is None:
         raise data.DataError(f"'{obj.name}' has no JointLimit deformer")
+    if mode not in tree.MODE_VALUES:
+        raise data.DataError(f"unknown mode {mode!r}")
     compat.set_modifier_input(mod, tree.input_id(mod.node_group, tree.MODE_INPUT), tree.MODE_VALUES[mode])
+    arm_mod = data.armature_modifier(obj)
+    if (isinstance(helper, bpy.types.Object) and arm_mod is not None and not tree.is_old_tree(mod.node_group)
+            and tree.ATTR_SKIP in helper.data.attributes):
+        _configure(bpy.context, obj, helper, arm_mod, mode)
     obj.update_tag()
 
 

@@ -85,7 +85,7 @@ def check_modifiers(obj, arm_mod):
     if arm_mod.use_multi_modifier:
         raise DataError(f"Armature modifier '{arm_mod.name}' uses Multi Modifier (blends with the previous "
                         "modifier); turn it off")
-    if arm_mod.vertex_group:
+    if arm_mod.vertex_group and arm_mod.vertex_group != tree.SKIP_GROUP:  # not the deformer's own skip mask
         raise DataError(f"Armature modifier '{arm_mod.name}' is masked by the vertex group '{arm_mod.vertex_group}'; "
                         "clear the mask")
 

@@ -29,8 +29,8 @@ Armature modifier leaves it). On the helper the tree rebuilds, per bone:
   evaluated. Each group of per-bone values (``M``; ``R``, ``sigma``, ``shift`` and the stretch
   checks; ``S``) is computed once per update by its own Capture Attribute, which the vertices
   then sample; a path evaluates only the groups it uses (LBS just ``M``, the rigid path just
-  the second group). The per-pair rotation vector is captured after ``R``, from the captured
-  ``R``: a Field at Index of an uncaptured field evaluates its whole chain again.
+  the second group). The per-pair rotation vector is captured after ``R``, sampling the
+  captured ``R`` (a sample of an uncaptured field would evaluate its whole chain again).
 
 Per vertex it samples those per-bone values at ``jl_def_i0`` / ``jl_def_i1`` (4 x bone index)
 and evaluates LBS or one skinning field shared by SBS, SDEF and Bezier (their inputs ``wa``,
@@ -61,6 +61,17 @@ modifier (shape keys and earlier deforming modifiers applied), stored by the sma
 (``build_input``) in a modifier right before the Armature modifier; attributes travel through
 it. So a morph moves the vertex before skinning and its offset ``v - C`` turns with the blend,
 as in MMD; LBS is the Armature modifier's own result.
+
+When the helper's ``jl_skip`` is on, the Armature modifier itself skips the two-bone vertices
+(they are in the vertex group ``SKIP_GROUP``, its inverted mask, as mmd_tools masks its SDEF
+vertices): each vertex is then deformed once, the two-bone ones reach the tree where the Armature
+modifier received them, and ``v`` is simply their position (no input stage); LBS is computed
+here too.
+
+The modifier's node group (``TREE_NAME``) only wraps the *core* group (``CORE_NAME``) that holds
+all of the above: Blender logs every socket value of a modifier's own tree on each evaluation
+(for the modifier panel), but those of a nested group only while a node editor shows it, which
+saves a large part of the per-update cost of a small mesh.
 """
 
 import math
@@ -69,11 +80,15 @@ import bpy
 
 TREE_NAME = "JointLimit Two-Bone Deformer"
 TREE_TAG = "jointlimit_deformer"  # ID property on the node group: its layout version
-TREE_VERSION = 8  # 6: per-pair slerp angles on the helper, LBS passes through, mirrored bones;
+TREE_VERSION = 9  # 6: per-pair slerp angles on the helper, LBS passes through, mirrored bones;
 #                   7: the pair's angle and axis as one rotation vector (one sample per vertex);
 #                   8: the pair's rotation vector from the captured R (no second evaluation of R),
 #                      R0 (wa a + Rot(n, u phi) d) + ... (no quaternion product per vertex), one
-#                      skinning field for SBS, SDEF and Bezier (their inputs switched)
+#                      skinning field for SBS, SDEF and Bezier (their inputs switched);
+#                   9: a wrapper around the core group (no socket logging), the helper's axes by
+#                      Sample Index, the Armature modifier may skip the two-bone vertices (jl_skip)
+CORE_NAME = "JointLimit Two-Bone Deformer Core"
+CORE_TAG = "jointlimit_deformer_core"  # its layout version (TREE_VERSION)
 
 MODE_INPUT, BLEND_INPUT, FRAMES_INPUT = "Mode", "Blend", "Bone Frames"
 MODE_VALUES = {"LBS": 0, "SBS": 1, "SDEF": 2, "BEZIER": 3}
@@ -103,6 +118,8 @@ ATTR_REST_INV, ATTR_REST_ROT_INV, ATTR_REST_HEAD = "jl_rest_inv", "jl_rest_rot_i
 ATTR_BONE_FIRST = "jl_bone_first"  # each bone's first point (the pair points follow the bone points)
 ATTR_PAIR_I0, ATTR_PAIR_I1 = "jl_pair_i0", "jl_pair_i1"  # on a pair point: 4 x bone0 / bone1 of the pair
 ATTR_LBS_THROUGH = "jl_lbs_through"  # LBS mode may pass the Armature modifier's result through
+ATTR_SKIP = "jl_skip"  # the Armature modifier skips the two-bone vertices (masked by SKIP_GROUP)
+SKIP_GROUP = "jl_deformer_skip"  # vertex group of the two-bone vertices, the Armature modifier's inverted mask
 
 
 class _Builder:
@@ -181,11 +198,10 @@ def _per_bone(b, helper):
     "every bone's stretch is uniform" and "... is the identity" (see the module)."""
     pos = b.out(b.node("GeometryNodeInputPosition"))
     index = b.out(b.node("GeometryNodeInputIndex"))
-    axes = []
-    for k in (1, 2, 3):
-        at = b.node("GeometryNodeFieldAtIndex", {"Index": b.math("ADD", index, float(k)), "Value": pos},
-                    data_type="FLOAT_VECTOR", domain="POINT")
-        axes.append(b.vmath("SUBTRACT", b.out(at), pos))
+    # Sample Index of the helper rather than Field at Index: its source is evaluated once, eagerly,
+    # and it adds nothing to hash in the fields built on it
+    axes = [b.vmath("SUBTRACT", b.sample(helper, pos, b.math("ADD", index, float(k)), "FLOAT_VECTOR"), pos)
+            for k in (1, 2, 3)]
     columns = {}
     for col, vec in enumerate(axes + [pos], start=1):
         sep = b.node("ShaderNodeSeparateXYZ", [vec])
@@ -215,9 +231,9 @@ def _per_bone(b, helper):
     got_r, (r, sigma, shift, checks) = _capture(
         b, helper, (("R", "ROTATION", r), ("sigma", "FLOAT", sigma), ("shift", "VECTOR", shift),
                     ("checks", "VECTOR", _stretch_checks(b, axes, rot_pose, sigma))))
-    # from the captured R: the pair's two Field at Index nodes then read an attribute instead of
-    # evaluating the whole chain of R again (with its own three Field at Index nodes) each
-    got_r, (w,) = _capture(b, got_r, (("w", "VECTOR", _pair_slerp(b, r)),))
+    # from the captured R: the pair's two samples read an attribute instead of evaluating the
+    # whole chain of R again each
+    got_r, (w,) = _capture(b, got_r, (("w", "VECTOR", _pair_slerp(b, got_r, r)),))
     stats = b.node("GeometryNodeAttributeStatistic", {"Geometry": got_r, "Selection": b.attr(ATTR_BONE_FIRST, "BOOLEAN"),
                                                       "Attribute": checks},
                    data_type="FLOAT_VECTOR", domain="POINT")
@@ -227,14 +243,13 @@ def _per_bone(b, helper):
     return (got_m, m), (got_r, r, sigma, shift, w), (got_s, s), uniform, unscaled
 
 
-def _pair_slerp(b, r):
+def _pair_slerp(b, geometry, r):
     """Per bone pair (a field valid at the helper's pair points): the rotation vector
     ``w = phi n`` of ``R0^-1 R1`` on the shorter arc (angle ``phi`` in [-pi, pi], unit axis ``n``),
     so that ``slerp(R0, R1, u) = R0 Rot(n, u phi) = R0 Rot(w / |w|, u |w|)`` [002 eq.6] needs no
     inverse trigonometry per vertex (the Mix node's rotation mode costs several times more) and
     one sample per vertex (a negative ``phi`` flips the axis instead of the angle)."""
-    q0, q1 = (b.out(b.node("GeometryNodeFieldAtIndex", {"Index": b.attr(name, "INT"), "Value": r},
-                           data_type="QUATERNION", domain="POINT")) for name in (ATTR_PAIR_I0, ATTR_PAIR_I1))
+    q0, q1 = (b.sample(geometry, r, b.attr(name, "INT"), "QUATERNION") for name in (ATTR_PAIR_I0, ATTR_PAIR_I1))
     rel = b.out(b.node("FunctionNodeRotateRotation",
                        {"Rotation": q1, "Rotate By": b.out(b.node("FunctionNodeInvertRotation", [q0]))},
                        rotation_space="GLOBAL"))
@@ -276,13 +291,27 @@ def _stretch_checks(b, axes, rot_pose, sigma):
 
 
 def build(ng):
-    """Fill the empty geometry node group ``ng`` with the deformer."""
+    """Fill the empty geometry node group ``ng`` with the deformer: a wrapper around the core group
+    (see the module)."""
+    b = _Builder(ng)
+    _interface(ng)
+    gin = b.node("NodeGroupInput")
+    gout = b.node("NodeGroupOutput")
+    core = b.node("GeometryNodeGroup", node_tree=get_core_tree())
+    for name in ("Geometry", MODE_INPUT, BLEND_INPUT, FRAMES_INPUT):
+        ng.links.new(_socket(gin.outputs, name), _socket(core.inputs, name))
+    ng.links.new(_socket(core.outputs, "Geometry"), _socket(gout.inputs, "Geometry"))
+
+
+def build_core(ng):
+    """Fill the empty geometry node group ``ng`` with the deformer's core (see the module)."""
     b = _Builder(ng)
     _interface(ng)
     gin = b.node("NodeGroupInput")
     gout = b.node("NodeGroupOutput")
     info = b.node("GeometryNodeObjectInfo", {"Object": b.out(gin, FRAMES_INPUT)}, transform_space="RELATIVE")
     helper = b.out(info, "Geometry")
+    skip = b.sample(helper, b.attr(ATTR_SKIP, "BOOLEAN"), 0, "BOOLEAN")  # a single value
     (geo_m, m_f), (geo_r, r_f, sigma_f, shift_f, w_f), (geo_s, s_f), uniform, unscaled = _per_bone(b, helper)
 
     mode = b.math("MINIMUM", b.math("MAXIMUM", b.out(gin, MODE_INPUT), 0.0), 3.0)  # out of range: clamped
@@ -292,8 +321,12 @@ def build(ng):
     k = b.out(b.node("GeometryNodeSwitch", {"Switch": is_sbs, "False": k, "True": 0.0}, input_type="FLOAT"))
 
     # Per-vertex data (static products stored by the add operator).
+    # the morphed rest vertex, as the Armature modifier received it: left where it was when the
+    # Armature modifier skips it, else stored by the input stage
     pre = b.node("GeometryNodeInputNamedAttribute", {"Name": ATTR_PRE}, data_type="FLOAT_VECTOR")
-    v = b.out(pre, "Attribute")  # morphed rest vertex: the Armature modifier's input
+    v = b.out(b.node("GeometryNodeSwitch", {"Switch": skip, "False": b.out(pre, "Attribute"),
+                                            "True": b.out(b.node("GeometryNodeInputPosition"))},
+                     input_type="VECTOR"))
     c = b.attr(ATTR_C, "FLOAT_VECTOR")
     t, u = b.attr(ATTR_T, "FLOAT"), b.attr(ATTR_U, "FLOAT")
     i0, i1 = b.attr(ATTR_I0, "INT"), b.attr(ATTR_I1, "INT")
@@ -365,14 +398,16 @@ def build(ng):
         "FunctionNodeCompare", {"A": mode, "B": MODE_VALUES["LBS"]}, data_type="INT", operation="EQUAL")),
         "False": sdef, "True": lbs}, input_type="VECTOR"))
     # without the input stage (its modifier switched off) leave the Armature modifier's result
-    mask = b.out(b.node("FunctionNodeBooleanMath", [b.attr(ATTR_MASK, "BOOLEAN"), b.out(pre, "Exists")],
-                        operation="AND"))
+    have_v = b.out(b.node("FunctionNodeBooleanMath", [skip, b.out(pre, "Exists")], operation="OR"))
+    mask = b.out(b.node("FunctionNodeBooleanMath", [b.attr(ATTR_MASK, "BOOLEAN"), have_v], operation="AND"))
     setpos = b.node("GeometryNodeSetPosition",
                     {"Geometry": b.out(gin, "Geometry"), "Selection": mask, "Position": final})
-    # LBS is the Armature modifier's own result unless some vertex uses its two strongest of more
-    # groups (the helper says which, as a single value): then pass the geometry through untouched.
-    # Only the chosen mode's item is evaluated, so the other modes do not pay for this test.
-    through = b.sample(helper, b.attr(ATTR_LBS_THROUGH, "BOOLEAN"), 0, "BOOLEAN")
+    # LBS is the Armature modifier's own result unless it skips the two-bone vertices or some vertex
+    # uses its two strongest of more groups (the helper says, as single values): then pass the
+    # geometry through untouched. Only the chosen mode's item is evaluated, so the other modes do
+    # not pay for this test.
+    through = b.out(b.node("FunctionNodeBooleanMath", [
+        b.sample(helper, b.attr(ATTR_LBS_THROUGH, "BOOLEAN"), 0, "BOOLEAN"), skip], operation="NIMPLY"))
     lbs_result = b.node("GeometryNodeSwitch", {"Switch": through, "False": b.out(setpos, "Geometry"),
                                                "True": b.out(gin, "Geometry")}, input_type="GEOMETRY")
     result = b.node("GeometryNodeIndexSwitch", data_type="GEOMETRY")
@@ -385,7 +420,7 @@ def build(ng):
     ng.links.new(b.out(result), _socket(gout.inputs, "Geometry"))
 
 
-def _shared_group(name, tag, version, fill):
+def _shared_group(name, tag, version, fill, modifier=True):
     """The node group ``name`` of layout ``version``, built by ``fill`` on first use. A group of
     that name from another version (an older file) makes way: removed when nothing uses it,
     else renamed ``"<name> v<version>"`` (``deformer.upgrade`` moves its users first), so the
@@ -399,7 +434,7 @@ def _shared_group(name, tag, version, fill):
         else:
             ng.name = f"{name} v{ng.get(tag)}"
     ng = bpy.data.node_groups.new(name, "GeometryNodeTree")
-    ng.is_modifier = True
+    ng.is_modifier = modifier
     fill(ng)
     ng[tag] = version
     return ng
@@ -408,6 +443,16 @@ def _shared_group(name, tag, version, fill):
 def get_tree():
     """The shared deformer node group, built on first use (see ``_shared_group``)."""
     return _shared_group(TREE_NAME, TREE_TAG, TREE_VERSION, build)
+
+
+def get_core_tree():
+    """The core group the deformer node group wraps, built on first use."""
+    return _shared_group(CORE_NAME, CORE_TAG, TREE_VERSION, build_core, modifier=False)
+
+
+def core_trees():
+    """Every deformer core group in the file (any version)."""
+    return [ng for ng in bpy.data.node_groups if ng.get(CORE_TAG) is not None]
 
 
 def is_old_tree(ng):

@@ -6,7 +6,7 @@ from bpy.props import BoolProperty, EnumProperty, FloatProperty, IntProperty
 
 from .. import deformer
 from ..core import skinning
-from ..deformer import data
+from ..deformer import data, tree
 from ._common import MeshPoll, run_on_meshes, target_meshes
 from .deformer_add import MODE_ITEMS, SOURCE_ITEMS, selected_prop, strongest_two_prop
 
@@ -35,8 +35,8 @@ def _evaluate(context, obj, arm_mod, plan, two, frames):
     """Positions (F, N, 3) float32: the Armature modifier's result with the two-bone vertices from
     ``plan``, evaluated on the positions the Armature modifier receives (shape keys and earlier
     modifiers; read with it switched off when the mesh has either). Modifiers after the Armature
-    modifier and earlier ``jl_frame_*`` keys are switched off meanwhile; the frame and every
-    switch are restored."""
+    modifier, its skip mask of the deformer (``tree.SKIP_GROUP``) and earlier ``jl_frame_*`` keys
+    are switched off meanwhile; the frame and every switch are restored."""
     scene = context.scene
     mods = list(obj.modifiers)
     after = [(m, m.show_viewport) for m in mods[mods.index(arm_mod) + 1:]]
@@ -44,6 +44,7 @@ def _evaluate(context, obj, arm_mod, plan, two, frames):
     keys = obj.data.shape_keys
     baked = [(kb, kb.mute) for kb in keys.key_blocks if kb.name.startswith(KEY_PREFIX)] if keys else []
     arm_shown = arm_mod.show_viewport
+    mask = (arm_mod.vertex_group, arm_mod.invert_vertex_group)
     frame, subframe = scene.frame_current, scene.frame_subframe
     n = len(obj.data.vertices)
     out = np.empty((len(frames), n, 3), np.float32)
@@ -51,6 +52,8 @@ def _evaluate(context, obj, arm_mod, plan, two, frames):
     try:
         for m, _ in after:
             m.show_viewport = False
+        if arm_mod.vertex_group == tree.SKIP_GROUP:
+            arm_mod.vertex_group, arm_mod.invert_vertex_group = "", False
         for kb, _ in baked:
             kb.mute = True
         for i, f in enumerate(frames):
@@ -65,6 +68,7 @@ def _evaluate(context, obj, arm_mod, plan, two, frames):
             out[i, two.index] = plan.deform(matrices, pre)
     finally:
         arm_mod.show_viewport = arm_shown
+        arm_mod.vertex_group, arm_mod.invert_vertex_group = mask
         for m, shown in after:
             m.show_viewport = shown
         for kb, mute in baked:
