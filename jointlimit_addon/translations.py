@@ -376,6 +376,9 @@ MESSAGES = {
     "Remove JointLimit Deformer": "JointLimit デフォーマーを削除",
     "Remove the JointLimit deformer: its modifiers, helper object, attributes and the node groups if unused, and give a taken-over mmd_tools SDEF binding back (SDEF data such as mmd_tools shape keys or derived attributes stay)":
         "JointLimit デフォーマーを削除します：モディファイアー、補助オブジェクト、属性、未使用ならノードグループも。引き継いだ mmd_tools の SDEF バインドは元に戻します（mmd_tools のシェイプキーや導出した属性などの SDEF データは残ります）",
+    "Toggle JointLimit Deformer": "JointLimit デフォーマーの切り替え",
+    "Switch the JointLimit deformer off, so the Armature modifier alone deforms every vertex (as without the deformer), or on again. Switching only the deformer's modifier off would leave the two-bone vertices undeformed: the Armature modifier skips them while the deformer is on":
+        "JointLimit デフォーマーをオフにして、アーマチュアモディファイアーだけで全頂点を変形させます（デフォーマーがない場合と同じ）。もう一度でオンに戻します。デフォーマーのモディファイアーだけをオフにすると 2 ボーンの頂点は変形しません：デフォーマーがオンの間、アーマチュアモディファイアーはそれらを飛ばすためです",
     "Bake JointLimit Deformer": "JointLimit デフォーマーをベイク",
     "Bake SDEF / SBS / Bezier skinning with the numpy core for a frame range, as shape keys or meshes (a fallback where geometry nodes are not available, e.g. for export)":
         "フレーム範囲の SDEF・SBS・ベジエスキニングを numpy コアでシェイプキーまたはメッシュとしてベイクします（エクスポートなどジオメトリノードが使えない場合の代替）",

@@ -149,6 +149,7 @@ def draw_deformer_operators(layout):
     col.operator("object.jointlimit_sdef_derive", icon="MOD_VERTEX_WEIGHT")
     col.operator("object.jointlimit_deformer_add", icon="MOD_ARMATURE")
     col.operator("object.jointlimit_deformer_remove", icon="X")
+    col.operator("object.jointlimit_deformer_toggle", icon="HIDE_OFF")
     col.operator("object.jointlimit_deformer_bake", icon="SHAPEKEY_DATA")
 
 

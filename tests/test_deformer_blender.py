@@ -508,13 +508,21 @@ def test_operators_and_reports_name_the_jointlimit_deformer(limb, capfd):
 
     ops = bpy.ops.object
     assert [op.get_rna_type().name for op in (ops.jointlimit_deformer_add, ops.jointlimit_deformer_remove,
-                                              ops.jointlimit_deformer_bake)] == [
-        "Add JointLimit Deformer", "Remove JointLimit Deformer", "Bake JointLimit Deformer"]
+                                              ops.jointlimit_deformer_bake, ops.jointlimit_deformer_toggle)] == [
+        "Add JointLimit Deformer", "Remove JointLimit Deformer", "Bake JointLimit Deformer",
+        "Toggle JointLimit Deformer"]
     capfd.readouterr()
     ops.jointlimit_deformer_add()
     ops.jointlimit_deformer_remove()
     out = capfd.readouterr().out
     assert "Added 'JointLimit Deformer' to 'Limb'" in out and "Removed 'JointLimit Deformer' from 'Limb'" in out
+
+
+def test_toggle_without_a_deformer_is_an_error(limb):
+    import bpy
+
+    with pytest.raises(RuntimeError, match="has no JointLimit deformer"):
+        bpy.ops.object.jointlimit_deformer_toggle()
 
 
 def test_no_two_bone_vertices_is_an_error(scene):
@@ -997,9 +1005,13 @@ def test_the_armature_modifier_skips_the_two_bone_vertices(limb, mods):
     others = np.setdiff1d(np.arange(len(got)), skipped)
     assert np.array_equal(got[others], alone[others])
     mod.show_viewport = True
-    deformer.set_enabled(obj, False)
+    assert bpy.ops.object.jointlimit_deformer_toggle() == {"FINISHED"}  # deformer.set_enabled(obj, False)
     assert not mod.show_viewport and arm_mod.vertex_group == ""
     assert np.abs(evaluated(obj) - alone).max() < 1e-6 * size(truth)
+    assert bpy.ops.object.jointlimit_deformer_toggle() == {"FINISHED"}
+    assert mod.show_viewport and arm_mod.vertex_group == tree.SKIP_GROUP
+    assert np.array_equal(evaluated(obj), with_deformer)
+    deformer.set_enabled(obj, False)
     deformer.set_enabled(obj, True)
     assert np.array_equal(evaluated(obj), with_deformer)
     # Bake without Two Strongest Groups: the three-group vertices are the Armature modifier's

@@ -9,6 +9,7 @@ from .copy import POSE_OT_jointlimit_copy
 from .deformer_add import OBJECT_OT_jointlimit_deformer_add
 from .deformer_bake import OBJECT_OT_jointlimit_deformer_bake
 from .deformer_remove import OBJECT_OT_jointlimit_deformer_remove
+from .deformer_toggle import OBJECT_OT_jointlimit_deformer_toggle
 from .from_constraints import POSE_OT_jointlimit_from_constraints
 from .info import WM_OT_jointlimit_info
 from .limb_ik import POSE_OT_jointlimit_limb_ik
@@ -37,6 +38,7 @@ classes = (
     OBJECT_OT_jointlimit_sdef_derive,
     OBJECT_OT_jointlimit_deformer_add,
     OBJECT_OT_jointlimit_deformer_remove,
+    OBJECT_OT_jointlimit_deformer_toggle,
     OBJECT_OT_jointlimit_deformer_bake,
 )
 register, unregister = bpy.utils.register_classes_factory(classes)
