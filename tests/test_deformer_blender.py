@@ -1028,6 +1028,99 @@ def test_the_armature_modifier_skips_the_two_bone_vertices(limb, mods):
     assert np.array_equal(evaluated(obj), alone)
 
 
+def render_positions(obj, path):
+    """The object's vertices as a render evaluates them (an OBJ export in render mode, world space)."""
+    import bpy
+
+    for o in bpy.context.view_layer.objects:
+        o.select_set(o == obj)
+    bpy.ops.wm.obj_export(filepath=str(path), apply_modifiers=True, export_eval_mode="DAG_EVAL_RENDER",
+                          export_selected_objects=True, export_normals=False, export_uv=False,
+                          export_materials=False, forward_axis="Y", up_axis="Z")
+    return np.array([[float(x) for x in line.split()[1:4]] for line in open(path) if line.startswith("v ")])
+
+
+def test_toggle_holds_for_renders_a_renamed_modifier_and_a_mixed_selection(limb, mods, tmp_path):
+    """Off means the Armature modifier alone in renders too; the mask is found after the Armature
+    modifier is renamed; one direction for the whole selection; the user's active vertex group
+    stays active through Add and Remove."""
+    import bpy
+
+    arm, obj, truth = limb
+    bpy.ops.object.jointlimit_sdef_derive()
+    pose(arm, 53)
+    plain = render_positions(obj, tmp_path / "plain.obj")
+    obj.vertex_groups.active_index = 0
+    active = obj.vertex_groups.active.name
+    assert bpy.ops.object.jointlimit_deformer_add(mode="SDEF") == {"FINISHED"}
+    assert obj.vertex_groups.active.name == active
+    arm_mod = obj.modifiers["Armature"]
+    assert obj.modifiers["JointLimit Deformer"].show_in_editmode == arm_mod.show_in_editmode
+    arm_mod.name = "Armature.body"
+    assert bpy.ops.object.jointlimit_deformer_toggle() == {"FINISHED"}
+    assert arm_mod.vertex_group == ""
+    assert np.abs(render_positions(obj, tmp_path / "off.obj") - plain).max() < 1e-5
+    assert bpy.ops.object.jointlimit_deformer_toggle() == {"FINISHED"}
+    assert arm_mod.vertex_group == mods["deformer.tree"].SKIP_GROUP
+    assert np.abs(render_positions(obj, tmp_path / "on.obj") - plain).max() > 1e-3
+    # a second mesh switched off, the first on: one toggle switches both the active one's way
+    other = obj.copy()
+    other.data = obj.data.copy()
+    bpy.context.scene.collection.objects.link(other)
+    bpy.context.view_layer.objects.active = other
+    mods["deformer"].remove(other)
+    assert bpy.ops.object.jointlimit_deformer_add(use_selected=False) == {"FINISHED"}
+    mods["deformer"].set_enabled(other, False)
+    obj.select_set(True)
+    other.select_set(True)
+    assert bpy.ops.object.jointlimit_deformer_toggle() == {"FINISHED"}
+    assert mods["deformer"].is_enabled(obj) and mods["deformer"].is_enabled(other)
+    bpy.context.view_layer.objects.active = obj
+    assert bpy.ops.object.jointlimit_deformer_remove(use_selected=False) == {"FINISHED"}
+    assert arm_mod.vertex_group == "" and not arm_mod.invert_vertex_group
+    assert mods["deformer.tree"].SKIP_GROUP not in obj.vertex_groups
+    assert obj.vertex_groups.active.name == active
+
+
+def test_b_bone_segments_keep_the_armature_modifier_on_every_vertex(limb, mods, capfd):
+    """With B-Bone segments the Armature modifier's LBS is not the straight bones' LBS, so it keeps
+    deforming every vertex and LBS mode (even set on the modifier input) passes its result through;
+    Add says which bones have segments."""
+    import bpy
+
+    arm, obj, truth = limb
+    arm.data.bones["lower"].bbone_segments = 8
+    bpy.ops.object.jointlimit_sdef_derive()
+    pose(arm, 54)
+    alone = evaluated(obj)
+    capfd.readouterr()
+    assert bpy.ops.object.jointlimit_deformer_add(mode="SDEF") == {"FINISHED"}
+    assert "1 bone with B-Bone segments (lower)" in capfd.readouterr().out
+    assert obj.modifiers["Armature"].vertex_group == "" and "JointLimit Deformer Input" in obj.modifiers
+    set_mode(obj, "LBS")  # as in the modifier panel
+    assert np.abs(evaluated(obj) - alone).max() < 1e-6 * size(truth)
+
+
+def test_remove_keeps_what_another_object_on_the_same_mesh_needs(limb, mods):
+    import bpy
+
+    arm, obj, truth = limb
+    bpy.ops.object.jointlimit_sdef_derive()
+    pose(arm, 55)
+    other = obj.copy()  # the same mesh
+    bpy.context.scene.collection.objects.link(other)
+    assert bpy.ops.object.jointlimit_deformer_add(mode="SDEF") == {"FINISHED"}  # both selected
+    assert "JointLimit Deformer" in other.modifiers
+    before = evaluated(other)
+    bpy.context.view_layer.objects.active = obj
+    assert bpy.ops.object.jointlimit_deformer_remove(use_selected=False) == {"FINISHED"}
+    assert np.array_equal(evaluated(other), before)
+    assert obj.modifiers["Armature"].vertex_group == ""
+    bpy.context.view_layer.objects.active = other
+    assert bpy.ops.object.jointlimit_deformer_remove(use_selected=False) == {"FINISHED"}
+    assert mods["deformer.tree"].SKIP_GROUP not in obj.vertex_groups and "jl_def_mask" not in obj.data.attributes
+
+
 def test_modifier_stack_deforming_modifiers_work_others_are_refused(limb, mods):
     import bpy
 

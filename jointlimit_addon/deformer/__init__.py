@@ -6,10 +6,10 @@ identity transform so its space is the mesh's space, deformed by an Armature mod
 same armature). The Armature modifier then skips the two-bone vertices (its inverted vertex-group
 mask ``tree.SKIP_GROUP``, as mmd_tools masks its SDEF vertices), so each vertex is deformed once
 and the two-bone ones reach the deformer as the Armature modifier received them (shape keys
-included). Where that mask would change the Armature modifier's result for other vertices
-(Preserve Volume, envelopes), and in LBS mode (the deformer then passes the Armature modifier's
-result through), it deforms every vertex instead and a small *input* modifier right before it
-stores the positions it receives (``_configure``). Nothing runs in Python per frame: playback,
+included). Where the Armature modifier's own result on those vertices is not the linear blend of
+their two straight bones (Preserve Volume, envelopes, B-Bone segments), and in LBS mode (the
+deformer then passes the Armature modifier's result through), it deforms every vertex instead and
+a small *input* modifier right before it stores the positions it receives (``_configure``). Nothing runs in Python per frame: playback,
 scrubbing and renders evaluate the tree. ``remove(obj)`` undoes all of it; ``upgrade(context)``
 (run by ``add``) moves deformers saved with an older node-tree version to the current one. The numpy fallback
 (``bake``) lives in the bake operator; ``data.py`` reads weights, SDEF parameters and bone
@@ -184,32 +184,58 @@ def _move_modifier(context, obj, mod, index):
             bpy.ops.object.modifier_move_to_index(modifier=mod.name, index=index)
 
 
-def can_skip(arm_mod):
+def can_skip(arm_mod, bones=()):
     """Whether the Armature modifier ``arm_mod`` may skip the two-bone vertices (see the module):
-    not when it already has a mask of its own, nor when the mask would change its result for the
-    other vertices (Preserve Volume blends, envelopes reach vertices outside the groups), nor when
-    a bone has the group's name."""
-    arm = arm_mod.object
+    only where its own result on them is linear blend skinning of their two groups, which the
+    deformer's LBS mode reproduces (not with Preserve Volume, envelopes, or B-Bone segments on one
+    of ``bones``), when it has no mask of its own and no bone has the group's name."""
+    arm = arm_mod.object.data
+    plain = all(arm.bones[name].bbone_segments <= 1 for name in bones if name in arm.bones)
     return (arm_mod.vertex_group in ("", tree.SKIP_GROUP) and arm_mod.use_vertex_groups
             and not arm_mod.use_bone_envelopes and not arm_mod.use_deform_preserve_volume
-            and tree.SKIP_GROUP not in arm.data.bones)
+            and tree.SKIP_GROUP not in arm.bones and plain)
+
+
+def _keep_active_group(obj, change):
+    """Run ``change()`` (which adds or removes the skip group) keeping the user's active vertex group."""
+    active = obj.vertex_groups.active
+    name = active.name if active is not None and active.name != tree.SKIP_GROUP else None
+    change()
+    if name is not None and name in obj.vertex_groups:
+        obj.vertex_groups.active_index = obj.vertex_groups[name].index
 
 
 def _skip_on(obj, arm_mod, index):
-    group = obj.vertex_groups.get(tree.SKIP_GROUP)
-    if group is not None:
-        obj.vertex_groups.remove(group)
-    obj.vertex_groups.new(name=tree.SKIP_GROUP).add(index.tolist(), 1.0, "REPLACE")
+    def change():
+        group = obj.vertex_groups.get(tree.SKIP_GROUP)
+        if group is not None:
+            obj.vertex_groups.remove(group)
+        obj.vertex_groups.new(name=tree.SKIP_GROUP).add(index.tolist(), 1.0, "REPLACE")
+
+    _keep_active_group(obj, change)
     arm_mod.vertex_group, arm_mod.invert_vertex_group = tree.SKIP_GROUP, True
 
 
-def _skip_off(obj, name):
-    arm_mod = obj.modifiers.get(name)
-    if arm_mod is not None and arm_mod.type == "ARMATURE" and arm_mod.vertex_group == tree.SKIP_GROUP:
-        arm_mod.vertex_group, arm_mod.invert_vertex_group = "", False
-    group = obj.vertex_groups.get(tree.SKIP_GROUP)
-    if group is not None:
-        obj.vertex_groups.remove(group)
+def _unmask(obj):
+    """Every Armature modifier of ``obj`` masked by the skip group deforms every vertex again (found
+    by its mask, so a renamed modifier is found too)."""
+    for m in obj.modifiers:
+        if m.type == "ARMATURE" and m.vertex_group == tree.SKIP_GROUP:
+            m.vertex_group, m.invert_vertex_group = "", False
+
+
+def _skip_off(obj):
+    _unmask(obj)
+    if not shares_deformer(obj):
+        group = obj.vertex_groups.get(tree.SKIP_GROUP)
+        if group is not None:
+            _keep_active_group(obj, lambda: obj.vertex_groups.remove(group))
+
+
+def shares_deformer(obj):
+    """Another object with a deformer uses the mesh of ``obj`` (its attributes and skip group stay)."""
+    return any(o is not obj and o.data is obj.data and find(o)[0] is not None
+               for o in bpy.data.objects if o.type == "MESH")
 
 
 def _flag(helper, name):
@@ -223,7 +249,8 @@ def _configure(context, obj, helper, arm_mod, mode):
     (:func:`can_skip`), except in a mode whose LBS passes the Armature modifier's result through
     (then it is cheaper to let it deform every vertex); otherwise the input modifier right before
     it stores the positions it receives (``tree.ATTR_PRE``). Either way the result is the same."""
-    skip = can_skip(arm_mod) and not (mode == "LBS" and _flag(helper, tree.ATTR_LBS_THROUGH))
+    bones = [g.name for g in helper.vertex_groups]
+    skip = can_skip(arm_mod, bones) and not (mode == "LBS" and _flag(helper, tree.ATTR_LBS_THROUGH))
     helper.data.attributes[tree.ATTR_SKIP].data.foreach_set("value", np.full(len(helper.data.vertices), skip))
     helper.data.update()
     pre = find_input(obj)
@@ -238,7 +265,7 @@ def _configure(context, obj, helper, arm_mod, mode):
             _remove_group(group, None)
         return
     if helper.get(SKIP_PROP):
-        _skip_off(obj, helper[SKIP_PROP])
+        _skip_off(obj)
         del helper[SKIP_PROP]
     if pre is None:
         pre = obj.modifiers.new(INPUT_MODIFIER_NAME, "NODES")
@@ -247,21 +274,28 @@ def _configure(context, obj, helper, arm_mod, mode):
         _move_modifier(context, obj, pre, list(obj.modifiers).index(arm_mod))
 
 
+def is_enabled(obj):
+    """Whether the deformer of ``obj`` is on (see :func:`set_enabled`)."""
+    mod = find(obj)[0]
+    return mod is not None and mod.show_viewport
+
+
 def set_enabled(obj, enabled):
-    """Switch the deformer of ``obj`` off (the Armature modifier alone deforms every vertex, as
-    without the deformer) or on again, keeping everything else: its modifiers' viewport switches
-    and the Armature modifier's skip mask."""
+    """Switch the deformer of ``obj`` off (the Armature modifier alone deforms every vertex, in the
+    viewport and in renders, as without the deformer) or on again, keeping everything else: its
+    modifiers' viewport and render switches and the Armature modifier's skip mask."""
     mod, helper = find(obj)
     if mod is None:
         raise data.DataError(f"'{obj.name}' has no JointLimit deformer")
     for m in (mod, find_input(obj)):
         if m is not None:
-            m.show_viewport = bool(enabled)
-    name = helper.get(SKIP_PROP) if isinstance(helper, bpy.types.Object) else None
-    arm_mod = obj.modifiers.get(name) if name else None
-    if arm_mod is not None and arm_mod.type == "ARMATURE":
-        arm_mod.vertex_group = tree.SKIP_GROUP if enabled else ""
-        arm_mod.invert_vertex_group = bool(enabled)
+            m.show_viewport = m.show_render = bool(enabled)
+    if not enabled:
+        _unmask(obj)
+    elif isinstance(helper, bpy.types.Object) and helper.get(SKIP_PROP):
+        arm_mod = data.armature_modifier(obj)
+        if arm_mod is not None:
+            arm_mod.vertex_group, arm_mod.invert_vertex_group = tree.SKIP_GROUP, True
     obj.update_tag()
 
 
@@ -305,6 +339,7 @@ def add(context, obj, source="AUTO", mode="SDEF", blend=0.5, strongest_two=False
         ng = tree.get_tree()
         mod = obj.modifiers.new(MODIFIER_NAME, "NODES")
         mod.node_group = ng
+        mod.show_in_editmode = arm_mod.show_in_editmode  # posed in Edit Mode exactly when the rest is
         compat.set_modifier_input(mod, tree.input_id(ng, tree.MODE_INPUT), tree.MODE_VALUES[mode])
         compat.set_modifier_input(mod, tree.input_id(ng, tree.BLEND_INPUT), blend)
         compat.set_modifier_input(mod, tree.input_id(ng, tree.FRAMES_INPUT), helper)
@@ -374,17 +409,22 @@ def _remove_group(ng, groups_before):
 
 def _cleanup(obj, mod, helper, pre=None, groups_before=None):
     """Undo :func:`add` (also for deformers of older versions, which had no input modifier and
-    switched on ``add_rest_position_attribute``)."""
+    switched on ``add_rest_position_attribute``). The mesh's attributes and skip group stay while
+    another object with a deformer uses the same mesh."""
+    shared = shares_deformer(obj)
     groups = [m.node_group for m in (mod, pre) if m is not None]
     for m in (mod, pre):
         if m is not None:
             obj.modifiers.remove(m)
+    if (helper is not None and helper.get(SKIP_PROP)) or any(
+            m.type == "ARMATURE" and m.vertex_group == tree.SKIP_GROUP for m in obj.modifiers):
+        _skip_off(obj)
+    if helper is not None and any(find(o)[1] == helper for o in bpy.data.objects if o.type == "MESH"):
+        helper = None  # a copy of this object (Shift D) still uses it
     if helper is not None:
-        if helper.get(SKIP_PROP):
-            _skip_off(obj, helper[SKIP_PROP])
         if PREV_REST_FLAG in helper:
             obj.add_rest_position_attribute = bool(helper[PREV_REST_FLAG])
-        if helper.get(AUTO_DERIVED_FLAG):
+        if helper.get(AUTO_DERIVED_FLAG) and not shared:
             for name in data.DERIVED_ATTRS:
                 if name in obj.data.attributes:
                     obj.data.attributes.remove(obj.data.attributes[name])
@@ -394,7 +434,7 @@ def _cleanup(obj, mod, helper, pre=None, groups_before=None):
             bpy.data.meshes.remove(mesh)
     for ng in groups + tree.core_trees():  # the core once its wrappers are gone
         _remove_group(ng, groups_before)
-    for name in tree.MESH_ATTRS + tree.LEGACY_MESH_ATTRS + (tree.ATTR_PRE,):
+    for name in () if shared else tree.MESH_ATTRS + tree.LEGACY_MESH_ATTRS + (tree.ATTR_PRE,):
         if name in obj.data.attributes:
             obj.data.attributes.remove(obj.data.attributes[name])
 

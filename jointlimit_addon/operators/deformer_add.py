@@ -77,6 +77,11 @@ class OBJECT_OT_jointlimit_deformer_add(MeshPoll, bpy.types.Operator):
                              + ("use their two strongest" if self.strongest_two else "follow the Armature modifier"))
             if mmd.STATE_PROP in find_helper(obj):
                 notes.append("took over mmd_tools' SDEF binding")
+            bent = [name for name in prep.two.bones if prep.arm_mod.object.data.bones[name].bbone_segments > 1]
+            if bent:
+                notes.append(f"{len(bent)} bone{'s' * (len(bent) > 1)} with B-Bone segments ({', '.join(bent[:3])}"
+                             f"{', ...' if len(bent) > 3 else ''}): SBS, SDEF and Bezier follow their bent first "
+                             "segment, not the bone; set Segments to 1 for the skinning [002] defines")
             return (f"Added '{mod.name}' to '{obj.name}' (mode {self.mode}, {len(prep.two.index)} two-bone "
                     "vertices" + "".join(f"; {n}" for n in notes) + ")")
 

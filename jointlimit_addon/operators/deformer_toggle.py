@@ -21,13 +21,17 @@ class OBJECT_OT_jointlimit_deformer_toggle(MeshPoll, bpy.types.Operator):
     use_selected: selected_prop()
 
     def execute(self, context):
+        meshes = target_meshes(context, self.use_selected)
+        with_deformer = [obj for obj in meshes if deformer.find(obj)[0] is not None]
+        # one direction for the whole selection (the first mesh's, the active one first)
+        on = not deformer.is_enabled(with_deformer[0]) if with_deformer else True
+
         def work(obj):
             mod = deformer.find(obj)[0]
             if mod is None:
                 raise data.DataError(f"'{obj.name}' has no JointLimit deformer")
-            on = not mod.show_viewport
             deformer.set_enabled(obj, on)
             state = "on" if on else "off (the Armature modifier alone deforms every vertex)"
             return f"Switched '{mod.name}' of '{obj.name}' {state}"
 
-        return run_on_meshes(self, target_meshes(context, self.use_selected), work, "toggle the deformer")
+        return run_on_meshes(self, meshes, work, "toggle the deformer")
