@@ -188,14 +188,18 @@ def test_derive_puts_centres_on_the_bone_line_near_the_joint(limb):
     assert np.allclose(attribute(obj, "jl_sdef_c")[others], rest[others], atol=1e-6)
 
 
+@pytest.mark.parametrize("added", ["LBS", "SDEF"], ids=["input-stage", "armature-skips"])
 @pytest.mark.parametrize("seed, scaling", [(0, "NONUNIFORM"), (1, "NONUNIFORM"), (2, "NONUNIFORM"),
                                            (3, "UNIFORM"), (4, "NONE"), (5, "NONE")])
-def test_geometry_nodes_equal_numpy_core_in_every_mode(limb, mods, seed, scaling):
+def test_geometry_nodes_equal_numpy_core_in_every_mode(limb, mods, seed, scaling, added):
+    """Every mode on the modifier input, with the input stage (added in LBS mode) and with the
+    Armature modifier skipping the two-bone vertices (added in SDEF mode: LBS computed too)."""
     import bpy
 
     arm, obj, truth = limb
     bpy.ops.object.jointlimit_sdef_derive()
-    assert bpy.ops.object.jointlimit_deformer_add(mode="LBS") == {"FINISHED"}
+    assert bpy.ops.object.jointlimit_deformer_add(mode=added) == {"FINISHED"}
+    assert (obj.modifiers["Armature"].vertex_group != "") == (added == "SDEF")
     params = derived(obj, truth)
     pose(arm, seed, scaling)
     results = {}
@@ -1080,6 +1084,76 @@ def test_toggle_holds_for_renders_a_renamed_modifier_and_a_mixed_selection(limb,
     assert arm_mod.vertex_group == "" and not arm_mod.invert_vertex_group
     assert mods["deformer.tree"].SKIP_GROUP not in obj.vertex_groups
     assert obj.vertex_groups.active.name == active
+
+
+def test_switching_keeps_the_armature_modifier_consistent(limb, mods):
+    """set_mode while off stays off; on again re-checks whether the Armature modifier may skip
+    (a user's mask or Preserve Volume added meanwhile); set_mode on a copy sharing the helper, or
+    in Edit Mode, leaves the configuration; a deformer modifier deleted by hand leaves a mask that
+    Remove clears; a user's group with the skip group's name is refused."""
+    import bpy
+
+    arm, obj, truth = limb
+    deformer, tree = mods["deformer"], mods["deformer.tree"]
+    tol = 1e-5 * size(truth)
+    bpy.ops.object.jointlimit_sdef_derive()
+    pose(arm, 56)
+    alone = evaluated(obj)
+    arm_mod = obj.modifiers["Armature"]
+    assert bpy.ops.object.jointlimit_deformer_add(mode="SDEF") == {"FINISHED"}
+    sdef = evaluated(obj)
+    deformer.set_enabled(obj, False)
+    for mode in ("LBS", "SDEF"):
+        deformer.set_mode(obj, mode)
+        assert arm_mod.vertex_group == "" and np.abs(evaluated(obj) - alone).max() < tol
+    deformer.set_enabled(obj, True)
+    assert arm_mod.vertex_group == tree.SKIP_GROUP and np.abs(evaluated(obj) - sdef).max() < tol
+    # Preserve Volume switched on while off: on again, the input stage takes over
+    deformer.set_enabled(obj, False)
+    arm_mod.use_deform_preserve_volume = True
+    alone_pv = evaluated(obj)
+    deformer.set_enabled(obj, True)
+    assert arm_mod.vertex_group == "" and "JointLimit Deformer Input" in obj.modifiers
+    set_mode(obj, "LBS")  # as in the modifier panel
+    assert np.abs(evaluated(obj) - alone_pv).max() < tol
+    arm_mod.use_deform_preserve_volume = False
+    deformer.set_mode(obj, "SDEF")
+    assert arm_mod.vertex_group == tree.SKIP_GROUP and np.abs(evaluated(obj) - sdef).max() < tol
+    # a mask of the user's set while off stays
+    deformer.set_enabled(obj, False)
+    arm_mod.vertex_group = "upper"
+    deformer.set_enabled(obj, True)
+    assert arm_mod.vertex_group == "upper" and not arm_mod.invert_vertex_group
+    arm_mod.vertex_group = ""
+    deformer.set_mode(obj, "SDEF")
+    assert arm_mod.vertex_group == tree.SKIP_GROUP
+    # a copy sharing the helper: its set_mode leaves the (shared) configuration
+    copy = obj.copy()
+    bpy.context.scene.collection.objects.link(copy)
+    deformer.set_mode(copy, "LBS")
+    assert arm_mod.vertex_group == tree.SKIP_GROUP and np.abs(evaluated(obj) - sdef).max() < tol
+    bpy.data.objects.remove(copy)
+    # Edit Mode: the mode changes, the configuration waits
+    bpy.context.view_layer.objects.active = obj
+    bpy.ops.object.mode_set(mode="EDIT")
+    deformer.set_mode(obj, "LBS")
+    bpy.ops.object.mode_set(mode="OBJECT")
+    deformer.set_mode(obj, "SDEF")
+    assert np.abs(evaluated(obj) - sdef).max() < tol
+    # the deformer's modifier deleted by hand: Remove clears the leftover mask
+    obj.modifiers.remove(obj.modifiers["JointLimit Deformer"])
+    assert deformer.has_leftover_mask(obj)
+    assert bpy.ops.object.jointlimit_deformer_remove() == {"FINISHED"}
+    assert arm_mod.vertex_group == "" and tree.SKIP_GROUP not in obj.vertex_groups
+    assert not obj.children and "jl_def_mask" not in obj.data.attributes  # the helper and attributes too
+    assert np.abs(evaluated(obj) - alone).max() < tol
+    # a group of the user's with the skip group's name
+    for m in [m for m in obj.modifiers if m.type == "NODES"]:
+        obj.modifiers.remove(m)
+    obj.vertex_groups.new(name=tree.SKIP_GROUP).add([0, 1, 2], 0.5, "REPLACE")
+    with pytest.raises(RuntimeError, match="vertex group of its own named 'jl_deformer_skip'"):
+        bpy.ops.object.jointlimit_deformer_add()
+    assert tree.SKIP_GROUP in obj.vertex_groups and arm_mod.vertex_group == ""
 
 
 def test_b_bone_segments_keep_the_armature_modifier_on_every_vertex(limb, mods, capfd):

@@ -7,8 +7,9 @@ same armature). The Armature modifier then skips the two-bone vertices (its inve
 mask ``tree.SKIP_GROUP``, as mmd_tools masks its SDEF vertices), so each vertex is deformed once
 and the two-bone ones reach the deformer as the Armature modifier received them (shape keys
 included). Where the Armature modifier's own result on those vertices is not the linear blend of
-their two straight bones (Preserve Volume, envelopes, B-Bone segments), and in LBS mode (the
-deformer then passes the Armature modifier's result through), it deforms every vertex instead and
+their two straight bones (Preserve Volume, envelopes, B-Bone segments), and in LBS mode where the
+deformer can pass the Armature modifier's result through (no *Two Strongest Groups* vertices),
+it deforms every vertex instead and
 a small *input* modifier right before it stores the positions it receives (``_configure``). Nothing runs in Python per frame: playback,
 scrubbing and renders evaluate the tree. ``remove(obj)`` undoes all of it; ``upgrade(context)``
 (run by ``add``) moves deformers saved with an older node-tree version to the current one. The numpy fallback
@@ -32,7 +33,7 @@ AUTO_DERIVED_FLAG = "jl_auto_derived"  # on the helper: add() derived the jl_sde
 HELPER_SUFFIX = " JL Bone Frames"
 HELPER_OPTIONS = "jl_options"  # on the helper: add()'s options, to add again on an upgrade
 PREV_REST_FLAG = "jl_prev_rest_position"  # on helpers of tree version <= 3: the mesh's flag before add()
-SKIP_PROP = "jl_skip_modifier"  # on the helper: the Armature modifier that skips the two-bone vertices
+SKIP_PROP = "jl_skip_modifier"  # on the helper: set while the Armature modifier skips the two-bone vertices
 
 
 def find(obj):
@@ -196,6 +197,13 @@ def can_skip(arm_mod, bones=()):
             and tree.SKIP_GROUP not in arm.bones and plain)
 
 
+def skip_group_taken(obj):
+    """A vertex group named ``tree.SKIP_GROUP`` that is the user's, not the deformer's: the mesh has
+    it, yet no Armature modifier of ``obj`` is masked by it and no other deformer uses the mesh."""
+    return (tree.SKIP_GROUP in obj.vertex_groups and not shares_deformer(obj)
+            and not any(m.type == "ARMATURE" and m.vertex_group == tree.SKIP_GROUP for m in obj.modifiers))
+
+
 def _keep_active_group(obj, change):
     """Run ``change()`` (which adds or removes the skip group) keeping the user's active vertex group."""
     active = obj.vertex_groups.active
@@ -225,6 +233,8 @@ def _unmask(obj):
 
 
 def _skip_off(obj):
+    """Unmask the Armature modifier of ``obj`` and remove the skip group, unless another object
+    with a deformer uses the mesh."""
     _unmask(obj)
     if not shares_deformer(obj):
         group = obj.vertex_groups.get(tree.SKIP_GROUP)
@@ -280,10 +290,28 @@ def is_enabled(obj):
     return mod is not None and mod.show_viewport
 
 
+def _helper_shared(helper):
+    """More than one object's deformer uses ``helper`` (a copy made with Shift D or Alt D)."""
+    return sum(1 for o in bpy.data.objects if o.type == "MESH" and find(o)[1] == helper) > 1
+
+
+def _reconfigure(obj, mod, helper):
+    """:func:`_configure` for the deformer's current mode, where that is safe: not in Edit Mode
+    (the mesh's attributes are not readable there) nor on a helper that copies of the object share
+    (its skip flag is per helper); there the configuration stays, which gives the same result."""
+    arm_mod = data.armature_modifier(obj)
+    if (isinstance(helper, bpy.types.Object) and arm_mod is not None and obj.mode != "EDIT"
+            and not tree.is_old_tree(mod.node_group) and tree.ATTR_SKIP in helper.data.attributes
+            and not _helper_shared(helper)):
+        _configure(bpy.context, obj, helper, arm_mod, get_mode(mod))
+
+
 def set_enabled(obj, enabled):
-    """Switch the deformer of ``obj`` off (the Armature modifier alone deforms every vertex, in the
-    viewport and in renders, as without the deformer) or on again, keeping everything else: its
-    modifiers' viewport and render switches and the Armature modifier's skip mask."""
+    """Switch the deformer of ``obj`` off or on again. Off: its modifiers' viewport and render
+    switches off and the Armature modifier unmasked, so the Armature modifier alone deforms every
+    vertex, in the viewport and in renders, as without the deformer. On: the switches on and the
+    Armature modifier masked again where it still can skip the two-bone vertices
+    (:func:`_configure`: the input modifier takes over where it no longer can)."""
     mod, helper = find(obj)
     if mod is None:
         raise data.DataError(f"'{obj.name}' has no JointLimit deformer")
@@ -292,10 +320,12 @@ def set_enabled(obj, enabled):
             m.show_viewport = m.show_render = bool(enabled)
     if not enabled:
         _unmask(obj)
-    elif isinstance(helper, bpy.types.Object) and helper.get(SKIP_PROP):
-        arm_mod = data.armature_modifier(obj)
-        if arm_mod is not None:
-            arm_mod.vertex_group, arm_mod.invert_vertex_group = tree.SKIP_GROUP, True
+    else:
+        _reconfigure(obj, mod, helper)
+        if isinstance(helper, bpy.types.Object) and helper.get(SKIP_PROP) and _helper_shared(helper):
+            arm_mod = data.armature_modifier(obj)
+            if arm_mod is not None and arm_mod.vertex_group == "":
+                arm_mod.vertex_group, arm_mod.invert_vertex_group = tree.SKIP_GROUP, True
     obj.update_tag()
 
 
@@ -314,6 +344,9 @@ def add(context, obj, source="AUTO", mode="SDEF", blend=0.5, strongest_two=False
         raise data.DataError(f"'{obj.name}' already has a JointLimit deformer (remove it first)")
     if mode not in tree.MODE_VALUES:
         raise data.DataError(f"unknown mode {mode!r}")
+    if skip_group_taken(obj):
+        raise data.DataError(f"'{obj.name}' has a vertex group of its own named '{tree.SKIP_GROUP}', the name the "
+                             "deformer uses: rename it")
     blend = skinning.check_blend(blend)
     bound = mmd.binding(obj)
     if bound is not None and not take_over:
@@ -378,7 +411,7 @@ def upgrade(context):
         options = options.to_dict() if hasattr(options, "to_dict") else dict(options or {})
         bound = helper is not None and bool(helper.get(mmd.STATE_PROP))
         blend = compat.modifier_input(mod, tree.input_id(mod.node_group, tree.BLEND_INPUT))
-        redo.append((obj, mod.name, get_mode(mod), blend, options, bound))
+        redo.append((obj, mod.name, get_mode(mod), blend, options, bound, mod.show_viewport))
         remove(obj)
     for old in ([ng for ng in bpy.data.node_groups if tree.is_old_tree(ng)],
                 [ng for ng in tree.core_trees() if ng.get(tree.CORE_TAG) != tree.TREE_VERSION]):
@@ -388,7 +421,7 @@ def upgrade(context):
     done = []
     _upgrading.append(True)
     try:
-        for obj, name, mode, blend, options, bound in redo:
+        for obj, name, mode, blend, options, bound, enabled in redo:
             try:
                 mod, _ = add(context, obj, source=options.get("source", "AUTO"), mode=mode, blend=blend,
                              strongest_two=bool(options.get("strongest_two", False)), take_over=bound)
@@ -396,6 +429,8 @@ def upgrade(context):
                 done.append((obj, str(err)))
                 continue
             mod.name = name
+            if not enabled:
+                set_enabled(obj, False)  # switched off in the old file: stays off
             done.append((obj, None))
     finally:
         _upgrading.clear()
@@ -417,7 +452,8 @@ def _cleanup(obj, mod, helper, pre=None, groups_before=None):
         if m is not None:
             obj.modifiers.remove(m)
     if (helper is not None and helper.get(SKIP_PROP)) or any(
-            m.type == "ARMATURE" and m.vertex_group == tree.SKIP_GROUP for m in obj.modifiers):
+            m.type == "ARMATURE" and m.vertex_group == tree.SKIP_GROUP for m in obj.modifiers) or (
+            tree.SKIP_GROUP in obj.vertex_groups and not shared):  # add() refuses a user's group of that name
         _skip_off(obj)
     if helper is not None and any(find(o)[1] == helper for o in bpy.data.objects if o.type == "MESH"):
         helper = None  # a copy of this object (Shift D) still uses it
@@ -447,11 +483,25 @@ def find_input(obj):
     return None
 
 
+def has_leftover_mask(obj):
+    """``obj`` has no deformer, yet an Armature modifier still skips the vertices of the skip group
+    (the deformer's modifier was deleted by hand): :func:`remove` clears it."""
+    return find(obj)[0] is None and any(m.type == "ARMATURE" and m.vertex_group == tree.SKIP_GROUP
+                                         for m in obj.modifiers)
+
+
 def remove(obj):
     """Remove the deformer of ``obj`` (both modifiers, unused node groups, helper, its attributes,
-    auto-derived SDEF attributes) and give a taken-over mmd_tools SDEF binding back."""
+    auto-derived SDEF attributes) and give a taken-over mmd_tools SDEF binding back; with no
+    deformer but a leftover skip mask (:func:`has_leftover_mask`), clear that."""
     mod, helper = find(obj)
     if mod is None:
+        if has_leftover_mask(obj):  # the deformer's modifier was deleted by hand: the rest goes too
+            leftover = [c for c in obj.children if c.type == "MESH" and tree.ATTR_REST_INV in c.data.attributes
+                        and not any(find(o)[1] == c for o in bpy.data.objects if o.type == "MESH")]
+            _cleanup(obj, None, leftover[0] if leftover else None, find_input(obj))
+            obj.update_tag()
+            return
         raise data.DataError(f"'{obj.name}' has no JointLimit deformer")
     helper = helper if isinstance(helper, bpy.types.Object) else None
     state = helper.get(mmd.STATE_PROP) if helper is not None else None
@@ -463,19 +513,17 @@ def remove(obj):
 
 
 def set_mode(obj, mode):
-    """Switch the deformer's mode input (``'LBS'``, ``'SBS'``, ``'SDEF'``, ``'BEZIER'``) and let
-    the Armature modifier skip the two-bone vertices or not, whichever is cheaper in that mode
-    (:func:`_configure`; editing the input in the modifier panel gives the same result)."""
+    """Switch the deformer's mode input (``'LBS'``, ``'SBS'``, ``'SDEF'``, ``'BEZIER'``) and, while
+    it is on, let the Armature modifier skip the two-bone vertices or not, whichever is cheaper in
+    that mode (:func:`_configure`; editing the input in the modifier panel gives the same result)."""
     mod, helper = find(obj)
     if mod is None:
         raise data.DataError(f"'{obj.name}' has no JointLimit deformer")
     if mode not in tree.MODE_VALUES:
         raise data.DataError(f"unknown mode {mode!r}")
     compat.set_modifier_input(mod, tree.input_id(mod.node_group, tree.MODE_INPUT), tree.MODE_VALUES[mode])
-    arm_mod = data.armature_modifier(obj)
-    if (isinstance(helper, bpy.types.Object) and arm_mod is not None and not tree.is_old_tree(mod.node_group)
-            and tree.ATTR_SKIP in helper.data.attributes):
-        _configure(bpy.context, obj, helper, arm_mod, mode)
+    if mod.show_viewport:
+        _reconfigure(obj, mod, helper)
     obj.update_tag()
 
 

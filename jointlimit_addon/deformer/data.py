@@ -71,7 +71,8 @@ DEFORM_ONLY = {"ARMATURE", "CAST", "CURVE", "DISPLACE", "HOOK", "LAPLACIANDEFORM
 def check_modifiers(obj, arm_mod):
     """Refuse modifier stacks the deformer cannot follow (raises :class:`DataError`): a modifier
     before the Armature modifier that may change the vertices or their weights, an Armature
-    modifier that blends with the previous one or masks vertices by a group. Deforming modifiers
+    modifier that blends with the previous one or masks vertices by a group of the user's (the
+    deformer's own skip mask, ``tree.SKIP_GROUP``, is fine). Deforming modifiers
     before it are fine (their result is the deformer's input), any modifier after it too."""
     mods = list(obj.modifiers)
     for mod in mods[:mods.index(arm_mod)]:
