@@ -9,8 +9,8 @@ and the two-bone ones reach the deformer as the Armature modifier received them 
 included). Where the Armature modifier's own result on those vertices is not the linear blend of
 their two straight bones (Preserve Volume, envelopes, B-Bone segments), and in LBS mode where the
 deformer can pass the Armature modifier's result through (no *Two Strongest Groups* vertices),
-it deforms every vertex instead and
-a small *input* modifier right before it stores the positions it receives (``_configure``). Nothing runs in Python per frame: playback,
+it deforms every vertex instead and a small *input* modifier right before it stores the positions
+it receives (``_configure``). Nothing runs in Python per frame: playback,
 scrubbing and renders evaluate the tree. ``remove(obj)`` undoes all of it; ``upgrade(context)``
 (run by ``add``) moves deformers saved with an older node-tree version to the current one. The numpy fallback
 (``bake``) lives in the bake operator; ``data.py`` reads weights, SDEF parameters and bone
@@ -33,7 +33,6 @@ AUTO_DERIVED_FLAG = "jl_auto_derived"  # on the helper: add() derived the jl_sde
 HELPER_SUFFIX = " JL Bone Frames"
 HELPER_OPTIONS = "jl_options"  # on the helper: add()'s options, to add again on an upgrade
 PREV_REST_FLAG = "jl_prev_rest_position"  # on helpers of tree version <= 3: the mesh's flag before add()
-SKIP_PROP = "jl_skip_modifier"  # on the helper: set while the Armature modifier skips the two-bone vertices
 
 
 def find(obj):
@@ -200,8 +199,7 @@ def can_skip(arm_mod, bones=()):
 def skip_group_taken(obj):
     """A vertex group named ``tree.SKIP_GROUP`` that is the user's, not the deformer's: the mesh has
     it, yet no Armature modifier of ``obj`` is masked by it and no other deformer uses the mesh."""
-    return (tree.SKIP_GROUP in obj.vertex_groups and not shares_deformer(obj)
-            and not any(m.type == "ARMATURE" and m.vertex_group == tree.SKIP_GROUP for m in obj.modifiers))
+    return tree.SKIP_GROUP in obj.vertex_groups and not shares_deformer(obj) and not _masked(obj)
 
 
 def _keep_active_group(obj, change):
@@ -221,15 +219,23 @@ def _skip_on(obj, arm_mod, index):
         obj.vertex_groups.new(name=tree.SKIP_GROUP).add(index.tolist(), 1.0, "REPLACE")
 
     _keep_active_group(obj, change)
+    _mask(arm_mod)
+
+
+def _mask(arm_mod):
     arm_mod.vertex_group, arm_mod.invert_vertex_group = tree.SKIP_GROUP, True
 
 
+def _masked(obj):
+    """The Armature modifiers of ``obj`` masked by the skip group (found by their mask, so a renamed
+    modifier is found too)."""
+    return [m for m in obj.modifiers if m.type == "ARMATURE" and m.vertex_group == tree.SKIP_GROUP]
+
+
 def _unmask(obj):
-    """Every Armature modifier of ``obj`` masked by the skip group deforms every vertex again (found
-    by its mask, so a renamed modifier is found too)."""
-    for m in obj.modifiers:
-        if m.type == "ARMATURE" and m.vertex_group == tree.SKIP_GROUP:
-            m.vertex_group, m.invert_vertex_group = "", False
+    """Every Armature modifier of ``obj`` masked by the skip group deforms every vertex again."""
+    for m in _masked(obj):
+        m.vertex_group, m.invert_vertex_group = "", False
 
 
 def _skip_off(obj):
@@ -254,6 +260,16 @@ def _flag(helper, name):
     return bool(values[0])
 
 
+def _skips(helper):
+    """The helper's flag: the Armature modifier skips the two-bone vertices (see :func:`_configure`)."""
+    return tree.ATTR_SKIP in helper.data.attributes and _flag(helper, tree.ATTR_SKIP)
+
+
+def _helper_users(helper):
+    """How many objects' deformers use ``helper`` (more than one: copies made with Shift D or Alt D)."""
+    return sum(1 for o in bpy.data.objects if o.type == "MESH" and find(o)[1] == helper)
+
+
 def _configure(context, obj, helper, arm_mod, mode):
     """Who moves the two-bone vertices first: the Armature modifier skips them when it can
     (:func:`can_skip`), except in a mode whose LBS passes the Armature modifier's result through
@@ -261,6 +277,7 @@ def _configure(context, obj, helper, arm_mod, mode):
     it stores the positions it receives (``tree.ATTR_PRE``). Either way the result is the same."""
     bones = [g.name for g in helper.vertex_groups]
     skip = can_skip(arm_mod, bones) and not (mode == "LBS" and _flag(helper, tree.ATTR_LBS_THROUGH))
+    skipped = _skips(helper)
     helper.data.attributes[tree.ATTR_SKIP].data.foreach_set("value", np.full(len(helper.data.vertices), skip))
     helper.data.update()
     pre = find_input(obj)
@@ -268,15 +285,13 @@ def _configure(context, obj, helper, arm_mod, mode):
         mask = np.zeros(len(obj.data.vertices), bool)
         obj.data.attributes[tree.ATTR_MASK].data.foreach_get("value", mask)
         _skip_on(obj, arm_mod, np.flatnonzero(mask))
-        helper[SKIP_PROP] = arm_mod.name
         if pre is not None:
             group = pre.node_group
             obj.modifiers.remove(pre)
             _remove_group(group, None)
         return
-    if helper.get(SKIP_PROP):
+    if skipped:
         _skip_off(obj)
-        del helper[SKIP_PROP]
     if pre is None:
         pre = obj.modifiers.new(INPUT_MODIFIER_NAME, "NODES")
         pre.node_group = tree.get_input_tree()
@@ -290,11 +305,6 @@ def is_enabled(obj):
     return mod is not None and mod.show_viewport
 
 
-def _helper_shared(helper):
-    """More than one object's deformer uses ``helper`` (a copy made with Shift D or Alt D)."""
-    return sum(1 for o in bpy.data.objects if o.type == "MESH" and find(o)[1] == helper) > 1
-
-
 def _reconfigure(obj, mod, helper):
     """:func:`_configure` for the deformer's current mode, where that is safe: not in Edit Mode
     (the mesh's attributes are not readable there) nor on a helper that copies of the object share
@@ -302,7 +312,7 @@ def _reconfigure(obj, mod, helper):
     arm_mod = data.armature_modifier(obj)
     if (isinstance(helper, bpy.types.Object) and arm_mod is not None and obj.mode != "EDIT"
             and not tree.is_old_tree(mod.node_group) and tree.ATTR_SKIP in helper.data.attributes
-            and not _helper_shared(helper)):
+            and _helper_users(helper) == 1):
         _configure(bpy.context, obj, helper, arm_mod, get_mode(mod))
 
 
@@ -322,10 +332,10 @@ def set_enabled(obj, enabled):
         _unmask(obj)
     else:
         _reconfigure(obj, mod, helper)
-        if isinstance(helper, bpy.types.Object) and helper.get(SKIP_PROP) and _helper_shared(helper):
+        if isinstance(helper, bpy.types.Object) and _helper_users(helper) > 1 and _skips(helper):
             arm_mod = data.armature_modifier(obj)
             if arm_mod is not None and arm_mod.vertex_group == "":
-                arm_mod.vertex_group, arm_mod.invert_vertex_group = tree.SKIP_GROUP, True
+                _mask(arm_mod)
     obj.update_tag()
 
 
@@ -451,11 +461,8 @@ def _cleanup(obj, mod, helper, pre=None, groups_before=None):
     for m in (mod, pre):
         if m is not None:
             obj.modifiers.remove(m)
-    if (helper is not None and helper.get(SKIP_PROP)) or any(
-            m.type == "ARMATURE" and m.vertex_group == tree.SKIP_GROUP for m in obj.modifiers) or (
-            tree.SKIP_GROUP in obj.vertex_groups and not shared):  # add() refuses a user's group of that name
-        _skip_off(obj)
-    if helper is not None and any(find(o)[1] == helper for o in bpy.data.objects if o.type == "MESH"):
+    _skip_off(obj)  # add() refuses a user's group of the skip group's name
+    if helper is not None and _helper_users(helper):
         helper = None  # a copy of this object (Shift D) still uses it
     if helper is not None:
         if PREV_REST_FLAG in helper:
@@ -486,8 +493,7 @@ def find_input(obj):
 def has_leftover_mask(obj):
     """``obj`` has no deformer, yet an Armature modifier still skips the vertices of the skip group
     (the deformer's modifier was deleted by hand): :func:`remove` clears it."""
-    return find(obj)[0] is None and any(m.type == "ARMATURE" and m.vertex_group == tree.SKIP_GROUP
-                                         for m in obj.modifiers)
+    return find(obj)[0] is None and bool(_masked(obj))
 
 
 def remove(obj):
@@ -498,7 +504,7 @@ def remove(obj):
     if mod is None:
         if has_leftover_mask(obj):  # the deformer's modifier was deleted by hand: the rest goes too
             leftover = [c for c in obj.children if c.type == "MESH" and tree.ATTR_REST_INV in c.data.attributes
-                        and not any(find(o)[1] == c for o in bpy.data.objects if o.type == "MESH")]
+                        and not _helper_users(c)]
             _cleanup(obj, None, leftover[0] if leftover else None, find_input(obj))
             obj.update_tag()
             return
