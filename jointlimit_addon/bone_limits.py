@@ -214,17 +214,24 @@ def is_inside(limit, q, tol=STORAGE_TOL):
 def read_rotation(pose_bone):
     """The local rotation of a pose bone as a unit quaternion, in any rotation mode."""
     mode = pose_bone.rotation_mode
+    values = (pose_bone.rotation_quaternion if mode == "QUATERNION" else
+              pose_bone.rotation_axis_angle if mode == "AXIS_ANGLE" else pose_bone.rotation_euler)
+    return rotation_of_values(mode, values, pose_bone.name)
+
+
+def rotation_of_values(mode, values, bone_name):
+    """``read_rotation`` of the stored ``values`` of a bone whose rotation mode is ``mode``."""
     if mode == "QUATERNION":
-        q = np.array(pose_bone.rotation_quaternion, dtype=np.float64)
+        q = np.array(values, dtype=np.float64)
     elif mode == "AXIS_ANGLE":
-        angle, *axis = pose_bone.rotation_axis_angle
+        angle, *axis = values
         axis = np.array(axis, dtype=np.float64)
         if np.linalg.norm(axis) < 1e-12:
             return quat.identity()
         q = quat.from_axis_angle(axis, angle)
     else:
-        q = quat.from_euler(np.array(pose_bone.rotation_euler, dtype=np.float64), mode)
-    return quat.as_unit_quats(q, f"rotation of bone '{pose_bone.name}'")
+        q = quat.from_euler(np.array(values, dtype=np.float64), mode)
+    return quat.as_unit_quats(q, f"rotation of bone '{bone_name}'")
 
 
 def _compatible_euler(q, order, previous):
@@ -260,14 +267,25 @@ def rotation_values(pose_bone, q):
         cw, cx, cy, cz = pose_bone.rotation_quaternion
         sign = -1.0 if cw * w + cx * x + cy * y + cz * z < 0 else 1.0
         return "rotation_quaternion", (sign * w, sign * x, sign * y, sign * z)
-    q = np.array((w, x, y, z))
+    current = pose_bone.rotation_axis_angle if mode == "AXIS_ANGLE" else pose_bone.rotation_euler
+    return values_for_mode(mode, (w, x, y, z), current)
+
+
+def values_for_mode(mode, q, current):
+    """``rotation_values`` for a bone in rotation mode ``mode`` whose stored values are
+    ``current``: ``(channel, values)`` of the unit quaternion ``q`` (finite)."""
+    if mode == "QUATERNION":
+        w, x, y, z = q
+        cw, cx, cy, cz = current
+        sign = -1.0 if cw * w + cx * x + cy * y + cz * z < 0 else 1.0
+        return "rotation_quaternion", (sign * w, sign * x, sign * y, sign * z)
+    q = np.array(q, dtype=np.float64)
     if mode == "AXIS_ANGLE":
         axis, angle = quat.to_axis_angle(q)
-        current = np.array(pose_bone.rotation_axis_angle)
-        if np.dot(current[1:], axis) < 0:
+        if np.dot(np.array(current[1:]), axis) < 0:
             axis, angle = -axis, -angle
         return "rotation_axis_angle", (float(angle), *axis)
-    return "rotation_euler", _compatible_euler(q, mode, np.array(pose_bone.rotation_euler))
+    return "rotation_euler", _compatible_euler(q, mode, np.array(current))
 
 
 def rotation_path(pose_bone):

@@ -45,6 +45,19 @@ def set_modifier_input(mod, identifier, value):
         getattr(inputs, identifier).value = value
 
 
+def action_fcurve_collection(action, slot):
+    """The one F-curve collection of ``action`` for ``slot`` (with ``find``), or ``None`` when
+    there is none or more than one (several layers or strips)."""
+    if action is None:
+        return None
+    layers = getattr(action, "layers", None)
+    if not layers:
+        return getattr(action, "fcurves", None)
+    bags = [bag for layer in layers for strip in layer.strips
+            for bag in [strip.channelbag(slot) if slot is not None else None] if bag is not None]
+    return bags[0].fcurves if len(bags) == 1 and len(layers) == 1 and len(layers[0].strips) == 1 else None
+
+
 def action_fcurves(action, slot):
     """F-curves of ``action`` for ``slot``: layered (slotted) actions, or a legacy action's list
     (``Action.fcurves`` exists up to 4.5 and is gone in 5.0)."""

@@ -2,7 +2,10 @@
 
 ``depsgraph_update_post`` clamps bones whose rotation changed since the handler last saw them
 (posing with R, trackball, typed values); ``frame_change_post`` clamps every limited bone on each
-frame when playback clamping is on. Both are cheap when nothing changed, never recurse (writing a
+frame when playback clamping is on, except during playback on the armatures that the playback
+layer covers (``playback_layer``: Blender evaluates their clamped rotations itself, installed and
+removed by the ``frame_change_pre``, ``animation_playback_pre``/``_post`` and ``save_pre``
+handlers). Both are cheap when nothing changed, never recurse (writing a
 rotation triggers one more update, which finds nothing to do), and are removed on unregister.
 
 The handlers work on whole armatures at once (``live_pose.clamp_armature``); an update that
@@ -12,7 +15,7 @@ earlier bone-by-bone path, kept as the reference the array path is tested agains
 
 import bpy
 
-from . import bone_limits, live_pose, props
+from . import bone_limits, live_pose, playback_layer, props
 
 _state = {"busy": False, "live": False, "generation": None}
 # (object name, bone name) -> (settings signature, rotation tuple) when last seen (per-bone path)
@@ -105,6 +108,8 @@ def clamp_scene(scene, only_changed, depsgraph=None, view_layer=None):
         _state["generation"] = props.settings_generation()
         if objects is None:
             objects = _armatures(scene, view_layer)
+        if playback_layer.is_installed():
+            objects = [obj for obj in objects if not playback_layer.covers(obj)]
         return sum(clamp_object(obj, only_changed) for obj in objects if obj.pose is not None)
     finally:
         _state["busy"] = False
@@ -112,6 +117,8 @@ def clamp_scene(scene, only_changed, depsgraph=None, view_layer=None):
 
 @bpy.app.handlers.persistent
 def on_depsgraph_update(scene, depsgraph=None):
+    if depsgraph is not None and playback_layer.is_set_up():
+        playback_layer.check_updates(depsgraph)
     if scene.jointlimit.live:
         clamp_scene(scene, only_changed=True, depsgraph=depsgraph)
         _state["live"] = True
@@ -126,6 +133,28 @@ def on_undo_or_load(*_args):
     _scene_armatures.clear()
     live_pose.invalidate()
     props.settings_changed()
+    playback_layer.forget()
+    playback_layer.remove_leftovers()
+
+
+@bpy.app.handlers.persistent
+def on_frame_change_pre(scene, *_args):
+    playback_layer.before_frame(scene)
+
+
+@bpy.app.handlers.persistent
+def on_playback_start(*_args):
+    playback_layer.playback_started()
+
+
+@bpy.app.handlers.persistent
+def on_playback_stop(scene, depsgraph=None):
+    playback_layer.playback_stopped(scene, depsgraph)
+
+
+@bpy.app.handlers.persistent
+def on_save_pre(*_args):
+    playback_layer.before_save()
 
 
 @bpy.app.handlers.persistent
@@ -136,7 +165,11 @@ def on_frame_change(scene, depsgraph=None):
 
 HANDLERS = (
     (bpy.app.handlers.depsgraph_update_post, on_depsgraph_update),
+    (bpy.app.handlers.frame_change_pre, on_frame_change_pre),
     (bpy.app.handlers.frame_change_post, on_frame_change),
+    (bpy.app.handlers.animation_playback_pre, on_playback_start),
+    (bpy.app.handlers.animation_playback_post, on_playback_stop),
+    (bpy.app.handlers.save_pre, on_save_pre),
     (bpy.app.handlers.load_post, on_undo_or_load),
     (bpy.app.handlers.undo_post, on_undo_or_load),
     (bpy.app.handlers.redo_post, on_undo_or_load),
@@ -153,6 +186,7 @@ def unregister():
     for handler_list, func in HANDLERS:
         while func in handler_list:
             handler_list.remove(func)
+    playback_layer.unregister()
     _cache.clear()
     _scene_armatures.clear()
     live_pose.invalidate()

@@ -470,12 +470,20 @@ def unit_quaternion(pb, raw, mode=None):
     """The bone's rotation as a unit quaternion tuple (plain floats: one rotation is cheaper
     without numpy), or ``None`` when it is not a rotation (zero or non-finite). ``mode``: the
     bone's rotation mode, if read already."""
-    if (mode or pb.rotation_mode) != "QUATERNION":
+    mode = mode or pb.rotation_mode
+    if mode != "QUATERNION":
+        raw = pb.rotation_axis_angle if mode == "AXIS_ANGLE" else pb.rotation_euler
+    return unit_quaternion_of(mode, raw, pb.name)
+
+
+def unit_quaternion_of(mode, values, bone_name):
+    """``unit_quaternion`` of the stored ``values`` of a bone in rotation mode ``mode``."""
+    if mode != "QUATERNION":
         try:
-            return tuple(bone_limits.read_rotation(pb))
+            return tuple(bone_limits.rotation_of_values(mode, values, bone_name))
         except ValueError:
             return None
-    w, x, y, z = raw
+    w, x, y, z = values
     norm = math.sqrt(w * w + x * x + y * y + z * z)
     if not (norm > 1e-12 and math.isfinite(norm)):
         return None
@@ -510,7 +518,7 @@ def _clamp_few(obj, state, only_changed):
                 continue
             clamped = memo.get(key)     # the rotation to write (False: none) for these values
             if clamped is None:
-                clamped = memo[key] = _moved(limit, pb, mode, key[1:])
+                clamped = memo[key] = moved(limit, name, mode, key[1:])
                 if len(memo) > MEMO_MAX:
                     memo.clear()
             if clamped:
@@ -540,10 +548,10 @@ def _store_few(obj, pending):
     tag_written(obj)
 
 
-def _moved(limit, pb, mode, raw):
+def moved(limit, bone_name, mode, raw):
     """The clamped rotation of a bone (rotation mode ``mode``) whose stored values are ``raw``,
     or ``False`` when it stays (inside, within float32 storage, or not a rotation)."""
-    q = unit_quaternion(pb, raw, mode)
+    q = unit_quaternion_of(mode, raw, bone_name)
     if q is None:
         return False
     clamped = _clamp1(limit, q)

@@ -194,16 +194,23 @@ def chain_rows(addon, rounds, inside):
     ours = per_frame(scene, rounds)
     ours_handler = handler_ms(handlers, scene, rounds)
     live_pose = sys.modules[addon.__name__ + ".live_pose"]
+    layer = sys.modules[addon.__name__ + ".playback_layer"]
 
     def forget(*_args):
         live_pose.forget_results()
+        layer.forget_results()
 
-    bpy.app.handlers.frame_change_pre.append(forget)     # as on a first play: nothing remembered
+    bpy.app.handlers.frame_change_pre.insert(0, forget)     # as on a first play: nothing remembered
     try:
         first = per_frame(scene, rounds)
         first_handler = handler_ms(handlers, scene, rounds)
+        handlers.on_playback_start(scene)
+        playing_first = per_frame(scene, rounds)
     finally:
         bpy.app.handlers.frame_change_pre.remove(forget)
+    playing = per_frame(scene, rounds)
+    assert layer.covers(obj)
+    handlers.on_playback_stop(scene, None)
     array_path = handlers.clamp_object
     handlers.clamp_object = handlers.clamp_object_per_bone    # the earlier path, for comparison
     try:
@@ -218,15 +225,18 @@ def chain_rows(addon, rounds, inside):
     where = "inside" if inside else "outside"
     ratio = [(o - b) / (c - b) for o, b, c in zip(ours, base, blender) if c - b > 0.02]
     ratio_first = [(o - b) / (c - b) for o, b, c in zip(first, base, blender) if c - b > 0.02]
+    ratio_playing = [(o - b) / (c - b) for o, b, c in zip(playing, base, blender) if c - b > 0.02]
     rows = [
         (f"keys {where}: frame change, no limits", span(base), "-", "-"),
         (f"keys {where}: + JointLimit playback clamp", span(ours), added(ours, base), span(ours_handler)),
         (f"keys {where}: + same, first play (memos emptied every frame)", span(first), added(first, base),
          span(first_handler)),
         (f"keys {where}: + same, earlier per-bone path", span(per_bone), added(per_bone, base), span(per_bone_handler)),
+        (f"keys {where}: + same, playing (playback layer)", span(playing), added(playing, base), "-"),
+        (f"keys {where}: + same, playing, first play", span(playing_first), added(playing_first, base), "-"),
         (f"keys {where}: + Limit Rotation constraints", span(blender), added(blender, base), "-"),
     ]
-    return rows, (ratio, ratio_first), obj
+    return rows, (ratio, ratio_first, ratio_playing), obj
 
 
 def idle_rows(addon, rounds):
@@ -331,18 +341,27 @@ def rigify_rows(addon, rounds):
     rig, names = rigify_rig(addon)
     scene = bpy.context.scene
     live_pose = sys.modules[addon.__name__ + ".live_pose"]
+    layer = sys.modules[addon.__name__ + ".playback_layer"]
 
     def forget(*_args):
         live_pose.forget_results()
+        layer.forget_results()
 
-    def setup(live, forgetting):
+    def setup(live, forgetting, playing=False):
+        """Live limits on or off, memos forgotten before each frame, played (the playback
+        layer: Blender's animation_playback_pre handlers) or stepped frame by frame (scrubbing,
+        rendering, frame_set: the playback clamp)."""
         def apply():
             scene.jointlimit.live = scene.jointlimit.clamp_playback = live
             pre = bpy.app.handlers.frame_change_pre
             if forgetting and forget not in pre:
-                pre.append(forget)
+                pre.insert(0, forget)
             elif not forgetting and forget in pre:
                 pre.remove(forget)
+            if playing:
+                handlers.on_playback_start(scene)
+            elif layer.is_installed() or layer._layer["playing"]:
+                handlers.on_playback_stop(scene, None)
         return apply
 
     rows = []
@@ -352,7 +371,9 @@ def rigify_rows(addon, rounds):
         key_random(rig, bone_limits, names, inside, seed=1, amplitude=D(120))
         # the three cases take turns in each round (a big rig's frame varies with the load of
         # the machine, which a block of rounds per case would count as a difference)
-        base, ours, first = interleaved(scene, 2 * rounds, (setup(False, False), setup(True, False), setup(True, True)))
+        base, ours, first, playing, playing_first = interleaved(
+            scene, 2 * rounds, (setup(False, False), setup(True, False), setup(True, True), setup(True, False, True),
+                                setup(True, True, True)))
         setup(True, False)()
         ours_handler = handler_ms(handlers, scene, rounds)
         setup(True, True)()
@@ -364,9 +385,13 @@ def rigify_rows(addon, rounds):
             (f"Rigify, keys {where}: + live limits on {len(names)} FK controls", span(ours), added(ours, base),
              span(ours_handler)),
             (f"Rigify, keys {where}: + same, first play", span(first), added(first, base), span(first_handler)),
+            (f"Rigify, keys {where}: + same, playing (playback layer)", span(playing), added(playing, base), "-"),
+            (f"Rigify, keys {where}: + same, playing, first play", span(playing_first), added(playing_first, base), "-"),
         ]
         ratios[where] = [o / b - 1 for o, b in zip(ours, base)]
         ratios[where + ", first play"] = [o / b - 1 for o, b in zip(first, base)]
+        ratios[where + ", playing"] = [o / b - 1 for o, b in zip(playing, base)]
+        ratios[where + ", playing, first play"] = [o / b - 1 for o, b in zip(playing_first, base)]
     return rows, ratios, len(names)
 
 

@@ -1,0 +1,419 @@
+"""The playback layer: while the animation plays, Blender evaluates the clamped rotations itself.
+
+The playback clamp in ``frame_change_post`` writes the clamped pose after Blender evaluated the
+frame, which makes Blender evaluate it a second time: on Rigify's rig that second pass (a copy of
+the whole armature object and its pose) costs about two frames more (README, Live limits).
+During playback (between ``animation_playback_pre`` and ``_post``) this layer makes the clamp
+part of the frame's only evaluation instead:
+
+* each limited bone of a *covered* armature gets, on each channel of its rotation, a driver
+  that reads one value of an ID property of the layer's helper empty (``EMPTY_NAME``, in no
+  scene, marked ``MARK``); a driver runs after the F-curves, so its value is the one evaluated;
+* in ``frame_change_pre`` the layer evaluates the bone's F-curves at the new frame itself,
+  clamps them (the values to store are those the playback clamp would write: same limit, same
+  continuity with the keyed values, same float32 rounding, remembered per bone) and writes them
+  into the empty's property, in the evaluated empty (read by this frame's drivers without a
+  tag, which would copy the rig again) and in the original (what a new evaluated copy starts
+  from);
+* ``frame_change_post`` leaves covered armatures alone.
+
+An armature is covered when the layer costs less than a second evaluation, that is when it deforms
+a mesh or when its keyed limited bones are few for its size (``live_pose.FEW_RATIO``: Rigify's
+18 FK controls among 706 bones; not a chain of 100 limited bones that deforms nothing, whose
+second evaluation costs less than 400 drivers), and when its rotations come from its action
+alone: an action, no NLA track playing, full influence, Replace, every channel of each limited
+bone's rotation keyed (not muted, no driver of the user), the rotation mode not keyed, the rig
+not linked. Otherwise it keeps the playback clamp. Limited bones without keys do not move during
+playback: they are clamped once when the layer is installed.
+
+Nothing of the layer stays in the user's file: it is removed when playback stops (and the
+stopped frame clamped by the playback clamp), before every save (the next frame puts it back),
+when the playback clamp is switched off, and rebuilt when limits, keys, bones or a covered pose
+change (``check_updates``; each frame also checks that the action and its F-curves are those
+covered, and looks the F-curves up anew). A file saved by other means while it was installed
+(an autosave) loses it on load (``remove_leftovers``). Blender's drivers may round the value
+they read by a float32 step (0.5 becomes 0.49999994), so stored values can differ from the
+playback clamp's by that much.
+"""
+
+import bpy
+import numpy as np
+
+from . import bone_limits, compat, live_pose, props
+
+EMPTY_NAME = "JointLimit Playback Layer"
+MARK = "jointlimit_playback_layer"      # ID property of the helper empty, name of each driver's variable
+MEMO_MAX = live_pose.MEMO_MAX
+
+_layer = {
+    "playing": False,   # between animation_playback_pre and _post
+    "scene": None,      # name of the scene the layer is set up for, covering armatures or none
+    "empty": None,      # name of the helper empty
+    "covers": [],       # [_Cover]
+    "generation": None,  # props.settings_generation() when installed
+    "stale": False,     # keys, bones or limits changed: rebuild before the next frame
+}
+
+
+class _Bone:
+    """One covered bone: the data path of its rotation channel and what to store for its keyed
+    values."""
+
+    __slots__ = ("name", "mode", "path", "width", "limit", "memo")
+
+    def __init__(self, name, mode, path, width, limit):
+        self.name, self.mode, self.path, self.width, self.limit = name, mode, path, width, limit
+        self.memo = {}      # keyed values -> values to store
+
+    def values(self, fcurves, frame):
+        """The values to store at ``frame``; ``None`` when a channel lost its F-curve. The
+        F-curves are looked up on every frame: a reference kept from an earlier frame would
+        point to freed memory once the F-curve is deleted."""
+        find = fcurves.find
+        curves = [find(self.path, index=i) for i in range(self.width)]
+        if None in curves:
+            return None
+        raw = tuple(fc.evaluate(frame) for fc in curves)
+        stored = self.memo.get(raw)
+        if stored is None:
+            if len(self.memo) >= MEMO_MAX:
+                self.memo.clear()
+            stored = self.memo[raw] = values_to_store(self.limit, self.name, self.mode, raw)
+        return stored
+
+
+class _Cover:
+    """A covered armature: its bones, the name of its property on the empty, its drivers, and
+    what tells that its animation is still the one covered."""
+
+    __slots__ = ("obj_name", "uid", "prop", "bones", "paths", "action", "slot", "count")
+
+    def __init__(self, obj, prop, bones):
+        self.obj_name, self.uid, self.prop, self.bones = obj.name, obj.session_uid, prop, bones
+        self.paths = []     # (data path, index) of each driver added
+        self.action, self.slot, self.count = _animation_key(obj)
+
+    def object(self):
+        obj = bpy.data.objects.get(self.obj_name)
+        return obj if obj is not None and obj.session_uid == self.uid else None
+
+    def values(self, frame):
+        """The values of every covered bone at ``frame``, or ``None`` when the armature's
+        animation is no longer the one covered (another action or slot, F-curves added or
+        removed, the armature gone)."""
+        obj = self.object()
+        if obj is None or _animation_key(obj) != (self.action, self.slot, self.count):
+            return None
+        fcurves = _fcurves(obj)
+        out = []
+        for bone in self.bones:
+            values = bone.values(fcurves, frame)
+            if values is None:
+                return None
+            out.extend(values)
+        return out
+
+
+def _fcurves(obj):
+    data = obj.animation_data
+    return compat.action_fcurve_collection(data.action, data.action_slot)
+
+
+def _animation_key(obj):
+    """(action, slot, number of F-curves) of an armature's animation, to tell a change."""
+    data = obj.animation_data
+    action = data.action if data is not None else None
+    if action is None:
+        return None, None, 0
+    slot = data.action_slot
+    fcurves = compat.action_fcurve_collection(action, slot)
+    return action.session_uid, None if slot is None else slot.identifier, -1 if fcurves is None else len(fcurves)
+
+
+def values_to_store(limit, bone_name, mode, raw):
+    """The values the playback clamp leaves in a bone of rotation mode ``mode`` whose keyed
+    values are ``raw``: ``raw`` when inside its limit, else the clamped rotation in the bone's
+    mode, continuous with ``raw`` and rounded to float32 (``live_pose._clamp_few``)."""
+    clamped = live_pose.moved(limit, bone_name, mode, raw)
+    if not clamped:
+        return raw
+    values = bone_limits.values_for_mode(mode, clamped, raw)[1]
+    return tuple(np.asarray(values, dtype=np.float64).astype(np.float32).tolist())
+
+
+# --- which armatures the layer covers --------------------------------------------------------
+
+
+def _covered_bones(obj):
+    """The bones the layer would drive on ``obj`` (``[]``: none moves), or ``None`` when the
+    armature's rotations do not come from its action alone (see the module)."""
+    data = obj.animation_data
+    if obj.library is not None or obj.override_library is not None or data is None or data.action is None:
+        return None
+    if (data.use_tweak_mode or data.action_blend_type != "REPLACE" or data.action_influence != 1.0
+            or any(not track.mute for track in data.nla_tracks)):
+        return None
+    fcurves = _fcurves(obj)
+    if fcurves is None:
+        return None
+    curves = {(fc.data_path, fc.array_index): fc for fc in fcurves}
+    driven = {(fc.data_path, fc.array_index) for fc in data.drivers}
+    bones = []
+    for pb in obj.pose.bones:
+        settings = pb.jointlimit
+        if not settings.enabled:
+            continue
+        limit = bone_limits.cached_limit(settings)[0]
+        if limit is None:
+            continue    # invalid settings: left alone (the panel says why)
+        attr, width = bone_limits.rotation_path(pb)
+        path = pb.path_from_id(attr)
+        keyed = [curves.get((path, i)) for i in range(width)]
+        if (pb.path_from_id("rotation_mode"), 0) in curves or any((path, i) in driven for i in range(width)):
+            return None
+        if all(fc is None for fc in keyed):
+            continue    # not animated: clamped once on install
+        if any(fc is None or fc.mute for fc in keyed):
+            return None
+        bones.append(_Bone(pb.name, pb.rotation_mode, path, width, limit))
+    return bones
+
+
+def _few(bones, obj):
+    """Few driven bones for the armature's size (``live_pose``'s measure): the drivers cost less
+    than the armature's second evaluation."""
+    return len(bones) * live_pose.FEW_RATIO <= len(obj.pose.bones) or len(bones) <= live_pose.FEW_MAX
+
+
+def _deforming(scene, armatures):
+    """``session_uid`` of those ``armatures`` that deform an object of ``scene`` (an Armature
+    modifier): their second evaluation deforms the meshes again too."""
+    uids = {obj.session_uid for obj in armatures}
+    return {mod.object.session_uid for obj in scene.objects for mod in obj.modifiers
+            if mod.type == "ARMATURE" and mod.object is not None and mod.object.session_uid in uids}
+
+
+def _armatures(scene):
+    return [o for o in scene.objects if o.type == "ARMATURE" and o.pose is not None]
+
+
+# --- install and remove ----------------------------------------------------------------------
+
+
+def is_set_up():
+    """Whether the layer was set up for a scene (covering armatures or none) and not removed."""
+    return _layer["scene"] is not None
+
+
+def is_installed():
+    """Whether the layer covers an armature now."""
+    return bool(_layer["covers"])
+
+
+def covers(obj):
+    """Whether ``obj`` is clamped by the layer (the playback clamp leaves it alone)."""
+    uid = obj.session_uid
+    return any(cover.uid == uid for cover in _layer["covers"])
+
+
+def _empty():
+    name = _layer["empty"]
+    empty = bpy.data.objects.get(name) if name else None
+    return empty if empty is not None and empty.get(MARK) else None
+
+
+def install(scene):
+    """Cover what the layer can of ``scene``'s armatures. Also when it covers none, the layer is
+    then set up for ``scene`` (and not looked for again every frame) until it is stale."""
+    from . import handlers     # the playback clamp (imports this module)
+
+    remove_leftovers()
+    covers = []
+    frame = scene.frame_current_final
+    armatures = _armatures(scene)
+    deforming = _deforming(scene, armatures)
+    for obj in armatures:
+        bones = _covered_bones(obj)
+        if not bones or not (obj.session_uid in deforming or _few(bones, obj)):
+            continue
+        handlers.clamp_object(obj, only_changed=False)     # the bones without keys, once
+        covers.append(_Cover(obj, f"rig_{len(covers)}", bones))
+    _layer.update(scene=scene.name, covers=covers, generation=props.settings_generation(), stale=False)
+    if not covers:
+        return
+    empty = bpy.data.objects.new(EMPTY_NAME, None)
+    empty[MARK] = 1
+    _layer["empty"] = empty.name
+    try:
+        for cover in covers:
+            empty[cover.prop] = cover.values(frame)
+            _add_drivers(cover.object(), cover, empty)
+    except Exception:
+        remove()
+        raise
+
+
+def _add_drivers(obj, cover, empty):
+    offset = 0
+    for bone in cover.bones:
+        pb = obj.pose.bones[bone.name]
+        attr, width = bone_limits.rotation_path(pb)
+        path = pb.path_from_id(attr)
+        for i in range(width):
+            fc = obj.driver_add(path, i)
+            cover.paths.append((path, i))
+            for modifier in list(fc.modifiers):
+                fc.modifiers.remove(modifier)
+            driver = fc.driver
+            driver.type = "AVERAGE"
+            var = driver.variables.new()
+            var.name, var.type = MARK, "SINGLE_PROP"
+            target = var.targets[0]
+            target.id_type, target.id = "OBJECT", empty
+            target.data_path = f'["{cover.prop}"][{offset + i}]'
+        offset += width
+
+
+def remove():
+    """Remove the layer's drivers and empty (nothing happens when it is not installed)."""
+    covers = _layer["covers"]
+    empty = _empty()
+    _layer.update(scene=None, empty=None, covers=[], generation=None, stale=False)
+    for cover in covers:
+        obj = cover.object()
+        data = obj.animation_data if obj is not None else None
+        if data is None:
+            continue
+        for path, index in cover.paths:
+            fc = data.drivers.find(path, index=index)
+            if fc is not None and _is_ours(fc):
+                data.drivers.remove(fc)
+    if empty is not None:
+        bpy.data.objects.remove(empty)
+
+
+def _is_ours(fc):
+    variables = fc.driver.variables
+    return len(variables) == 1 and variables[0].name == MARK
+
+
+def remove_leftovers():
+    """Remove a layer that is not this session's: saved in a file (an autosave during playback:
+    its drivers, whose empty was not saved as nothing uses it) or brought back by undo."""
+    mine = _empty()
+    for empty in [o for o in bpy.data.objects if o.get(MARK) and o != mine]:
+        bpy.data.objects.remove(empty)
+    if mine is not None:
+        return      # this session's layer is installed: it has the only drivers of the kind
+    for obj in bpy.data.objects:
+        data = obj.animation_data
+        if obj.type == "ARMATURE" and data is not None and obj.library is None:
+            for fc in [fc for fc in data.drivers if _is_ours(fc)]:
+                data.drivers.remove(fc)
+
+
+def forget():
+    """Forget the installed layer without touching it (undo or a file load replaced the data its
+    references point to); ``remove_leftovers`` removes it if it came back."""
+    _layer.update(scene=None, empty=None, covers=[], generation=None, stale=False)
+
+
+def forget_results():
+    """Forget what each covered bone stored for its keyed values (the benchmark's first play)."""
+    for cover in _layer["covers"]:
+        for bone in cover.bones:
+            bone.memo.clear()
+
+
+# --- per frame ----------------------------------------------------------------------------------
+
+
+def _wanted(scene):
+    return _layer["playing"] and scene.jointlimit.clamp_playback
+
+
+def before_frame(scene):
+    """``frame_change_pre``: install, rebuild or remove the layer as needed and write the
+    clamped values of the new frame."""
+    set_up = _layer["scene"]
+    if not _wanted(scene):
+        if set_up is not None:
+            remove()
+        return
+    if set_up is not None and (set_up != scene.name or _layer["stale"]
+                               or _layer["generation"] != props.settings_generation()):
+        remove()
+        set_up = None
+    if set_up is None:
+        install(scene)
+        return      # values written for this frame; the drivers' relations are new anyway
+    if not _layer["covers"]:
+        return
+    empty = _empty()
+    frame = scene.frame_current_final
+    written = [] if empty is None else [(cover.prop, cover.values(frame)) for cover in _layer["covers"]]
+    if empty is None or any(values is None for _, values in written):
+        remove()            # this frame: the playback clamp; the next one installs it again
+        return
+    evaluated = [ev for ev in (_evaluated(empty, view_layer) for view_layer in scene.view_layers) if ev is not None]
+    for prop, values in written:
+        empty[prop] = values
+        for ev in evaluated:
+            ev[prop] = values
+    if not evaluated:
+        empty.update_tag()      # no evaluated copy yet: the next one is made from the original
+
+
+def _evaluated(empty, view_layer):
+    """The empty's evaluated copy in ``view_layer``'s depsgraph, if there is one (Blender gives
+    ``frame_change_pre`` no depsgraph; its evaluation of the new frame has not started)."""
+    depsgraph = view_layer.depsgraph
+    if depsgraph is None:
+        return None
+    evaluated = empty.evaluated_get(depsgraph)
+    return evaluated if evaluated.is_evaluated else None
+
+
+def playback_started():
+    _layer["playing"] = True
+
+
+def playback_stopped(scene, depsgraph):
+    """Remove the layer; the frame playback stopped on keeps the clamped pose (the playback
+    clamp writes it, as it would have)."""
+    from . import handlers
+
+    _layer["playing"] = False
+    covered = is_installed()
+    remove()
+    if covered and scene.jointlimit.clamp_playback:
+        if depsgraph is not None:   # the F-curves' values, now that no driver overrides them
+            depsgraph.update()
+        handlers.clamp_scene(scene, only_changed=False)
+
+
+def before_save():
+    """``save_pre``: the file never holds the layer (the next frame of playback installs it again)."""
+    if is_installed():
+        remove()
+
+
+def unregister():
+    remove()
+    _layer["playing"] = False
+
+
+def check_updates(depsgraph):
+    """``depsgraph_update_post`` while installed: an edited action, armature data (bones) or pose
+    of a covered armature (a rotation mode) makes the layer stale."""
+    if _layer["scene"] is None:
+        return
+    uids = {cover.uid for cover in _layer["covers"]}
+    for update in depsgraph.updates:
+        data = update.id
+        if (isinstance(data, bpy.types.Action)
+                or (isinstance(data, bpy.types.Armature) and update.is_updated_geometry)
+                or (isinstance(data, bpy.types.Object) and update.is_updated_geometry
+                    and data.original.session_uid in uids)):
+            _layer["stale"] = True
+            return

@@ -1,0 +1,260 @@
+"""The playback layer (issue 22): during playback Blender evaluates the clamped rotations itself,
+with the same result as the playback clamp, and nothing of it reaches the user's file."""
+
+import importlib
+import math
+
+import numpy as np
+import pytest
+
+from test_live_limits_blender import limited_rig, snapshot
+
+pytestmark = [pytest.mark.blender]
+
+FRAMES = [1, 4, 6, 9, 12, 7, 2]
+
+
+@pytest.fixture
+def mods(addon):
+    pkg = addon.__name__
+    mods = {m: importlib.import_module(f"{pkg}.{m}") for m in ("handlers", "playback_layer")}
+    yield mods
+    mods["playback_layer"].unregister()     # whatever a failed test left
+
+
+def keyed_rig(seed=3, n_extra_free=3, skin=True):
+    """``limited_rig`` with every limited bone keyed at frames 1, 6, 12 with random rotations
+    (most outside their limits) in its own rotation mode (Euler angles past ±180°); with
+    ``skin``, deforming a mesh (a character's rig)."""
+    import bpy
+
+    obj = limited_rig(n_extra_free)
+    if skin:
+        mesh = bpy.data.meshes.new("Skin")
+        mesh.from_pydata([(0, 0, 0), (0.1, 0, 0), (0, 0.1, 0)], [], [(0, 1, 2)])
+        skin = bpy.data.objects.new("Skin", mesh)
+        bpy.context.scene.collection.objects.link(skin)
+        skin.modifiers.new("Armature", "ARMATURE").object = obj
+    rng = np.random.default_rng(seed)
+    for pb in obj.pose.bones:
+        if not pb.jointlimit.enabled:
+            continue
+        for frame in (1, 6, 12):
+            q = rng.normal(size=4)
+            pb.rotation_quaternion = q / np.linalg.norm(q)
+            pb.rotation_euler = rng.uniform(-3 * math.pi, 3 * math.pi, 3)
+            pb.rotation_axis_angle = (rng.uniform(-4.0, 4.0), *rng.normal(size=3))
+            attr = ("rotation_quaternion" if pb.rotation_mode == "QUATERNION" else
+                    "rotation_axis_angle" if pb.rotation_mode == "AXIS_ANGLE" else "rotation_euler")
+            pb.keyframe_insert(attr, frame=frame)
+    return obj
+
+
+def play(scene, obj, frames=FRAMES):
+    """Per frame: the stored rotations and the evaluated bone matrices."""
+    import bpy
+
+    out = []
+    for frame in frames:
+        scene.frame_set(frame)
+        depsgraph = bpy.context.evaluated_depsgraph_get()
+        out.append((snapshot(obj), [np.array(pb.matrix) for pb in obj.evaluated_get(depsgraph).pose.bones]))
+    return out
+
+
+def assert_same_frames(got, expected):
+    """The same stored rotations to a float32 step (a driver's value is not always the float it
+    read: 0.5 becomes 0.49999994) and the same evaluated matrices."""
+    for (stored, matrices), (stored_ref, matrices_ref) in zip(got, expected):
+        assert [s[0] for s in stored] == [s[0] for s in stored_ref]
+        for channel in (1, 2, 3):
+            np.testing.assert_allclose([s[channel] for s in stored], [s[channel] for s in stored_ref],
+                                       rtol=2.5e-7, atol=1e-7)
+        for a, b in zip(matrices, matrices_ref):
+            np.testing.assert_allclose(a, b, atol=1e-5)     # ulps along a chain of 200 bones
+
+
+def layer_objects(layer):
+    import bpy
+
+    empties = [o for o in bpy.data.objects if o.get(layer.MARK)]
+    drivers = [fc for o in bpy.data.objects if o.animation_data for fc in o.animation_data.drivers
+               if any(v.name == layer.MARK or any(t.id in empties for t in v.targets) for v in fc.driver.variables)]
+    return empties, drivers
+
+
+def test_playing_with_the_layer_equals_the_playback_clamp(scene, mods):
+    """Every rotation mode and limit kind: the stored rotations and the evaluated matrices of
+    each frame are those of the playback clamp, the armature is left to the layer, and stopping
+    removes the layer and keeps the stopped frame clamped."""
+    import bpy
+
+    handlers, layer = mods["handlers"], mods["playback_layer"]
+    obj = keyed_rig()
+    scene.jointlimit.clamp_playback = True
+    reference = play(scene, obj)
+    assert reference[1][0] != reference[2][0]
+    handlers.on_playback_start(scene)
+    got = play(scene, obj)
+    assert layer.is_installed() and layer.covers(obj)
+    empties, drivers = layer_objects(layer)
+    limited = [pb for pb in obj.pose.bones if pb.jointlimit.enabled and pb.name != "b{:03d}".format(len(obj.pose.bones) - 4)]
+    assert len(empties) == 1 and len(drivers) == sum(3 if pb.rotation_mode not in ("QUATERNION", "AXIS_ANGLE") else 4
+                                                     for pb in limited)
+    assert_same_frames(got, reference)
+    assert handlers.clamp_scene(scene, only_changed=False) == 0      # the playback clamp leaves it
+    handlers.on_playback_stop(scene, bpy.context.evaluated_depsgraph_get())
+    assert not layer.is_installed() and layer_objects(layer) == ([], [])
+    assert_same_frames(play(scene, obj, [FRAMES[-1]]), reference[-1:])
+    scene.jointlimit.clamp_playback = False
+
+
+def test_keys_limits_and_the_switch_change_during_playback(scene, mods):
+    import bpy
+
+    handlers, layer = mods["handlers"], mods["playback_layer"]
+    obj = keyed_rig(seed=5)
+    scene.jointlimit.clamp_playback = True
+    handlers.on_playback_start(scene)
+    play(scene, obj, [1, 2])
+    assert layer.covers(obj)
+    # a limit changed
+    pb = next(pb for pb in obj.pose.bones if pb.jointlimit.enabled and pb.rotation_mode == "QUATERNION")
+    pb.jointlimit.swing_x_max = math.radians(5)
+    played = play(scene, obj, [3, 6])
+    assert layer.covers(obj)
+    scene.jointlimit.clamp_playback = True
+    handlers.on_playback_stop(scene, bpy.context.evaluated_depsgraph_get())
+    reference = play(scene, obj, [3, 6])
+    assert_same_frames(played, reference)
+    handlers.on_playback_start(scene)
+    play(scene, obj, [4])
+    assert layer.is_installed()
+    scene.jointlimit.clamp_playback = False     # switched off while playing: gone on the next frame
+    play(scene, obj, [5])
+    assert not layer.is_installed() and layer_objects(layer) == ([], [])
+    handlers.on_playback_stop(scene, None)
+
+
+def fcurves_of(obj):
+    import sys
+
+    compat = sys.modules[type(obj.pose.bones[0].jointlimit).__module__.rsplit(".", 1)[0] + ".compat"]
+    data = obj.animation_data
+    return compat.action_fcurve_collection(data.action, data.action_slot)
+
+
+def test_a_channel_deleted_or_keyed_during_playback(scene, mods):
+    """An F-curve removed by a script right before a frame (no update in between) is not read:
+    that frame takes the playback clamp and the next one covers the bones again; a limited bone
+    keyed during playback is covered from the next frame on."""
+    import bpy
+
+    handlers, layer = mods["handlers"], mods["playback_layer"]
+    obj = keyed_rig(seed=6)
+    still = next(pb for pb in obj.pose.bones if pb.jointlimit.enabled and pb.rotation_mode == "XYZ")
+    for fc in [fc for fc in fcurves_of(obj) if fc.data_path == still.path_from_id("rotation_euler")]:
+        fcurves_of(obj).remove(fc)
+    still.rotation_euler = (2.5, 0.0, 0.0)                  # outside its limit, not keyed
+    scene.jointlimit.clamp_playback = True
+    handlers.on_playback_start(scene)
+    play(scene, obj, [1, 3])
+    assert layer.covers(obj)
+    driven = {fc.data_path for fc in obj.animation_data.drivers}
+    assert still.path_from_id("rotation_euler") not in driven
+    assert tuple(still.rotation_euler) != (2.5, 0.0, 0.0)   # clamped once when installed
+    gone = next(pb for pb in obj.pose.bones if pb.jointlimit.enabled and pb.rotation_mode == "QUATERNION")
+    for index in range(4):          # the bone no longer animated
+        fcurves_of(obj).remove(fcurves_of(obj).find(gone.path_from_id("rotation_quaternion"), index=index))
+    played = play(scene, obj, [4, 5])                       # 4: the playback clamp; 5: the layer again
+    assert layer.covers(obj)
+    assert gone.path_from_id("rotation_quaternion") not in {fc.data_path for fc in obj.animation_data.drivers}
+    still.keyframe_insert("rotation_euler", frame=1)
+    bpy.context.view_layer.update()
+    play(scene, obj, [6])
+    assert still.path_from_id("rotation_euler") in {fc.data_path for fc in obj.animation_data.drivers}
+    handlers.on_playback_stop(scene, bpy.context.evaluated_depsgraph_get())
+    assert_same_frames(played, play(scene, obj, [4, 5]))
+    scene.jointlimit.clamp_playback = False
+
+
+def test_rigs_the_layer_leaves_to_the_playback_clamp(scene, mods):
+    """A chain of limited bones that deforms nothing (its second evaluation costs less than the
+    drivers), an NLA track playing, a bone keyed on some of its channels: the playback clamp,
+    with the same result."""
+    import bpy
+
+    handlers, layer = mods["handlers"], mods["playback_layer"]
+    bare = keyed_rig(seed=8, skin=False)
+    assert layer._covered_bones(bare)
+    scene.jointlimit.clamp_playback = True
+    reference = play(scene, bare, [2, 7])
+    handlers.on_playback_start(scene)
+    assert_same_frames(play(scene, bare, [2, 7]), reference)
+    assert not layer.is_installed() and layer_objects(layer) == ([], [])
+    handlers.on_playback_stop(scene, None)
+    skinned = keyed_rig(seed=9)
+    assert layer._covered_bones(skinned)
+    track = skinned.animation_data.nla_tracks.new()
+    assert layer._covered_bones(skinned) is None
+    track.mute = True
+    assert layer._covered_bones(skinned)
+    pb = next(pb for pb in skinned.pose.bones if pb.jointlimit.enabled and pb.rotation_mode == "AXIS_ANGLE")
+    fcurves_of(skinned).remove(fcurves_of(skinned).find(pb.path_from_id("rotation_axis_angle"), index=0))
+    assert layer._covered_bones(skinned) is None
+    scene.jointlimit.clamp_playback = False
+    del bpy
+
+
+def test_saving_during_playback_leaves_no_layer_in_the_file(scene, mods, tmp_path):
+    import bpy
+
+    handlers, layer = mods["handlers"], mods["playback_layer"]
+    obj = keyed_rig(seed=10)
+    scene.jointlimit.clamp_playback = True
+    handlers.on_playback_start(scene)
+    play(scene, obj, [1, 2])
+    assert layer.is_installed()
+    path = str(tmp_path / "saved.blend")
+    bpy.ops.wm.save_as_mainfile(filepath=path, copy=True)
+    assert not layer.is_installed() and layer_objects(layer) == ([], [])
+    play(scene, obj, [3])
+    assert layer.is_installed()                          # back on the next frame
+    with bpy.data.libraries.load(path) as (source, _):
+        assert layer.EMPTY_NAME not in source.objects
+    handlers.on_playback_stop(scene, None)
+    scene.jointlimit.clamp_playback = False
+
+
+def test_a_layer_saved_in_a_file_is_removed_on_load(scene, mods, tmp_path):
+    """A file written while the layer was installed (an autosave, which runs no save handlers)
+    loses it on load: no helper empty, no driver reading it, the bones follow their keys."""
+    import bpy
+
+    handlers, layer = mods["handlers"], mods["playback_layer"]
+    obj = keyed_rig(seed=11)
+    scene.jointlimit.clamp_playback = True
+    handlers.on_playback_start(scene)
+    play(scene, obj, [1, 2])
+    assert layer.is_installed()
+    path = str(tmp_path / "autosave.blend")
+    bpy.app.handlers.save_pre.remove(handlers.on_save_pre)
+    try:
+        bpy.ops.wm.save_as_mainfile(filepath=path, copy=True)
+    finally:
+        bpy.app.handlers.save_pre.append(handlers.on_save_pre)
+    handlers.on_playback_stop(scene, None)
+    bpy.app.handlers.load_post.remove(handlers.on_undo_or_load)
+    try:
+        bpy.ops.wm.open_mainfile(filepath=path)
+    finally:
+        bpy.app.handlers.load_post.append(handlers.on_undo_or_load)
+    assert len(layer_objects(layer)[1]) > 100          # the file holds the drivers
+    handlers.on_undo_or_load()                          # what load_post does
+    assert layer_objects(layer) == ([], [])
+    obj = bpy.data.objects["Live"]
+    assert len(obj.animation_data.drivers) == 0
+    bpy.context.scene.jointlimit.clamp_playback = False
+    first = snapshot(obj)
+    bpy.context.scene.frame_set(6)
+    assert snapshot(obj) != first                         # the keys move the bones again
