@@ -117,7 +117,7 @@ def clamp_scene(scene, only_changed, depsgraph=None, view_layer=None):
 
 @bpy.app.handlers.persistent
 def on_depsgraph_update(scene, depsgraph=None):
-    if depsgraph is not None and playback_layer.is_set_up():
+    if depsgraph is not None and playback_layer.is_installed():
         playback_layer.check_updates(depsgraph)
     if scene.jointlimit.live:
         clamp_scene(scene, only_changed=True, depsgraph=depsgraph)

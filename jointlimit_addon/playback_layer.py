@@ -28,9 +28,9 @@ playback: they are clamped once when the layer is installed.
 
 Nothing of the layer stays in the user's file: it is removed when playback stops (and the
 stopped frame clamped by the playback clamp), before every save (the next frame puts it back),
-when the playback clamp is switched off, and rebuilt when limits, keys, bones or a covered pose
-change (``check_updates``; each frame also checks that the action and its F-curves are those
-covered, and looks the F-curves up anew). A file saved by other means while it was installed
+when the playback clamp is switched off, and rebuilt when limits or a covered pose change
+(``check_updates``) and when the action or its F-curves are no longer those covered (checked each
+frame, the F-curves looked up anew). A file saved by other means while it was installed
 (an autosave) loses it on load (``remove_leftovers``). Blender's drivers may round the value
 they read by a float32 step (0.5 becomes 0.49999994), so stored values can differ from the
 playback clamp's by that much.
@@ -200,11 +200,6 @@ def _armatures(scene):
 # --- install and remove ----------------------------------------------------------------------
 
 
-def is_set_up():
-    """Whether the layer was set up for a scene (covering armatures or none) and not removed."""
-    return _layer["scene"] is not None
-
-
 def is_installed():
     """Whether the layer covers an armature now."""
     return bool(_layer["covers"])
@@ -353,7 +348,8 @@ def before_frame(scene):
     frame = scene.frame_current_final
     written = [] if empty is None else [(cover.prop, cover.values(frame)) for cover in _layer["covers"]]
     if empty is None or any(values is None for _, values in written):
-        remove()            # this frame: the playback clamp; the next one installs it again
+        remove()            # the animation changed: set up anew
+        install(scene)
         return
     evaluated = [ev for ev in (_evaluated(empty, view_layer) for view_layer in scene.view_layers) if ev is not None]
     for prop, values in written:
@@ -404,16 +400,14 @@ def unregister():
 
 
 def check_updates(depsgraph):
-    """``depsgraph_update_post`` while installed: an edited action, armature data (bones) or pose
-    of a covered armature (a rotation mode) makes the layer stale."""
-    if _layer["scene"] is None:
+    """``depsgraph_update_post`` while set up: a pose of a covered armature edited (a rotation
+    mode changed, a bone without keys turned) makes the layer stale. Keys, F-curves and bones
+    need no update: each frame looks the F-curves up and checks their number."""
+    if not _layer["covers"]:
         return
     uids = {cover.uid for cover in _layer["covers"]}
     for update in depsgraph.updates:
         data = update.id
-        if (isinstance(data, bpy.types.Action)
-                or (isinstance(data, bpy.types.Armature) and update.is_updated_geometry)
-                or (isinstance(data, bpy.types.Object) and update.is_updated_geometry
-                    and data.original.session_uid in uids)):
+        if isinstance(data, bpy.types.Object) and update.is_updated_geometry and data.original.session_uid in uids:
             _layer["stale"] = True
             return
