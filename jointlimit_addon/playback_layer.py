@@ -11,7 +11,8 @@ part of the frame's only evaluation instead:
   scene, marked ``MARK``); a driver runs after the F-curves, so its value is the one evaluated;
 * in ``frame_change_pre`` the layer evaluates the bone's F-curves at the new frame itself,
   clamps them (the values to store are those the playback clamp would write: same limit, same
-  continuity with the keyed values, same float32 rounding, remembered per bone) and writes them
+  continuity with the keyed values, same float32 rounding; remembered per bone for its keyed
+  values, and per frame until keys are edited: a loop of playback costs a lookup) and writes them
   into the empty's property, in the evaluated empty (read by this frame's drivers without a
   tag, which would copy the rig again) and in the original (what a new evaluated copy starts
   from);
@@ -86,12 +87,13 @@ class _Cover:
     """A covered armature: its bones, the name of its property on the empty, its drivers, and
     what tells that its animation is still the one covered."""
 
-    __slots__ = ("obj_name", "uid", "prop", "bones", "paths", "action", "slot", "count")
+    __slots__ = ("obj_name", "uid", "prop", "bones", "paths", "action", "slot", "count", "frames")
 
     def __init__(self, obj, prop, bones):
         self.obj_name, self.uid, self.prop, self.bones = obj.name, obj.session_uid, prop, bones
         self.paths = []     # (data path, index) of each driver added
         self.action, self.slot, self.count = _animation_key(obj)
+        self.frames = {}    # frame -> values, while the keys are unchanged (``check_updates``)
 
     def object(self):
         obj = bpy.data.objects.get(self.obj_name)
@@ -104,6 +106,9 @@ class _Cover:
         obj = self.object()
         if obj is None or _animation_key(obj) != (self.action, self.slot, self.count):
             return None
+        out = self.frames.get(frame)
+        if out is not None:
+            return out
         fcurves = _fcurves(obj)
         out = []
         for bone in self.bones:
@@ -111,6 +116,9 @@ class _Cover:
             if values is None:
                 return None
             out.extend(values)
+        if len(self.frames) >= MEMO_MAX:
+            self.frames.clear()
+        self.frames[frame] = out
         return out
 
 
@@ -314,8 +322,10 @@ def forget():
 
 
 def forget_results():
-    """Forget what each covered bone stored for its keyed values (the benchmark's first play)."""
+    """Forget what each covered bone stored for its keyed values and each frame's values (the
+    benchmark's first play)."""
     for cover in _layer["covers"]:
+        cover.frames.clear()
         for bone in cover.bones:
             bone.memo.clear()
 
@@ -400,14 +410,18 @@ def unregister():
 
 
 def check_updates(depsgraph):
-    """``depsgraph_update_post`` while set up: a pose of a covered armature edited (a rotation
-    mode changed, a bone without keys turned) makes the layer stale. Keys, F-curves and bones
-    need no update: each frame looks the F-curves up and checks their number."""
-    if not _layer["covers"]:
+    """``depsgraph_update_post`` while installed: edited keys (an action updated) make the
+    remembered frames wrong; an edited pose of a covered armature (a rotation mode changed, a
+    bone without keys turned) makes the layer stale. F-curves added or removed need no update:
+    each frame checks their number, and looks them up anew when it computes."""
+    covers = _layer["covers"]
+    if not covers:
         return
-    uids = {cover.uid for cover in _layer["covers"]}
+    uids = {cover.uid for cover in covers}
     for update in depsgraph.updates:
         data = update.id
-        if isinstance(data, bpy.types.Object) and update.is_updated_geometry and data.original.session_uid in uids:
+        if isinstance(data, bpy.types.Action):
+            for cover in covers:
+                cover.frames.clear()
+        elif isinstance(data, bpy.types.Object) and update.is_updated_geometry and data.original.session_uid in uids:
             _layer["stale"] = True
-            return

@@ -121,6 +121,15 @@ def test_keys_limits_and_the_switch_change_during_playback(scene, mods):
     # a limit changed
     pb = next(pb for pb in obj.pose.bones if pb.jointlimit.enabled and pb.rotation_mode == "QUATERNION")
     pb.jointlimit.swing_x_max = math.radians(5)
+    play(scene, obj, [3, 6])
+    # a key moved, as the Graph Editor moves it (an update follows), on a frame played before
+    other = next(p for p in obj.pose.bones if p.jointlimit.enabled and p.rotation_mode == "XZY")
+    fc = fcurves_of(obj).find(other.path_from_id("rotation_euler"), index=0)
+    key = next(k for k in fc.keyframe_points if k.co[0] == 6)
+    key.co[1] += 1.0
+    key.handle_left[1] += 1.0
+    key.handle_right[1] += 1.0
+    bpy.context.view_layer.update()
     played = play(scene, obj, [3, 6])
     assert layer.covers(obj)
     scene.jointlimit.clamp_playback = True

@@ -204,12 +204,11 @@ def chain_rows(addon, rounds, inside):
     try:
         first = per_frame(scene, rounds)
         first_handler = handler_ms(handlers, scene, rounds)
-        handlers.on_playback_start(scene)
-        playing_first = per_frame(scene, rounds)
     finally:
         bpy.app.handlers.frame_change_pre.remove(forget)
-    playing = per_frame(scene, rounds)
-    assert layer.covers(obj)
+    handlers.on_playback_start(scene)   # a chain that deforms nothing keeps the playback clamp when played
+    scene.frame_set(FRAMES[0])
+    assert not layer.is_installed()
     handlers.on_playback_stop(scene, None)
     array_path = handlers.clamp_object
     handlers.clamp_object = handlers.clamp_object_per_bone    # the earlier path, for comparison
@@ -225,18 +224,15 @@ def chain_rows(addon, rounds, inside):
     where = "inside" if inside else "outside"
     ratio = [(o - b) / (c - b) for o, b, c in zip(ours, base, blender) if c - b > 0.02]
     ratio_first = [(o - b) / (c - b) for o, b, c in zip(first, base, blender) if c - b > 0.02]
-    ratio_playing = [(o - b) / (c - b) for o, b, c in zip(playing, base, blender) if c - b > 0.02]
     rows = [
         (f"keys {where}: frame change, no limits", span(base), "-", "-"),
         (f"keys {where}: + JointLimit playback clamp", span(ours), added(ours, base), span(ours_handler)),
         (f"keys {where}: + same, first play (memos emptied every frame)", span(first), added(first, base),
          span(first_handler)),
         (f"keys {where}: + same, earlier per-bone path", span(per_bone), added(per_bone, base), span(per_bone_handler)),
-        (f"keys {where}: + same, playing (playback layer)", span(playing), added(playing, base), "-"),
-        (f"keys {where}: + same, playing, first play", span(playing_first), added(playing_first, base), "-"),
         (f"keys {where}: + Limit Rotation constraints", span(blender), added(blender, base), "-"),
     ]
-    return rows, (ratio, ratio_first, ratio_playing), obj
+    return rows, (ratio, ratio_first), obj
 
 
 def idle_rows(addon, rounds):
