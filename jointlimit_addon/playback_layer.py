@@ -18,13 +18,10 @@ part of the frame's only evaluation instead:
   from);
 * ``frame_change_post`` leaves covered armatures alone.
 
-An armature is covered when the layer costs less than a second evaluation, that is when it deforms
-a mesh or when its keyed limited bones are few for its size (``live_pose.FEW_RATIO``: Rigify's
-18 FK controls among 706 bones; not a chain of 100 limited bones that deforms nothing, whose
-second evaluation costs less than 400 drivers), and when its rotations come from its action
-alone: an action, no NLA track playing, full influence, Replace, every channel of each limited
-bone's rotation keyed (not muted, no driver of the user), the rotation mode not keyed, the rig
-not linked. Otherwise it keeps the playback clamp. Limited bones without keys do not move during
+An armature is covered when its rotations come from its action alone: an action, no NLA track
+playing, full influence, Replace, every channel of each limited bone's rotation keyed (not
+muted, no driver of the user), the rotation mode not keyed, the rig not linked. Otherwise it
+keeps the playback clamp. Limited bones without keys do not move during
 playback: they are clamped once when the layer is installed.
 
 Nothing of the layer stays in the user's file: it is removed when playback stops (and the
@@ -187,20 +184,6 @@ def _covered_bones(obj):
     return bones
 
 
-def _few(bones, obj):
-    """Few driven bones for the armature's size (``live_pose``'s measure): the drivers cost less
-    than the armature's second evaluation."""
-    return len(bones) * live_pose.FEW_RATIO <= len(obj.pose.bones) or len(bones) <= live_pose.FEW_MAX
-
-
-def _deforming(scene, armatures):
-    """``session_uid`` of those ``armatures`` that deform an object of ``scene`` (an Armature
-    modifier): their second evaluation deforms the meshes again too."""
-    uids = {obj.session_uid for obj in armatures}
-    return {mod.object.session_uid for obj in scene.objects for mod in obj.modifiers
-            if mod.type == "ARMATURE" and mod.object is not None and mod.object.session_uid in uids}
-
-
 def _armatures(scene):
     return [o for o in scene.objects if o.type == "ARMATURE" and o.pose is not None]
 
@@ -233,11 +216,9 @@ def install(scene):
     remove_leftovers()
     covers = []
     frame = scene.frame_current_final
-    armatures = _armatures(scene)
-    deforming = _deforming(scene, armatures)
-    for obj in armatures:
+    for obj in _armatures(scene):
         bones = _covered_bones(obj)
-        if not bones or not (obj.session_uid in deforming or _few(bones, obj)):
+        if not bones:
             continue
         handlers.clamp_object(obj, only_changed=False)     # the bones without keys, once
         covers.append(_Cover(obj, f"rig_{len(covers)}", bones))

@@ -10,16 +10,20 @@ Measured in one run, on the same rigs and animations:
 - keys inside the limits: the same keys clamped first (as when posed with live limits on), so
   the handler mostly checks;
 and for each: playback without limits, with JointLimit's playback clamp (the array path and the
-earlier per-bone path), with a Limit Rotation constraint on each bone (Blender's reference).
-Playback replays the same frames, whose clamped rotations the handler remembers; the first-play
-rows empty those memos before every frame, so that every rotation is checked and corrected anew.
+earlier per-bone path; what frame changes outside playback get: scrubbing, rendering,
+``frame_set``), played (the playback layer: Blender's ``animation_playback_pre`` handlers are
+called, as when the animation plays in the UI), with a Limit Rotation constraint on each bone
+(Blender's reference). Playback replays the same frames, whose clamped rotations the handlers
+remember; the first-play rows empty those memos before every frame, so that every rotation is
+checked and corrected anew.
 
 The live-limit handler when nothing changed: on a depsgraph update that did not touch the
 armature (selecting another object), and forced to re-read the armature (every rotation compared).
 
-Rigify's generated rig (706 bones) with limits on its 18 FK controls and keys on them: playback
-without limits against playback with live limits and the playback clamp on (replayed and first
-play), the three taking turns within each round.
+Rigify's generated rig (706 bones) with limits on its 18 FK controls and keys on them: frame
+changes without limits against frame changes with live limits and the playback clamp on, and
+played with the playback layer (each replayed and first play), the five taking turns within
+each round.
 
 "handler ms": the live-limit handlers' own CPU time per frame (this thread only), apart from
 Blender's evaluation, which a written pose makes run a second time.
@@ -204,11 +208,12 @@ def chain_rows(addon, rounds, inside):
     try:
         first = per_frame(scene, rounds)
         first_handler = handler_ms(handlers, scene, rounds)
+        handlers.on_playback_start(scene)   # Blender's animation_playback_pre handlers: the playback layer
+        playing_first = per_frame(scene, rounds)
     finally:
         bpy.app.handlers.frame_change_pre.remove(forget)
-    handlers.on_playback_start(scene)   # a chain that deforms nothing keeps the playback clamp when played
-    scene.frame_set(FRAMES[0])
-    assert not layer.is_installed()
+    playing = per_frame(scene, rounds)
+    assert layer.covers(obj)
     handlers.on_playback_stop(scene, None)
     array_path = handlers.clamp_object
     handlers.clamp_object = handlers.clamp_object_per_bone    # the earlier path, for comparison
@@ -224,15 +229,18 @@ def chain_rows(addon, rounds, inside):
     where = "inside" if inside else "outside"
     ratio = [(o - b) / (c - b) for o, b, c in zip(ours, base, blender) if c - b > 0.02]
     ratio_first = [(o - b) / (c - b) for o, b, c in zip(first, base, blender) if c - b > 0.02]
+    ratio_playing = [(o - b) / (c - b) for o, b, c in zip(playing, base, blender) if c - b > 0.02]
     rows = [
         (f"keys {where}: frame change, no limits", span(base), "-", "-"),
         (f"keys {where}: + JointLimit playback clamp", span(ours), added(ours, base), span(ours_handler)),
         (f"keys {where}: + same, first play (memos emptied every frame)", span(first), added(first, base),
          span(first_handler)),
         (f"keys {where}: + same, earlier per-bone path", span(per_bone), added(per_bone, base), span(per_bone_handler)),
+        (f"keys {where}: + same, playing (playback layer)", span(playing), added(playing, base), "-"),
+        (f"keys {where}: + same, playing, first play", span(playing_first), added(playing_first, base), "-"),
         (f"keys {where}: + Limit Rotation constraints", span(blender), added(blender, base), "-"),
     ]
-    return rows, (ratio, ratio_first), obj
+    return rows, (ratio, ratio_first, ratio_playing), obj
 
 
 def idle_rows(addon, rounds):
@@ -401,7 +409,8 @@ def main():
     print(table(("per frame, 100-bone rig (ms, range over rounds)", "total ms", "added ms", "handler ms"), rows))
     ratios = [f"keys {k} {span(v)}×" if v else f"keys {k}: n/a (the constraints' cost is within timing noise)"
               for k, v in (("outside", ratio_out[0]), ("inside", ratio_in[0]),
-                           ("outside, first play", ratio_out[1]), ("inside, first play", ratio_in[1]))]
+                           ("outside, first play", ratio_out[1]), ("inside, first play", ratio_in[1]),
+                           ("outside, playing", ratio_out[2]), ("inside, playing", ratio_in[2]))]
     print("JointLimit / Limit Rotation added cost: " + ", ".join(ratios))
     rows, ratios, n = rigify_rows(addon, rounds)
     print(table(("per frame, Rigify rig", "total ms", "added ms", "handler ms"), rows))
