@@ -128,13 +128,18 @@ def on_depsgraph_update(scene, depsgraph=None):
 
 
 @bpy.app.handlers.persistent
-def on_undo_or_load(*_args):
+def on_undo_or_load(*_args, loaded=False):
     """Settings and poses come back from the file or the undo step: regroup everything."""
     _scene_armatures.clear()
     live_pose.invalidate()
     props.settings_changed()
-    playback_layer.forget()
+    playback_layer.forget(loaded)
     playback_layer.remove_leftovers()
+
+
+@bpy.app.handlers.persistent
+def on_load(*_args):
+    on_undo_or_load(loaded=True)
 
 
 @bpy.app.handlers.persistent
@@ -148,8 +153,8 @@ def on_playback_start(*_args):
 
 
 @bpy.app.handlers.persistent
-def on_playback_stop(scene, depsgraph=None):
-    playback_layer.playback_stopped(scene, depsgraph)
+def on_playback_stop(scene, *_args):
+    playback_layer.playback_stopped(scene)
 
 
 @bpy.app.handlers.persistent
@@ -170,7 +175,7 @@ HANDLERS = (
     (bpy.app.handlers.animation_playback_pre, on_playback_start),
     (bpy.app.handlers.animation_playback_post, on_playback_stop),
     (bpy.app.handlers.save_pre, on_save_pre),
-    (bpy.app.handlers.load_post, on_undo_or_load),
+    (bpy.app.handlers.load_post, on_load),
     (bpy.app.handlers.undo_post, on_undo_or_load),
     (bpy.app.handlers.redo_post, on_undo_or_load),
 )

@@ -84,17 +84,22 @@ class _Cover:
     """A covered armature: its bones, the name of its property on the empty, its drivers, and
     what tells that its animation is still the one covered."""
 
-    __slots__ = ("obj_name", "uid", "prop", "bones", "paths", "action", "slot", "count", "frames")
+    __slots__ = ("obj_name", "uid", "prop", "bones", "action", "slot", "count", "frames")
 
     def __init__(self, obj, prop, bones):
         self.obj_name, self.uid, self.prop, self.bones = obj.name, obj.session_uid, prop, bones
-        self.paths = []     # (data path, index) of each driver added
         self.action, self.slot, self.count = _animation_key(obj)
         self.frames = {}    # frame -> values, while the keys are unchanged (``check_updates``)
 
     def object(self):
+        """The armature (found again when renamed), or ``None`` when it was deleted."""
         obj = bpy.data.objects.get(self.obj_name)
-        return obj if obj is not None and obj.session_uid == self.uid else None
+        if obj is not None and obj.session_uid == self.uid:
+            return obj
+        obj = next((o for o in bpy.data.objects if o.session_uid == self.uid), None)
+        if obj is not None:
+            self.obj_name = obj.name
+        return obj
 
     def values(self, frame):
         """The values of every covered bone at ``frame``, or ``None`` when the armature's
@@ -245,7 +250,6 @@ def _add_drivers(obj, cover, empty):
         path = pb.path_from_id(attr)
         for i in range(width):
             fc = obj.driver_add(path, i)
-            cover.paths.append((path, i))
             for modifier in list(fc.modifiers):
                 fc.modifiers.remove(modifier)
             driver = fc.driver
@@ -265,15 +269,17 @@ def remove():
     _layer.update(scene=None, empty=None, covers=[], generation=None, stale=False)
     for cover in covers:
         obj = cover.object()
-        data = obj.animation_data if obj is not None else None
-        if data is None:
-            continue
-        for path, index in cover.paths:
-            fc = data.drivers.find(path, index=index)
-            if fc is not None and _is_ours(fc):
-                data.drivers.remove(fc)
+        if obj is not None:
+            _remove_drivers(obj)    # found by their variable: a renamed bone renames their paths
     if empty is not None:
         bpy.data.objects.remove(empty)
+
+
+def _remove_drivers(obj):
+    data = obj.animation_data
+    if data is not None:
+        for fc in [fc for fc in data.drivers if _is_ours(fc)]:
+            data.drivers.remove(fc)
 
 
 def _is_ours(fc):
@@ -290,16 +296,17 @@ def remove_leftovers():
     if mine is not None:
         return      # this session's layer is installed: it has the only drivers of the kind
     for obj in bpy.data.objects:
-        data = obj.animation_data
-        if obj.type == "ARMATURE" and data is not None and obj.library is None:
-            for fc in [fc for fc in data.drivers if _is_ours(fc)]:
-                data.drivers.remove(fc)
+        if obj.type == "ARMATURE" and obj.library is None:
+            _remove_drivers(obj)
 
 
-def forget():
+def forget(loaded=False):
     """Forget the installed layer without touching it (undo or a file load replaced the data its
-    references point to); ``remove_leftovers`` removes it if it came back."""
+    references point to); ``remove_leftovers`` removes it if it came back. A loaded file is not
+    playing (a layer set up while scrubbing would keep its drivers)."""
     _layer.update(scene=None, empty=None, covers=[], generation=None, stale=False)
+    if loaded:
+        _layer["playing"] = False
 
 
 def forget_results():
@@ -365,7 +372,7 @@ def playback_started():
     _layer["playing"] = True
 
 
-def playback_stopped(scene, depsgraph):
+def playback_stopped(scene):
     """Remove the layer; the frame playback stopped on keeps the clamped pose (the playback
     clamp writes it, as it would have)."""
     from . import handlers
@@ -374,8 +381,10 @@ def playback_stopped(scene, depsgraph):
     covered = is_installed()
     remove()
     if covered and scene.jointlimit.clamp_playback:
-        if depsgraph is not None:   # the F-curves' values, now that no driver overrides them
-            depsgraph.update()
+        # the F-curves' values, now that no driver overrides them
+        for view_layer in scene.view_layers:
+            if view_layer.depsgraph is not None:
+                view_layer.depsgraph.update()
         handlers.clamp_scene(scene, only_changed=False)
 
 

@@ -103,7 +103,7 @@ def test_playing_with_the_layer_equals_the_playback_clamp(scene, mods):
                                                      for pb in limited)
     assert_same_frames(got, reference)
     assert handlers.clamp_scene(scene, only_changed=False) == 0      # the playback clamp leaves it
-    handlers.on_playback_stop(scene, bpy.context.evaluated_depsgraph_get())
+    handlers.on_playback_stop(scene, None)
     assert not layer.is_installed() and layer_objects(layer) == ([], [])
     assert_same_frames(play(scene, obj, [FRAMES[-1]]), reference[-1:])
     scene.jointlimit.clamp_playback = False
@@ -133,7 +133,7 @@ def test_keys_limits_and_the_switch_change_during_playback(scene, mods):
     played = play(scene, obj, [3, 6])
     assert layer.covers(obj)
     scene.jointlimit.clamp_playback = True
-    handlers.on_playback_stop(scene, bpy.context.evaluated_depsgraph_get())
+    handlers.on_playback_stop(scene, None)
     reference = play(scene, obj, [3, 6])
     assert_same_frames(played, reference)
     handlers.on_playback_start(scene)
@@ -181,7 +181,7 @@ def test_a_channel_deleted_or_keyed_during_playback(scene, mods):
     still.keyframe_insert("rotation_euler", frame=1)
     play(scene, obj, [6])
     assert still.path_from_id("rotation_euler") in {fc.data_path for fc in obj.animation_data.drivers}
-    handlers.on_playback_stop(scene, bpy.context.evaluated_depsgraph_get())
+    handlers.on_playback_stop(scene, None)
     assert_same_frames(played, play(scene, obj, [4, 5]))
     scene.jointlimit.clamp_playback = False
 
@@ -205,7 +205,7 @@ def test_rigs_the_layer_leaves_to_the_playback_clamp(scene, mods):
     play(scene, obj, [2, 7])
     assert not layer.is_installed() and layer_objects(layer) == ([], [])
     assert mods["handlers"].clamp_scene(scene, only_changed=False) == 0     # the playback clamp did it
-    handlers.on_playback_stop(scene, bpy.context.evaluated_depsgraph_get())
+    handlers.on_playback_stop(scene, None)
     scene.jointlimit.clamp_playback = False
 
 
@@ -247,13 +247,13 @@ def test_a_layer_saved_in_a_file_is_removed_on_load(scene, mods, tmp_path):
     finally:
         bpy.app.handlers.save_pre.append(handlers.on_save_pre)
     handlers.on_playback_stop(scene, None)
-    bpy.app.handlers.load_post.remove(handlers.on_undo_or_load)
+    bpy.app.handlers.load_post.remove(handlers.on_load)
     try:
         bpy.ops.wm.open_mainfile(filepath=path)
     finally:
-        bpy.app.handlers.load_post.append(handlers.on_undo_or_load)
+        bpy.app.handlers.load_post.append(handlers.on_load)
     assert len(layer_objects(layer)[1]) > 100          # the file holds the drivers
-    handlers.on_undo_or_load()                          # what load_post does
+    handlers.on_load()                                  # what load_post does
     assert layer_objects(layer) == ([], [])
     obj = bpy.data.objects["Live"]
     assert len(obj.animation_data.drivers) == 0
@@ -261,3 +261,33 @@ def test_a_layer_saved_in_a_file_is_removed_on_load(scene, mods, tmp_path):
     first = snapshot(obj)
     bpy.context.scene.frame_set(6)
     assert snapshot(obj) != first                         # the keys move the bones again
+
+
+def test_renamed_rig_and_bone_during_playback_leave_nothing_behind(scene, mods, tmp_path):
+    """A bone renamed (Blender renames the drivers' paths) and the armature renamed while the
+    layer is installed: stopping removes every driver; a file loaded while playing is not
+    playing (scrubbing it adds no driver)."""
+    import bpy
+
+    handlers, layer = mods["handlers"], mods["playback_layer"]
+    obj = keyed_rig(seed=12)
+    scene.jointlimit.clamp_playback = True
+    handlers.on_playback_start(scene)
+    play(scene, obj, [1, 2])
+    assert layer.covers(obj)
+    pb = next(pb for pb in obj.pose.bones if pb.jointlimit.enabled)
+    obj.data.bones[pb.name].name = "renamed bone"
+    obj.name = "Renamed Rig"
+    play(scene, obj, [3])
+    handlers.on_playback_stop(scene, None)
+    assert layer_objects(layer) == ([], [])
+    handlers.on_playback_start(scene)
+    play(scene, obj, [4])
+    assert layer.covers(obj)
+    path = str(tmp_path / "playing.blend")
+    bpy.ops.wm.save_as_mainfile(filepath=path, copy=True)
+    bpy.ops.wm.open_mainfile(filepath=path)             # Blender stops playing a file it replaces
+    scene = bpy.context.scene
+    scene.frame_set(5)
+    assert not layer.is_installed() and layer_objects(layer) == ([], [])
+    scene.jointlimit.clamp_playback = False
