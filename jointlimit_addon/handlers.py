@@ -117,7 +117,7 @@ def clamp_scene(scene, only_changed, depsgraph=None, view_layer=None):
 
 @bpy.app.handlers.persistent
 def on_depsgraph_update(scene, depsgraph=None):
-    if depsgraph is not None and playback_layer.is_installed():
+    if depsgraph is not None:
         playback_layer.check_updates(depsgraph)
     if scene.jointlimit.live:
         clamp_scene(scene, only_changed=True, depsgraph=depsgraph)
@@ -148,8 +148,8 @@ def on_frame_change_pre(scene, *_args):
 
 
 @bpy.app.handlers.persistent
-def on_playback_start(*_args):
-    playback_layer.playback_started()
+def on_playback_start(scene, *_args):
+    playback_layer.playback_started(scene)
 
 
 @bpy.app.handlers.persistent

@@ -11,8 +11,8 @@ part of the frame's only evaluation instead:
   scene, marked ``MARK``); a driver runs after the F-curves, so its value is the one evaluated;
 * in ``frame_change_pre`` the layer evaluates the bone's F-curves at the new frame itself,
   clamps them (the values to store are those the playback clamp would write: same limit, same
-  continuity with the keyed values, same float32 rounding; remembered per bone for its keyed
-  values, and per frame until keys are edited: a loop of playback costs a lookup) and writes them
+  continuity with the keyed values; remembered per bone for its keyed values, and per frame
+  until keys are edited: a loop of playback costs a lookup) and writes them
   into the empty's property, in the evaluated empty (read by this frame's drivers without a
   tag, which would copy the rig again) and in the original (what a new evaluated copy starts
   from);
@@ -20,22 +20,21 @@ part of the frame's only evaluation instead:
 
 An armature is covered when its rotations come from its action alone: an action, no NLA track
 playing, full influence, Replace, every channel of each limited bone's rotation keyed (not
-muted, no driver of the user), the rotation mode not keyed, the rig not linked. Otherwise it
-keeps the playback clamp. Limited bones without keys do not move during
-playback: they are clamped once when the layer is installed.
+muted, not empty, no driver of the user), the rotation mode not keyed, the rig not linked.
+Otherwise it keeps the playback clamp. Limited bones without keys are clamped when the layer is
+installed and when they are turned during playback.
 
 Nothing of the layer stays in the user's file: it is removed when playback stops (and the
 stopped frame clamped by the playback clamp), before every save (the next frame puts it back),
-when the playback clamp is switched off, and rebuilt when limits or a covered pose change
-(``check_updates``) and when the action or its F-curves are no longer those covered (checked each
-frame, the F-curves looked up anew). A file saved by other means while it was installed
+when the playback clamp is switched off, and rebuilt when limits, keys or a covered bone's
+rotation mode change (``check_updates``) and when the action or its F-curves are no longer those
+covered (checked each frame, the F-curves looked up anew). Only the scene that plays uses it. A file saved by other means while it was installed
 (an autosave) loses it on load (``remove_leftovers``). Blender's drivers may round the value
 they read by a float32 step (0.5 becomes 0.49999994), so stored values can differ from the
 playback clamp's by that much.
 """
 
 import bpy
-import numpy as np
 
 from . import bone_limits, compat, live_pose, props
 
@@ -44,8 +43,8 @@ MARK = "jointlimit_playback_layer"      # ID property of the helper empty, name 
 MEMO_MAX = live_pose.MEMO_MAX
 
 _layer = {
-    "playing": False,   # between animation_playback_pre and _post
-    "scene": None,      # name of the scene the layer is set up for, covering armatures or none
+    "playing": None,    # session_uid of the scene playing (between animation_playback_pre and _post)
+    "scene": None,      # session_uid of the scene the layer is set up for, covering armatures or none
     "empty": None,      # name of the helper empty
     "covers": [],       # [_Cover]
     "generation": None,  # props.settings_generation() when installed
@@ -101,6 +100,14 @@ class _Cover:
             self.obj_name = obj.name
         return obj
 
+    def modes_changed(self, obj):
+        bones = obj.pose.bones
+        for bone in self.bones:
+            pb = bones.get(bone.name)
+            if pb is None or pb.rotation_mode != bone.mode:
+                return True
+        return False
+
     def values(self, frame):
         """The values of every covered bone at ``frame``, or ``None`` when the armature's
         animation is no longer the one covered (another action or slot, F-curves added or
@@ -143,12 +150,11 @@ def _animation_key(obj):
 def values_to_store(limit, bone_name, mode, raw):
     """The values the playback clamp leaves in a bone of rotation mode ``mode`` whose keyed
     values are ``raw``: ``raw`` when inside its limit, else the clamped rotation in the bone's
-    mode, continuous with ``raw`` and rounded to float32 (``live_pose._clamp_few``)."""
+    mode, continuous with ``raw`` (``live_pose._clamp_few``; the driver stores them as float32)."""
     clamped = live_pose.moved(limit, bone_name, mode, raw)
     if not clamped:
         return raw
-    values = bone_limits.values_for_mode(mode, clamped, raw)[1]
-    return tuple(np.asarray(values, dtype=np.float64).astype(np.float32).tolist())
+    return tuple(float(v) for v in bone_limits.values_for_mode(mode, clamped, raw)[1])
 
 
 # --- which armatures the layer covers --------------------------------------------------------
@@ -179,6 +185,7 @@ def _covered_bones(obj):
         attr, width = bone_limits.rotation_path(pb)
         path = pb.path_from_id(attr)
         keyed = [curves.get((path, i)) for i in range(width)]
+        keyed = [None if fc is None or _is_empty(fc) else fc for fc in keyed]
         if (pb.path_from_id("rotation_mode"), 0) in curves or any((path, i) in driven for i in range(width)):
             return None
         if all(fc is None for fc in keyed):
@@ -187,6 +194,11 @@ def _covered_bones(obj):
             return None
         bones.append(_Bone(pb.name, pb.rotation_mode, path, width, limit))
     return bones
+
+
+def _is_empty(fc):
+    """An F-curve that Blender's animation leaves alone: no keys and no modifier making a curve."""
+    return len(fc.keyframe_points) == 0 and not any(m.type in ("GENERATOR", "FNGENERATOR") for m in fc.modifiers)
 
 
 def _armatures(scene):
@@ -227,7 +239,7 @@ def install(scene):
             continue
         handlers.clamp_object(obj, only_changed=False)     # the bones without keys, once
         covers.append(_Cover(obj, f"rig_{len(covers)}", bones))
-    _layer.update(scene=scene.name, covers=covers, generation=props.settings_generation(), stale=False)
+    _layer.update(scene=scene.session_uid, covers=covers, generation=props.settings_generation(), stale=False)
     if not covers:
         return
     empty = bpy.data.objects.new(EMPTY_NAME, None)
@@ -306,7 +318,7 @@ def forget(loaded=False):
     playing (a layer set up while scrubbing would keep its drivers)."""
     _layer.update(scene=None, empty=None, covers=[], generation=None, stale=False)
     if loaded:
-        _layer["playing"] = False
+        _layer["playing"] = None
 
 
 def forget_results():
@@ -321,20 +333,17 @@ def forget_results():
 # --- per frame ----------------------------------------------------------------------------------
 
 
-def _wanted(scene):
-    return _layer["playing"] and scene.jointlimit.clamp_playback
-
-
 def before_frame(scene):
     """``frame_change_pre``: install, rebuild or remove the layer as needed and write the
     clamped values of the new frame."""
     set_up = _layer["scene"]
-    if not _wanted(scene):
+    if _layer["playing"] != scene.session_uid:
+        return      # another scene (a script stepping it): the playback clamp
+    if not scene.jointlimit.clamp_playback:
         if set_up is not None:
             remove()
         return
-    if set_up is not None and (set_up != scene.name or _layer["stale"]
-                               or _layer["generation"] != props.settings_generation()):
+    if set_up is not None and (_layer["stale"] or _layer["generation"] != props.settings_generation()):
         remove()
         set_up = None
     if set_up is None:
@@ -368,8 +377,8 @@ def _evaluated(empty, view_layer):
     return evaluated if evaluated.is_evaluated else None
 
 
-def playback_started():
-    _layer["playing"] = True
+def playback_started(scene):
+    _layer["playing"] = scene.session_uid
 
 
 def playback_stopped(scene):
@@ -377,7 +386,7 @@ def playback_stopped(scene):
     clamp writes it, as it would have)."""
     from . import handlers
 
-    _layer["playing"] = False
+    _layer["playing"] = None
     covered = is_installed()
     remove()
     if covered and scene.jointlimit.clamp_playback:
@@ -396,22 +405,31 @@ def before_save():
 
 def unregister():
     remove()
-    _layer["playing"] = False
+    _layer["playing"] = None
 
 
 def check_updates(depsgraph):
-    """``depsgraph_update_post`` while installed: edited keys (an action updated) make the
-    remembered frames wrong; an edited pose of a covered armature (a rotation mode changed, a
-    bone without keys turned) makes the layer stale. F-curves added or removed need no update:
-    each frame checks their number, and looks them up anew when it computes."""
-    covers = _layer["covers"]
-    if not covers:
+    """``depsgraph_update_post`` while set up: edited keys (an action updated) make the layer
+    stale, and so does a covered bone's rotation mode changed. A covered armature's limited bones
+    without keys are clamped when turned (what the playback clamp would do on the next frame),
+    unless live limits do it. Anything else (a selection, the rig moved) changes nothing. F-curves
+    added or removed need no update: each frame checks their number and looks them up anew."""
+    from . import handlers
+
+    if _layer["scene"] is None:
         return
-    uids = {cover.uid for cover in covers}
+    covers = {cover.uid: cover for cover in _layer["covers"]}
     for update in depsgraph.updates:
         data = update.id
         if isinstance(data, bpy.types.Action):
-            for cover in covers:
-                cover.frames.clear()
-        elif isinstance(data, bpy.types.Object) and update.is_updated_geometry and data.original.session_uid in uids:
             _layer["stale"] = True
+            return
+        cover = covers.get(data.original.session_uid) if isinstance(data, bpy.types.Object) else None
+        if cover is None or not update.is_updated_geometry:
+            continue
+        obj = data.original
+        if cover.modes_changed(obj):
+            _layer["stale"] = True
+            return
+        if not depsgraph.scene.jointlimit.live:
+            handlers.clamp_object(obj, only_changed=True)

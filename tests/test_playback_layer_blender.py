@@ -17,7 +17,7 @@ FRAMES = [1, 4, 6, 9, 12, 7, 2]
 @pytest.fixture
 def mods(addon):
     pkg = addon.__name__
-    mods = {m: importlib.import_module(f"{pkg}.{m}") for m in ("handlers", "playback_layer")}
+    mods = {m: importlib.import_module(f"{pkg}.{m}") for m in ("handlers", "playback_layer", "compat")}
     yield mods
     mods["playback_layer"].unregister()     # whatever a failed test left
 
@@ -87,8 +87,6 @@ def test_playing_with_the_layer_equals_the_playback_clamp(scene, mods):
     """Every rotation mode and limit kind: the stored rotations and the evaluated matrices of
     each frame are those of the playback clamp, the armature is left to the layer, and stopping
     removes the layer and keeps the stopped frame clamped."""
-    import bpy
-
     handlers, layer = mods["handlers"], mods["playback_layer"]
     obj = keyed_rig()
     scene.jointlimit.clamp_playback = True
@@ -157,8 +155,6 @@ def test_a_channel_deleted_or_keyed_during_playback(scene, mods):
     """F-curves removed by a script right before a frame (no update in between) are not read:
     the layer is set up anew for that frame; a limited bone keyed during playback is covered from
     the next frame on."""
-    import bpy
-
     handlers, layer = mods["handlers"], mods["playback_layer"]
     obj = keyed_rig(seed=6)
     still = next(pb for pb in obj.pose.bones if pb.jointlimit.enabled and pb.rotation_mode == "XYZ")
@@ -188,8 +184,6 @@ def test_a_channel_deleted_or_keyed_during_playback(scene, mods):
 
 def test_rigs_the_layer_leaves_to_the_playback_clamp(scene, mods):
     """An NLA track playing, a bone keyed on some of its channels: the playback clamp."""
-    import bpy
-
     handlers, layer = mods["handlers"], mods["playback_layer"]
     obj = keyed_rig(seed=9, skin=False)
     assert layer._covered_bones(obj)
@@ -291,3 +285,63 @@ def test_renamed_rig_and_bone_during_playback_leave_nothing_behind(scene, mods, 
     scene.frame_set(5)
     assert not layer.is_installed() and layer_objects(layer) == ([], [])
     scene.jointlimit.clamp_playback = False
+
+
+def test_the_layer_is_built_once_and_left_alone_by_the_playback_clamp(scene, mods, monkeypatch):
+    """Frames, a selection and the rig moved do not rebuild the layer; the playback clamp does
+    not touch the covered rig; this frame's values reach the drivers through the evaluated empty
+    (no tag) and the original (what a new evaluated copy starts from); a covered bone's rotation
+    mode changed rebuilds it, with the playback clamp's result; a bone without keys turned while
+    playing is clamped."""
+    import bpy
+
+    handlers, layer = mods["handlers"], mods["playback_layer"]
+    obj = keyed_rig(seed=13)
+    still = next(pb for pb in obj.pose.bones if pb.jointlimit.enabled and pb.rotation_mode == "QUATERNION")
+    for fc in [fc for fc in fcurves_of(obj) if fc.data_path == still.path_from_id("rotation_quaternion")]:
+        fcurves_of(obj).remove(fc)
+    installs, clamped = [], []
+    install, clamp_object = layer.install, handlers.clamp_object
+    monkeypatch.setattr(layer, "install", lambda scene: installs.append(1) or install(scene))
+    monkeypatch.setattr(handlers, "clamp_object",
+                        lambda o, only_changed: clamped.append(o.name) or clamp_object(o, only_changed))
+    scene.jointlimit.clamp_playback = True
+    handlers.on_playback_start(scene)
+    play(scene, obj, [1, 2, 3])
+    mods["compat"].select_pose_bone(obj.pose.bones[0], True)
+    bpy.context.view_layer.update()
+    obj.location.x += 0.5
+    bpy.context.view_layer.update()
+    clamped.clear()
+    play(scene, obj, [4, 5])
+    assert len(installs) == 1 and obj.name not in clamped
+    empty = layer._empty()
+    evaluated = layer._evaluated(empty, bpy.context.view_layer)
+    prop = layer._layer["covers"][0].prop
+    assert evaluated is not None and list(evaluated[prop]) == list(empty[prop]) == list(
+        layer._layer["covers"][0].values(scene.frame_current_final))
+    still.rotation_quaternion = (0.0, 0.0, 0.0, 1.0)           # 180° about Z: outside
+    bpy.context.view_layer.update()
+    assert mods["handlers"].clamp_object_per_bone(obj, False) == 0     # clamped at once
+    turned = next(pb for pb in obj.pose.bones if pb.jointlimit.enabled and pb.rotation_mode == "YZX")
+    turned.rotation_mode = "ZXY"        # its keyed Euler channel, now read in another order
+    bpy.context.view_layer.update()
+    played = play(scene, obj, [6, 7])
+    assert len(installs) == 2
+    handlers.on_playback_stop(scene, None)
+    assert_same_frames(played, play(scene, obj, [6, 7]))
+    scene.jointlimit.clamp_playback = False
+
+
+def test_a_channel_without_keys_is_not_keyed(scene, mods):
+    """An F-curve with no keys (Blender's animation leaves its channel alone) makes its bone
+    partially keyed: the playback clamp."""
+    layer = mods["playback_layer"]
+    obj = keyed_rig(seed=14)
+    pb = next(pb for pb in obj.pose.bones if pb.jointlimit.enabled and pb.rotation_mode == "XYZ")
+    fc = fcurves_of(obj).find(pb.path_from_id("rotation_euler"), index=1)
+    while len(fc.keyframe_points):
+        fc.keyframe_points.remove(fc.keyframe_points[0])
+    assert layer._covered_bones(obj) is None
+    fc.modifiers.new("GENERATOR")
+    assert layer._covered_bones(obj)
