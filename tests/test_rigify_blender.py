@@ -267,7 +267,7 @@ def test_all_limited_bones_operations_skip_mechanism(rigs, mods):
             if con:
                 pb.constraints.remove(con)
         if rig.animation_data:
-            rig.animation_data_clear()
+            rig.animation_data.action = None    # not animation_data_clear: Rigify's own drivers stay
 
 
 def test_full_circle_twist_from_the_slider_is_free(rigs, mods):
@@ -469,3 +469,68 @@ def test_readme_rigify_how_to_names_real_bones_and_reports_joints(rigs):
     assert "upper_arm_fk.L: Shoulder" in report and "forearm_fk.L: Elbow" in report and "hand_fk.L: Wrist" in report
     for name in ARM_FK:
         rig.pose.bones[name].jointlimit.enabled = False
+
+
+def test_playback_layer_on_the_generated_rig_equals_the_playback_clamp(rigs):
+    """Rigify's generated rig (its own drivers, constraints and IK/FK switches) with limits and
+    keys outside them on the left arm's and leg's FK controls: played with the playback layer,
+    every frame's deforming bones (``DEF-``) are where the playback clamp puts them, the layer
+    covers the rig and leaves nothing behind."""
+    import bpy
+
+    pkg = compat().__name__.rsplit(".", 1)[0]
+    handlers = importlib.import_module(f"{pkg}.handlers")
+    layer = importlib.import_module(f"{pkg}.playback_layer")
+    rig = pose_mode(rigs["rig"])
+    scene = bpy.context.scene
+    rng = np.random.default_rng(21)
+    switches = {pb.name: pb["IK_FK"] for pb in rig.pose.bones if "IK_FK" in pb.keys()}
+    for name in switches:
+        rig.pose.bones[name]["IK_FK"] = 1.0         # the limbs follow their FK controls
+    for name in ARM_FK + LEG_FK:
+        pb = rig.pose.bones[name]
+        s = pb.jointlimit
+        s.enabled, s.kind, s.shape = True, "SWING_TWIST", "ELLIPSE"
+        s.swing_x_min, s.swing_x_max = math.radians(-30), math.radians(60)
+        s.swing_z_min, s.swing_z_max = math.radians(-25), math.radians(25)
+        s.use_twist_limit, s.twist_min, s.twist_max = True, math.radians(-15), math.radians(15)
+        attr = "rotation_quaternion" if pb.rotation_mode == "QUATERNION" else (
+            "rotation_axis_angle" if pb.rotation_mode == "AXIS_ANGLE" else "rotation_euler")
+        for frame in (1, 8):
+            q = rng.normal(size=4)
+            pb.rotation_quaternion = q / np.linalg.norm(q)
+            pb.rotation_euler = rng.uniform(-2.5, 2.5, 3)
+            pb.rotation_axis_angle = (rng.uniform(-2.5, 2.5), *rng.normal(size=3))
+            pb.keyframe_insert(attr, frame=frame)
+    deforming = [pb.name for pb in rig.pose.bones if pb.name.startswith("DEF-")]
+
+    def play(frames):
+        out = []
+        for frame in frames:
+            scene.frame_set(frame)
+            evaluated = rig.evaluated_get(bpy.context.evaluated_depsgraph_get()).pose.bones
+            out.append([np.array(evaluated[name].matrix) for name in deforming])
+        return out
+
+    frames = [1, 3, 5, 8, 6, 2]
+    try:
+        scene.jointlimit.clamp_playback = True
+        reference = play(frames)
+        handlers.on_playback_start(scene)
+        played = play(frames)
+        assert layer.covers(rig)
+        handlers.on_playback_stop(scene, None)
+        assert not [fc for fc in rig.animation_data.drivers if fc.driver.variables
+                    and fc.driver.variables[0].name == layer.MARK]
+        moved = [not np.allclose(a, b, atol=1e-4) for a, b in zip(reference[0], reference[3])]
+        assert sum(moved) > 10                           # the keys move the limbs' deforming bones
+        for got, want in zip(played, reference):
+            for a, b in zip(got, want):
+                np.testing.assert_allclose(a, b, atol=1e-5)
+    finally:
+        handlers.on_playback_stop(scene, None)
+        scene.jointlimit.clamp_playback = False
+        rig.animation_data.action = None        # not animation_data_clear: Rigify's own drivers stay
+        for name, value in switches.items():
+            rig.pose.bones[name]["IK_FK"] = value
+        pose_mode(rig)
