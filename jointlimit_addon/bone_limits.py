@@ -263,18 +263,15 @@ def rotation_values(pose_bone, q):
     if not all(map(math.isfinite, (w, x, y, z))):
         raise ValueError(f"refusing to write a non-finite rotation to bone '{pose_bone.name}'")
     mode = pose_bone.rotation_mode
-    if mode == "QUATERNION":  # the hot path of live limits and IK drags: plain floats
-        cw, cx, cy, cz = pose_bone.rotation_quaternion
-        sign = -1.0 if cw * w + cx * x + cy * y + cz * z < 0 else 1.0
-        return "rotation_quaternion", (sign * w, sign * x, sign * y, sign * z)
-    current = pose_bone.rotation_axis_angle if mode == "AXIS_ANGLE" else pose_bone.rotation_euler
+    current = (pose_bone.rotation_quaternion if mode == "QUATERNION" else
+               pose_bone.rotation_axis_angle if mode == "AXIS_ANGLE" else pose_bone.rotation_euler)
     return values_for_mode(mode, (w, x, y, z), current)
 
 
 def values_for_mode(mode, q, current):
     """``rotation_values`` for a bone in rotation mode ``mode`` whose stored values are
     ``current``: ``(channel, values)`` of the unit quaternion ``q`` (finite)."""
-    if mode == "QUATERNION":
+    if mode == "QUATERNION":  # the hot path of live limits and IK drags: plain floats
         w, x, y, z = q
         cw, cx, cy, cz = current
         sign = -1.0 if cw * w + cx * x + cy * y + cz * z < 0 else 1.0

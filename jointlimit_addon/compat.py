@@ -53,9 +53,10 @@ def action_fcurve_collection(action, slot):
     layers = getattr(action, "layers", None)
     if not layers:
         return getattr(action, "fcurves", None)
-    bags = [bag for layer in layers for strip in layer.strips
-            for bag in [strip.channelbag(slot) if slot is not None else None] if bag is not None]
-    return bags[0].fcurves if len(bags) == 1 and len(layers) == 1 and len(layers[0].strips) == 1 else None
+    if slot is None or len(layers) != 1 or len(layers[0].strips) != 1:
+        return None
+    bag = layers[0].strips[0].channelbag(slot)
+    return None if bag is None else bag.fcurves
 
 
 def action_fcurves(action, slot):
