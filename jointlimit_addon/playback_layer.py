@@ -83,11 +83,11 @@ class _Cover:
     """A covered armature: its bones, the name of its property on the empty, its drivers, and
     what tells that its animation is still the one covered."""
 
-    __slots__ = ("obj_name", "uid", "prop", "bones", "action", "slot", "count", "frames")
+    __slots__ = ("obj_name", "uid", "prop", "bones", "animation", "frames")
 
     def __init__(self, obj, prop, bones):
         self.obj_name, self.uid, self.prop, self.bones = obj.name, obj.session_uid, prop, bones
-        self.action, self.slot, self.count = _animation_key(obj)
+        self.animation = _animation_key(obj)
         self.frames = {}    # frame -> values, while the keys are unchanged (``check_updates``)
 
     def object(self):
@@ -111,9 +111,9 @@ class _Cover:
     def values(self, frame):
         """The values of every covered bone at ``frame``, or ``None`` when the armature's
         animation is no longer the one covered (another action or slot, F-curves added or
-        removed, the armature gone)."""
+        removed, blended otherwise, the armature gone)."""
         obj = self.object()
-        if obj is None or _animation_key(obj) != (self.action, self.slot, self.count):
+        if obj is None or _animation_key(obj) != self.animation:
             return None
         out = self.frames.get(frame)
         if out is not None:
@@ -137,14 +137,18 @@ def _fcurves(obj):
 
 
 def _animation_key(obj):
-    """(action, slot, number of F-curves) of an armature's animation, to tell a change."""
+    """What decides how an armature's action animates it, to tell a change each frame: the
+    action, its slot, its number of F-curves, and how it is blended (influence, blend type,
+    tweak mode, NLA tracks playing)."""
     data = obj.animation_data
     action = data.action if data is not None else None
     if action is None:
-        return None, None, 0
+        return None
     slot = data.action_slot
     fcurves = compat.action_fcurve_collection(action, slot)
-    return action.session_uid, None if slot is None else slot.identifier, -1 if fcurves is None else len(fcurves)
+    return (action.session_uid, None if slot is None else slot.identifier, -1 if fcurves is None else len(fcurves),
+            data.action_influence, data.action_blend_type, data.use_tweak_mode,
+            sum(not track.mute for track in data.nla_tracks))
 
 
 def values_to_store(limit, bone_name, mode, raw):

@@ -330,6 +330,13 @@ def test_the_layer_is_built_once_and_left_alone_by_the_playback_clamp(scene, mod
     assert len(installs) == 2
     handlers.on_playback_stop(scene, None)
     assert_same_frames(played, play(scene, obj, [6, 7]))
+    handlers.on_playback_start(scene)
+    play(scene, obj, [8])
+    assert layer.covers(obj)
+    obj.animation_data.action_influence = 0.5       # blended: the playback clamp from this frame on
+    play(scene, obj, [9])
+    assert not layer.is_installed()
+    handlers.on_playback_stop(scene, None)
     scene.jointlimit.clamp_playback = False
 
 
