@@ -254,7 +254,8 @@ def install(scene):
             empty[cover.prop] = cover.values(frame)
             _add_drivers(cover.object(), cover, empty)
     except Exception:
-        remove()
+        remove()    # the playback clamp takes over, and the layer is not tried again every frame
+        _layer.update(scene=scene.session_uid, generation=props.settings_generation())
         raise
 
 

@@ -352,3 +352,25 @@ def test_a_channel_without_keys_is_not_keyed(scene, mods):
     assert layer._covered_bones(obj) is None
     fc.modifiers.new("GENERATOR")
     assert layer._covered_bones(obj)
+
+
+def test_a_failing_install_leaves_nothing_and_is_not_retried_every_frame(scene, mods, monkeypatch):
+    handlers, layer = mods["handlers"], mods["playback_layer"]
+    keyed_rig(seed=15)
+    calls = []
+
+    def broken(*args):
+        calls.append(1)
+        raise RuntimeError("driver refused")
+
+    monkeypatch.setattr(layer, "_add_drivers", broken)
+    scene.jointlimit.clamp_playback = True
+    handlers.on_playback_start(scene)
+    with pytest.raises(RuntimeError):
+        layer.before_frame(scene)
+    for frame in (1, 2, 3):
+        scene.frame_set(frame)
+    assert len(calls) == 1 and not layer.is_installed() and layer_objects(layer) == ([], [])
+    assert handlers.clamp_scene(scene, only_changed=False) == 0     # the playback clamp did it
+    handlers.on_playback_stop(scene, None)
+    scene.jointlimit.clamp_playback = False
