@@ -516,13 +516,15 @@ def _choose_swivel(chain, n, q1, theta, hinge_clamped, limits, target_rotation, 
     """The feasible swivel nearest the requested one, for one target (``n``, ``q1`` at the
     requested swivel, ``theta`` the hinge angle) [001; Tolani et al. 2000]. If no swivel is
     feasible, the other hinge branch (when inside the hinge range) is tried; if neither has one,
-    the swivel whose clamped pose lands nearest the target. Returns a ``_Choice``."""
+    the swivel whose clamped pose lands nearest the target. Returns a ``_Choice`` (its ``q1`` with
+    ``w >= 0``, whichever sign the caller's ``q1`` had: the scalar and the batched paths agree)."""
     upper, end = _families(chain, n, q1, theta, limits, target_rotation, base_quat)
     fams = [f for f in (upper, end) if f is not None]
     delta, blocked = SW.nearest_feasible(fams)
     ub, eb = (upper is not None and blocked[0]), (end is not None and blocked[-1])
+    q1 = Q.canonical(q1)
     if delta is not None:
-        return _Choice(np.array(SW.Family(None, n, q1).at1(delta)) if delta else q1, theta, delta, ub, eb, False)
+        return _Choice(Q.canonical(SW.Family(None, n, q1).at1(delta)) if delta else q1, theta, delta, ub, eb, False)
     alt = _other_branch(chain, theta, hinge_clamped, limits.hinge)
     if alt is not None:
         frame, _ = _limb_frame(chain, theta)
@@ -531,9 +533,9 @@ def _choose_swivel(chain, n, q1, theta, hinge_clamped, limits, target_rotation, 
         upper_a, end_a = _families(chain, n, q1_alt, alt, limits, target_rotation, base_quat)
         delta, _ = SW.nearest_feasible([f for f in (upper_a, end_a) if f is not None])
         if delta is not None:
-            return _Choice(SW.Family(None, n, q1_alt).at(delta), alt, delta, ub, eb, False)
+            return _Choice(Q.canonical(SW.Family(None, n, q1_alt).at(delta)), alt, delta, ub, eb, False)
     delta = _least_violation(chain, theta, upper, end)
-    return _Choice(SW.Family(None, n, q1).at(delta) if delta else q1, theta, delta, ub, eb, True)
+    return _Choice(Q.canonical(SW.Family(None, n, q1).at(delta)) if delta else q1, theta, delta, ub, eb, True)
 
 
 def _other_branch(chain, theta, hinge_clamped, hinge_range):

@@ -362,6 +362,7 @@ def test_euler_limit_from_euler_limits_module():
 @example(seed=52894983)
 @example(seed=331848)       # the no-feasible-swivel fallback's flat minimum
 @example(seed=415)          # the same, in the end bone's orientation (1.2e-7, numpy 1.26)
+@example(seed=1632)         # the chosen swivel's R1 as -q on one path and q on the other
 def test_batch_equals_loop_of_singles(seed):
     rng = np.random.default_rng(seed)
     chain = _random_chain(rng)
