@@ -419,10 +419,10 @@ def check_updates(depsgraph):
     without keys are clamped when turned (what the playback clamp would do on the next frame),
     unless live limits do it. Anything else (a selection, the rig moved) changes nothing. F-curves
     added or removed need no update: each frame checks their number and looks them up anew."""
+    if _layer["scene"] is None:
+        return      # every depsgraph update of the session passes here
     from . import handlers
 
-    if _layer["scene"] is None:
-        return
     covers = {cover.uid: cover for cover in _layer["covers"]}
     for update in depsgraph.updates:
         data = update.id

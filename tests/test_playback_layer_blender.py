@@ -62,6 +62,18 @@ def play(scene, obj, frames=FRAMES):
     return out
 
 
+def playing_rig(scene, mods, seed):
+    """``(handlers, layer, obj)``: a skinned ``keyed_rig`` played with Clamp Playback on through
+    frames 1 and 2, covered by the layer."""
+    handlers, layer = mods["handlers"], mods["playback_layer"]
+    obj = keyed_rig(seed=seed)
+    scene.jointlimit.clamp_playback = True
+    handlers.on_playback_start(scene)
+    play(scene, obj, [1, 2])
+    assert layer.is_installed() and layer.covers(obj)
+    return handlers, layer, obj
+
+
 def assert_same_frames(got, expected):
     """The same stored rotations to a float32 step (a driver's value is not always the float it
     read: 0.5 becomes 0.49999994) and the same evaluated matrices."""
@@ -110,12 +122,7 @@ def test_playing_with_the_layer_equals_the_playback_clamp(scene, mods):
 def test_keys_limits_and_the_switch_change_during_playback(scene, mods):
     import bpy
 
-    handlers, layer = mods["handlers"], mods["playback_layer"]
-    obj = keyed_rig(seed=5)
-    scene.jointlimit.clamp_playback = True
-    handlers.on_playback_start(scene)
-    play(scene, obj, [1, 2])
-    assert layer.covers(obj)
+    handlers, layer, obj = playing_rig(scene, mods, seed=5)
     # a limit changed
     pb = next(pb for pb in obj.pose.bones if pb.jointlimit.enabled and pb.rotation_mode == "QUATERNION")
     pb.jointlimit.swing_x_max = math.radians(5)
@@ -205,12 +212,7 @@ def test_rigs_the_layer_leaves_to_the_playback_clamp(scene, mods):
 def test_saving_during_playback_leaves_no_layer_in_the_file(scene, mods, tmp_path):
     import bpy
 
-    handlers, layer = mods["handlers"], mods["playback_layer"]
-    obj = keyed_rig(seed=10)
-    scene.jointlimit.clamp_playback = True
-    handlers.on_playback_start(scene)
-    play(scene, obj, [1, 2])
-    assert layer.is_installed()
+    handlers, layer, obj = playing_rig(scene, mods, seed=10)
     path = str(tmp_path / "saved.blend")
     bpy.ops.wm.save_as_mainfile(filepath=path, copy=True)
     assert not layer.is_installed() and layer_objects(layer) == ([], [])
@@ -227,12 +229,7 @@ def test_a_layer_saved_in_a_file_is_removed_on_load(scene, mods, tmp_path):
     loses it on load: no helper empty, no driver reading it, the bones follow their keys."""
     import bpy
 
-    handlers, layer = mods["handlers"], mods["playback_layer"]
-    obj = keyed_rig(seed=11)
-    scene.jointlimit.clamp_playback = True
-    handlers.on_playback_start(scene)
-    play(scene, obj, [1, 2])
-    assert layer.is_installed()
+    handlers, layer, obj = playing_rig(scene, mods, seed=11)
     path = str(tmp_path / "autosave.blend")
     bpy.app.handlers.save_pre.remove(handlers.on_save_pre)
     try:
@@ -262,12 +259,7 @@ def test_renamed_rig_and_bone_during_playback_leave_nothing_behind(scene, mods, 
     playing (scrubbing it adds no driver)."""
     import bpy
 
-    handlers, layer = mods["handlers"], mods["playback_layer"]
-    obj = keyed_rig(seed=12)
-    scene.jointlimit.clamp_playback = True
-    handlers.on_playback_start(scene)
-    play(scene, obj, [1, 2])
-    assert layer.covers(obj)
+    handlers, layer, obj = playing_rig(scene, mods, seed=12)
     pb = next(pb for pb in obj.pose.bones if pb.jointlimit.enabled)
     obj.data.bones[pb.name].name = "renamed bone"
     obj.name = "Renamed Rig"
