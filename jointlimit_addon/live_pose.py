@@ -74,8 +74,16 @@ def _mode_tables():
         for name, value in items.items():
             channel[value + offset] = QUATERNION if name == "QUATERNION" else AXIS_ANGLE if name == "AXIS_ANGLE" else EULER
             order[value + offset] = name if name in quat.EULER_ORDERS else None
-        _codes.update(offset=offset, channel=channel, order=order)
+        _codes.update(offset=offset, channel=channel, order=order, value=items)
     return _codes["offset"], _codes["channel"], _codes["order"]
+
+
+def mode_code(mode):
+    """The integer of the rotation mode named ``mode`` (as ``foreach_get("rotation_mode")`` reads
+    it) and its channel (``QUATERNION``, ``EULER`` or ``AXIS_ANGLE``)."""
+    offset, channel, _ = _mode_tables()
+    code = _codes["value"][mode]
+    return code, int(channel[code + offset])
 
 
 def invalidate(obj=None):
@@ -329,15 +337,13 @@ def tag_written(obj):
     obj.update_tag(refresh={"OBJECT"})
 
 
-def _groups_of(state, selected, ok):
-    """``(limit, rows)`` per group: rows into the selected bones (``state.members[selected]``)
-    whose rotation is valid."""
+def _groups_of(state, selected):
+    """``(limit, rows)`` per group: rows into the selected bones (``state.members[selected]``)."""
     position = np.cumsum(selected) - 1          # row of each member among the selected ones
     groups, start = [], 0
     for limit, end in zip(state.limits, state.ends):
         rows = position[start:end][selected[start:end]]
         start = end
-        rows = rows[ok[rows]]
         if len(rows):
             groups.append((limit, rows))
     return groups
@@ -422,8 +428,15 @@ def _clamp_selected(obj, state, modes, kinds, channels, selected):
 def _clamp_rows(state, modes, kinds, channels, selected, rows):
     """Values to store ``(moved, 4)`` for the members ``selected`` (bones ``rows``), and which
     of them moved."""
+    return clamp_rows(modes, kinds, channels, rows, _groups_of(state, selected))
+
+
+def clamp_rows(modes, kinds, channels, rows, groups):
+    """Values to store ``(moved, 4)`` for the rows ``rows`` of ``channels`` (rotation mode codes
+    ``modes``, channels ``kinds``, indexed like ``channels``), and which of them moved; ``groups``:
+    ``[(limit, positions into rows)]``. Rows that are not rotations stay."""
     q, ok = unit_quaternions(modes, channels, rows)
-    clamped = clamp_groups(q, _groups_of(state, selected, ok))
+    clamped = clamp_groups(q, [(limit, at[ok[at]]) for limit, at in groups])
     tol = bone_limits.storage_tol(_stored_magnitude(kinds[rows], channels, rows))[:, None]
     moved = ok & (np.abs(clamped - q) > tol).any(axis=-1) & np.isfinite(clamped).all(axis=-1)
     return _stored(modes, channels, rows[moved], clamped[moved]), moved

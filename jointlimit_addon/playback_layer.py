@@ -9,13 +9,15 @@ part of the frame's only evaluation instead:
 * each limited bone of a *covered* armature gets, on each channel of its rotation, a driver
   that reads one value of an ID property of the layer's helper empty (``EMPTY_NAME``, in no
   scene, marked ``MARK``); a driver runs after the F-curves, so its value is the one evaluated;
-* in ``frame_change_pre`` the layer evaluates the bone's F-curves at the new frame itself,
+* in ``frame_change_pre`` the layer evaluates the bones' F-curves at the new frame itself,
   clamps them (the values to store are those the playback clamp would write: same limit, same
-  continuity with the keyed values; remembered per bone for its keyed values, and per frame
-  until keys are edited: a loop of playback costs a lookup) and writes them
-  into the empty's property, in the evaluated empty (read by this frame's drivers without a
-  tag, which would copy the rig again) and in the original (what a new evaluated copy starts
-  from);
+  continuity with the keyed values) and writes them into the empty's property. A frame not
+  seen before is computed in one batch with the next ``AHEAD - 1`` frames playback is expected
+  to show (same step and direction as from the previous frame, within the playback range): the
+  F-curves are looked up once per batch and every bone of every frame clamped in one vectorised
+  pass. Values are remembered per frame until keys are edited: a loop of playback costs a
+  lookup. They go in the evaluated empty (read by this frame's drivers without a tag, which
+  would copy the rig again) and in the original (what a new evaluated copy starts from);
 * ``frame_change_post`` leaves covered armatures alone.
 
 An armature is covered when its rotations come from its action alone: an action, no NLA track
@@ -35,12 +37,14 @@ playback clamp's by that much.
 """
 
 import bpy
+import numpy as np
 
 from . import bone_limits, compat, live_pose, props
 
 EMPTY_NAME = "JointLimit Playback Layer"
 MARK = "jointlimit_playback_layer"      # ID property of the helper empty, name of each driver's variable
 MEMO_MAX = live_pose.MEMO_MAX
+AHEAD = 32      # frames computed together on a frame not seen before (see the module)
 
 _layer = {
     "playing": None,    # session_uid of the scene playing (between animation_playback_pre and _post)
@@ -49,46 +53,36 @@ _layer = {
     "covers": [],       # [_Cover]
     "generation": None,  # props.settings_generation() when installed
     "stale": False,     # keys, bones or limits changed: rebuild before the next frame
+    "last": None,       # the frame shown before (the step to the next one)
 }
 
 
 class _Bone:
-    """One covered bone: the data path of its rotation channel and what to store for its keyed
-    values."""
+    """One covered bone: its rotation mode, the data path of its rotation channel and its limit."""
 
-    __slots__ = ("name", "mode", "path", "width", "limit", "memo")
+    __slots__ = ("name", "mode", "path", "width", "limit")
 
     def __init__(self, name, mode, path, width, limit):
         self.name, self.mode, self.path, self.width, self.limit = name, mode, path, width, limit
-        self.memo = {}      # keyed values -> values to store
-
-    def values(self, fcurves, frame):
-        """The values to store at ``frame``; ``None`` when a channel lost its F-curve. The
-        F-curves are looked up on every frame: a reference kept from an earlier frame would
-        point to freed memory once the F-curve is deleted."""
-        find = fcurves.find
-        curves = [find(self.path, index=i) for i in range(self.width)]
-        if None in curves:
-            return None
-        raw = tuple(fc.evaluate(frame) for fc in curves)
-        stored = self.memo.get(raw)
-        if stored is None:
-            if len(self.memo) >= MEMO_MAX:
-                self.memo.clear()
-            stored = self.memo[raw] = values_to_store(self.limit, self.name, self.mode, raw)
-        return stored
 
 
 class _Cover:
     """A covered armature: its bones, the name of its property on the empty, its drivers, and
     what tells that its animation is still the one covered."""
 
-    __slots__ = ("obj_name", "uid", "prop", "bones", "animation", "frames")
+    __slots__ = ("obj_name", "uid", "prop", "bones", "animation", "frames", "codes", "kinds", "groups", "used")
 
     def __init__(self, obj, prop, bones):
         self.obj_name, self.uid, self.prop, self.bones = obj.name, obj.session_uid, prop, bones
         self.animation = _animation_key(obj)
         self.frames = {}    # frame -> values, while the keys are unchanged (``check_updates``)
+        self.codes, self.kinds = (np.array(a, dtype=np.int64).reshape(-1)
+                                  for a in zip(*[live_pose.mode_code(bone.mode) for bone in bones]))
+        by_limit = {}
+        for i, bone in enumerate(bones):
+            by_limit.setdefault(id(bone.limit), (bone.limit, []))[1].append(i)
+        self.groups = [(limit, np.array(members)) for limit, members in by_limit.values()]
+        self.used = np.arange(4) < np.array([bone.width for bone in bones])[:, None]    # (bones, 4)
 
     def object(self):
         """The armature (found again when renamed), or ``None`` when it was deleted."""
@@ -108,27 +102,55 @@ class _Cover:
                 return True
         return False
 
-    def values(self, frame):
+    def values(self, frame, ahead=()):
         """The values of every covered bone at ``frame``, or ``None`` when the armature's
         animation is no longer the one covered (another action or slot, F-curves added or
-        removed, blended otherwise, the armature gone)."""
+        removed, blended otherwise, the armature gone). Those of the frames ``ahead`` (the ones
+        playback is expected to show next) are computed with them, in one batch."""
         obj = self.object()
         if obj is None or _animation_key(obj) != self.animation:
             return None
         out = self.frames.get(frame)
         if out is not None:
             return out
-        fcurves = _fcurves(obj)
-        out = []
-        for bone in self.bones:
-            values = bone.values(fcurves, frame)
-            if values is None:
-                return None
-            out.extend(values)
-        if len(self.frames) >= MEMO_MAX:
+        frames = [frame, *dict.fromkeys(f for f in ahead if f != frame and f not in self.frames)]
+        computed = self._compute(_fcurves(obj), frames)
+        if computed is None:
+            return None
+        if len(self.frames) + len(frames) > MEMO_MAX:
             self.frames.clear()
-        self.frames[frame] = out
-        return out
+        self.frames.update(zip(frames, computed))
+        return computed[0]
+
+    def _compute(self, fcurves, frames):
+        """Per frame of ``frames``, the values to store of every covered bone, channel after
+        channel (``None`` when a channel lost its F-curve): each bone's keyed values where they
+        are inside its limit, else the clamped rotation in the bone's mode, continuous with the
+        keyed values -- the values the playback clamp writes (``live_pose.clamp_rows``). The
+        F-curves are looked up anew: a reference kept from an earlier frame would point to freed
+        memory once the F-curve is deleted."""
+        n = len(frames)
+        channels = {int(kind): np.zeros((len(self.bones) * n, live_pose.CHANNELS[kind][1]))
+                    for kind in np.unique(self.kinds)}
+        find = fcurves.find
+        for b, bone in enumerate(self.bones):
+            block = channels[self.kinds[b]][b * n:(b + 1) * n]
+            for i in range(bone.width):
+                fc = find(bone.path, index=i)
+                if fc is None:
+                    return None
+                evaluate = fc.evaluate
+                block[:, i] = [evaluate(f) for f in frames]
+        kinds = np.repeat(self.kinds, n)
+        rows = np.arange(len(kinds))
+        groups = [(limit, (members[:, None] * n + np.arange(n)).ravel()) for limit, members in self.groups]
+        stored, moved = live_pose.clamp_rows(np.repeat(self.codes, n), kinds, channels, rows, groups)
+        values = np.zeros((len(rows), 4))
+        for kind, block in channels.items():
+            here = kinds == kind
+            values[here, :block.shape[1]] = block[here]
+        values[moved] = stored
+        return values.reshape(len(self.bones), n, 4).transpose(1, 0, 2)[:, self.used].tolist()
 
 
 def _fcurves(obj):
@@ -149,16 +171,6 @@ def _animation_key(obj):
     return (action.session_uid, None if slot is None else slot.identifier, -1 if fcurves is None else len(fcurves),
             data.action_influence, data.action_blend_type, data.use_tweak_mode,
             sum(not track.mute for track in data.nla_tracks))
-
-
-def values_to_store(limit, bone_name, mode, raw):
-    """The values the playback clamp leaves in a bone of rotation mode ``mode`` whose keyed
-    values are ``raw``: ``raw`` when inside its limit, else the clamped rotation in the bone's
-    mode, continuous with ``raw`` (``live_pose._clamp_few``; the driver stores them as float32)."""
-    clamped = live_pose.moved(limit, bone_name, mode, raw)
-    if not clamped:
-        return raw
-    return tuple(float(v) for v in bone_limits.values_for_mode(mode, clamped, raw)[1])
 
 
 # --- which armatures the layer covers --------------------------------------------------------
@@ -237,6 +249,7 @@ def install(scene):
     remove_leftovers()
     covers = []
     frame = scene.frame_current_final
+    ahead = _frames_ahead(scene, frame)
     for obj in _armatures(scene):
         bones = _covered_bones(obj)
         if not bones:
@@ -251,7 +264,7 @@ def install(scene):
     _layer["empty"] = empty.name
     try:
         for cover in covers:
-            empty[cover.prop] = cover.values(frame)
+            empty[cover.prop] = cover.values(frame, ahead)
             _add_drivers(cover.object(), cover, empty)
     except Exception:
         remove()    # the playback clamp takes over, and the layer is not tried again every frame
@@ -327,13 +340,9 @@ def forget(loaded=False):
 
 
 def forget_results():
-    """Forget what each covered bone stored for its keyed values and each frame's values (the
-    benchmark's first play)."""
+    """Forget each frame's values (the benchmark's first play)."""
     for cover in _layer["covers"]:
         cover.frames.clear()
-        for bone in cover.bones:
-            bone.memo.clear()
-
 
 # --- per frame ----------------------------------------------------------------------------------
 
@@ -358,7 +367,8 @@ def before_frame(scene):
         return
     empty = _empty()
     frame = scene.frame_current_final
-    written = [] if empty is None else [(cover.prop, cover.values(frame)) for cover in _layer["covers"]]
+    ahead = _frames_ahead(scene, frame)
+    written = [] if empty is None else [(cover.prop, cover.values(frame, ahead)) for cover in _layer["covers"]]
     if empty is None or any(values is None for _, values in written):
         remove()            # the animation changed: set up anew
         install(scene)
@@ -370,6 +380,22 @@ def before_frame(scene):
             ev[prop] = values
     if not evaluated:
         empty.update_tag()      # no evaluated copy yet: the next one is made from the original
+
+
+def _frames_ahead(scene, frame):
+    """The frames after ``frame`` that playback is expected to show next: ``AHEAD - 1`` of them
+    at the step from the frame shown before (reversed playback steps back; a jump or a repeat
+    takes the scene's frame step), up to the end of the playback range (preview range if set)."""
+    last, _layer["last"] = _layer["last"], frame
+    step = max(scene.frame_step, 1)
+    if last is not None and 0 < abs(frame - last) <= 4 * step:
+        step = frame - last
+    if scene.use_preview_range:
+        start, end = scene.frame_preview_start, scene.frame_preview_end
+    else:
+        start, end = scene.frame_start, scene.frame_end
+    ahead = [frame + k * step for k in range(1, AHEAD)]
+    return [f for f in ahead if start <= f <= end]
 
 
 def _evaluated(empty, view_layer):
@@ -384,6 +410,7 @@ def _evaluated(empty, view_layer):
 
 def playback_started(scene):
     _layer["playing"] = scene.session_uid
+    _layer["last"] = scene.frame_current_final     # the first frame played tells the direction
 
 
 def playback_stopped(scene):

@@ -157,6 +157,50 @@ def fcurves_of(obj):
     return compat().action_fcurve_collection(data.action, data.action_slot)
 
 
+def test_frames_computed_ahead_equal_frames_computed_alone(scene, mods, monkeypatch):
+    """A frame not seen before is computed in one batch with the frames playback shows next,
+    forward and reversed, within the playback range; each frame of the batch is what the
+    playback clamp puts there."""
+    handlers, layer = mods["handlers"], mods["playback_layer"]
+    obj = keyed_rig(seed=17)
+    scene.frame_start, scene.frame_end = 1, 12
+    forward, backward = list(range(1, 13)), list(range(12, 0, -1))
+    scene.jointlimit.clamp_playback = True
+    reference = play(scene, obj, forward)
+    batches = []
+    compute = layer._Cover._compute
+    monkeypatch.setattr(layer._Cover, "_compute",
+                        lambda self, fcurves, frames: batches.append(list(frames)) or compute(self, fcurves, frames))
+    handlers.on_playback_start(scene)
+    assert_same_frames(play(scene, obj, forward), reference)
+    assert batches == [forward]
+    handlers.on_playback_stop(scene, None)
+    batches.clear()
+    handlers.on_playback_start(scene)       # a new layer remembers nothing: played backwards
+    assert_same_frames(play(scene, obj, backward), reference[::-1])
+    assert batches == [[12], backward[1:]]      # 12 shown twice: the scene's step, past the end
+    handlers.on_playback_stop(scene, None)
+    scene.jointlimit.clamp_playback = False
+
+
+def test_the_frames_expected_next(scene, mods):
+    """The step from the frame shown before, else the scene's step; the preview range when set."""
+    layer = mods["playback_layer"]
+    scene.frame_start, scene.frame_end, scene.frame_step = 1, 100, 1
+    ahead = layer._frames_ahead
+    layer._layer["last"] = None
+    assert ahead(scene, 10) == list(range(11, 10 + layer.AHEAD))
+    assert ahead(scene, 12) == list(range(14, 12 + 2 * layer.AHEAD, 2))     # frames dropped
+    assert ahead(scene, 11) == list(range(10, 0, -1))       # reversed, down to the start
+    assert ahead(scene, 50) == list(range(51, 50 + layer.AHEAD))            # a jump
+    assert ahead(scene, 49) == list(range(48, 49 - layer.AHEAD, -1))
+    assert ahead(scene, 60) == list(range(61, 60 + layer.AHEAD))            # a jump
+    scene.use_preview_range, scene.frame_preview_start, scene.frame_preview_end = True, 58, 64
+    assert ahead(scene, 61) == [62, 63, 64]
+    scene.use_preview_range, scene.frame_step = False, 3
+    assert ahead(scene, 95) == [98]
+
+
 def test_a_channel_deleted_or_keyed_during_playback(scene, mods):
     """F-curves removed by a script right before a frame (no update in between) are not read:
     the layer is set up anew for that frame; a limited bone keyed during playback is covered from

@@ -14,8 +14,9 @@ earlier per-bone path; what frame changes outside playback get: scrubbing, rende
 ``frame_set``), played (the playback layer: Blender's ``animation_playback_pre`` handlers are
 called, as when the animation plays in the UI), with a Limit Rotation constraint on each bone
 (Blender's reference). Playback replays the same frames, whose clamped rotations the handlers
-remember; the first-play rows empty those memos before every frame, so that every rotation is
-checked and corrected anew.
+remember; the first-play rows empty those memos at the start of each play (frame 1), so that
+every frame's rotations are checked and corrected anew, as on the first play after the keys or
+limits were edited (the playback layer then computes frames ahead in batches).
 
 The live-limit handler when nothing changed: on a depsgraph update that did not touch the
 armature (selecting another object), and forced to re-read the armature (every rotation compared).
@@ -192,6 +193,7 @@ def chain_rows(addon, rounds, inside):
     obj = build_rig()
     key_random(obj, bone_limits, [pb.name for pb in obj.pose.bones], inside)
     scene = bpy.context.scene
+    scene.frame_start, scene.frame_end = FRAMES[0], FRAMES[-1]     # the range played
     settings = scene.jointlimit
     base = per_frame(scene, rounds)
     settings.clamp_playback = True
@@ -200,9 +202,10 @@ def chain_rows(addon, rounds, inside):
     live_pose = sys.modules[addon.__name__ + ".live_pose"]
     layer = sys.modules[addon.__name__ + ".playback_layer"]
 
-    def forget(*_args):
-        live_pose.forget_results()
-        layer.forget_results()
+    def forget(scene, *_args):
+        if scene.frame_current == FRAMES[0]:
+            live_pose.forget_results()
+            layer.forget_results()
 
     bpy.app.handlers.frame_change_pre.insert(0, forget)     # as on a first play: nothing remembered
     try:
@@ -233,7 +236,7 @@ def chain_rows(addon, rounds, inside):
     rows = [
         (f"keys {where}: frame change, no limits", span(base), "-", "-"),
         (f"keys {where}: + JointLimit playback clamp", span(ours), added(ours, base), span(ours_handler)),
-        (f"keys {where}: + same, first play (memos emptied every frame)", span(first), added(first, base),
+        (f"keys {where}: + same, first play (memos emptied before each play)", span(first), added(first, base),
          span(first_handler)),
         (f"keys {where}: + same, earlier per-bone path", span(per_bone), added(per_bone, base), span(per_bone_handler)),
         (f"keys {where}: + same, playing (playback layer)", span(playing), added(playing, base), "-"),
@@ -344,15 +347,17 @@ def rigify_rows(addon, rounds):
     handlers = sys.modules[addon.__name__ + ".handlers"]
     rig, names = rigify_rig(addon)
     scene = bpy.context.scene
+    scene.frame_start, scene.frame_end = FRAMES[0], FRAMES[-1]     # the range played
     live_pose = sys.modules[addon.__name__ + ".live_pose"]
     layer = sys.modules[addon.__name__ + ".playback_layer"]
 
-    def forget(*_args):
-        live_pose.forget_results()
-        layer.forget_results()
+    def forget(scene, *_args):
+        if scene.frame_current == FRAMES[0]:
+            live_pose.forget_results()
+            layer.forget_results()
 
     def setup(live, forgetting, playing=False):
-        """Live limits on or off, memos forgotten before each frame, played (the playback
+        """Live limits on or off, memos forgotten at the start of each play, played (the playback
         layer: Blender's animation_playback_pre handlers) or stepped frame by frame (scrubbing,
         rendering, frame_set: the playback clamp)."""
         def apply():
@@ -420,4 +425,5 @@ def main():
     addon.unregister()
 
 
-main()
+if __name__ == "__main__":
+    main()
