@@ -6,9 +6,13 @@ the whole armature object and its pose) costs about two frames more (README, Liv
 During playback (between ``animation_playback_pre`` and ``_post``) this layer makes the clamp
 part of the frame's only evaluation instead:
 
-* each limited bone of a *covered* armature gets, on each channel of its rotation, a driver
-  that reads one value of an ID property of the layer's helper empty (``EMPTY_NAME``, in no
-  scene, marked ``MARK``); a driver runs after the F-curves, so its value is the one evaluated;
+* each limited bone of a *covered* armature that the clamp moves gets, on each channel of its
+  rotation, a driver that reads one value of an ID property of the layer's helper empty
+  (``EMPTY_NAME``, in no scene, marked ``MARK``); a driver runs after the F-curves, so its value
+  is the one evaluated. A bone is driven from the first computed frame on which the clamp moves
+  it (frames are computed before they are shown, see below); until then Blender evaluates its
+  F-curves alone, which is what the clamp would keep: an animation posed within the limits
+  costs no driver;
 * in ``frame_change_pre`` the layer evaluates the bones' F-curves at the new frame itself,
   clamps them (the values to store are those the playback clamp would write: same limit, same
   continuity with the keyed values) and writes them into the empty's property. A frame not
@@ -70,7 +74,8 @@ class _Cover:
     """A covered armature: its bones, the name of its property on the empty, its drivers, and
     what tells that its animation is still the one covered."""
 
-    __slots__ = ("obj_name", "uid", "prop", "bones", "animation", "frames", "codes", "kinds", "groups", "used")
+    __slots__ = ("obj_name", "uid", "prop", "bones", "animation", "frames", "codes", "kinds", "groups", "used",
+                 "offsets", "driven", "to_drive")
 
     def __init__(self, obj, prop, bones):
         self.obj_name, self.uid, self.prop, self.bones = obj.name, obj.session_uid, prop, bones
@@ -82,7 +87,11 @@ class _Cover:
         for i, bone in enumerate(bones):
             by_limit.setdefault(id(bone.limit), (bone.limit, []))[1].append(i)
         self.groups = [(limit, np.array(members)) for limit, members in by_limit.values()]
-        self.used = np.arange(4) < np.array([bone.width for bone in bones])[:, None]    # (bones, 4)
+        widths = np.array([bone.width for bone in bones])
+        self.used = np.arange(4) < widths[:, None]      # (bones, 4)
+        self.offsets = (np.cumsum(widths) - widths).tolist()     # of each bone's values in a frame's
+        self.driven = np.zeros(len(bones), dtype=bool)  # bones with drivers (moved on a computed frame)
+        self.to_drive = []      # bones moved on a computed frame, not driven yet
 
     def object(self):
         """The armature (found again when renamed), or ``None`` when it was deleted."""
@@ -150,6 +159,9 @@ class _Cover:
             here = kinds == kind
             values[here, :block.shape[1]] = block[here]
         values[moved] = stored
+        new = np.flatnonzero(moved.reshape(len(self.bones), n).any(axis=1) & ~self.driven)
+        self.driven[new] = True
+        self.to_drive += new.tolist()
         return values.reshape(len(self.bones), n, 4).transpose(1, 0, 2)[:, self.used].tolist()
 
 
@@ -273,13 +285,12 @@ def install(scene):
 
 
 def _add_drivers(obj, cover, empty):
-    offset = 0
-    for bone in cover.bones:
-        pb = obj.pose.bones[bone.name]
-        attr, width = bone_limits.rotation_path(pb)
-        path = pb.path_from_id(attr)
-        for i in range(width):
-            fc = obj.driver_add(path, i)
+    """Drive the bones of ``cover`` that moved on a computed frame and are not driven yet: a bone
+    the clamp never moves keeps its F-curves' values, and Blender evaluates no driver for it."""
+    for b in cover.to_drive:
+        bone, offset = cover.bones[b], cover.offsets[b]
+        for i in range(bone.width):
+            fc = obj.driver_add(bone.path, i)
             for modifier in list(fc.modifiers):
                 fc.modifiers.remove(modifier)
             driver = fc.driver
@@ -289,7 +300,7 @@ def _add_drivers(obj, cover, empty):
             target = var.targets[0]
             target.id_type, target.id = "OBJECT", empty
             target.data_path = f'["{cover.prop}"][{offset + i}]'
-        offset += width
+    cover.to_drive.clear()
 
 
 def remove():
@@ -373,6 +384,9 @@ def before_frame(scene):
         remove()            # the animation changed: set up anew
         install(scene)
         return
+    for cover in _layer["covers"]:
+        if cover.to_drive:      # moved on a frame computed now: driven from this frame on
+            _add_drivers(cover.object(), cover, empty)
     evaluated = [ev for ev in (_evaluated(empty, view_layer) for view_layer in scene.view_layers) if ev is not None]
     for prop, values in written:
         empty[prop] = values

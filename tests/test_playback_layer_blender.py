@@ -44,9 +44,7 @@ def keyed_rig(seed=3, n_extra_free=3, skin=True):
             pb.rotation_quaternion = q / np.linalg.norm(q)
             pb.rotation_euler = rng.uniform(-3 * math.pi, 3 * math.pi, 3)
             pb.rotation_axis_angle = (rng.uniform(-4.0, 4.0), *rng.normal(size=3))
-            attr = ("rotation_quaternion" if pb.rotation_mode == "QUATERNION" else
-                    "rotation_axis_angle" if pb.rotation_mode == "AXIS_ANGLE" else "rotation_euler")
-            pb.keyframe_insert(attr, frame=frame)
+            pb.keyframe_insert(channel_of(pb), frame=frame)
     return obj
 
 
@@ -84,6 +82,11 @@ def assert_same_frames(got, expected):
                                        rtol=2.5e-7, atol=1e-7)
         for a, b in zip(matrices, matrices_ref):
             np.testing.assert_allclose(a, b, atol=1e-5)     # ulps along a chain of 200 bones
+
+
+def channel_of(pb):
+    return ("rotation_quaternion" if pb.rotation_mode == "QUATERNION" else
+            "rotation_axis_angle" if pb.rotation_mode == "AXIS_ANGLE" else "rotation_euler")
 
 
 def layer_objects(layer):
@@ -183,6 +186,38 @@ def test_frames_computed_ahead_equal_frames_computed_alone(scene, mods, monkeypa
     scene.jointlimit.clamp_playback = False
 
 
+def test_a_bone_is_driven_once_the_clamp_moves_it(scene, mods):
+    """An animation posed within the limits costs no driver; a bone that leaves its limit later
+    in the shot gets its drivers with the batch of frames that reaches that part, before it is
+    shown; every frame is the playback clamp's."""
+    handlers, layer = mods["handlers"], mods["playback_layer"]
+    obj = limited_rig()
+    for pb in obj.pose.bones:
+        pb.rotation_quaternion, pb.rotation_euler, pb.rotation_axis_angle = (1, 0, 0, 0), (0, 0, 0), (0, 0, 1, 0)
+    handlers.clamp_object_per_bone(obj, False)      # each limited bone at rest or where its limit puts rest
+    keyed = [pb for pb in obj.pose.bones if pb.jointlimit.enabled]
+    for pb in keyed:
+        for frame in (1, 60):
+            pb.keyframe_insert(channel_of(pb), frame=frame)
+    late = next(pb for pb in keyed if pb.rotation_mode == "QUATERNION")
+    late.rotation_quaternion = (0.0, 1.0, 0.0, 0.0)     # 180° about X
+    late.keyframe_insert("rotation_quaternion", frame=80)
+    scene.frame_start, scene.frame_end = 1, 100
+    frames = list(range(1, 101))
+    scene.jointlimit.clamp_playback = True
+    reference = play(scene, obj, frames)
+    handlers.on_playback_start(scene)
+    played = play(scene, obj, frames[:layer.AHEAD])
+    assert layer.covers(obj) and len(layer_objects(layer)[0]) == 1 and layer_objects(layer)[1] == []
+    played += play(scene, obj, frames[layer.AHEAD:])
+    assert {fc.data_path for fc in layer_objects(layer)[1]} == {late.path_from_id("rotation_quaternion")}
+    assert len(layer_objects(layer)[1]) == 4
+    assert_same_frames(played, reference)
+    assert reference[79][0][obj.pose.bones.find(late.name)][1] != (0.0, 1.0, 0.0, 0.0)    # clamped at frame 80
+    handlers.on_playback_stop(scene, None)
+    scene.jointlimit.clamp_playback = False
+
+
 def test_the_frames_expected_next(scene, mods):
     """The step from the frame shown before, else the scene's step; the preview range when set."""
     layer = mods["playback_layer"]
@@ -224,7 +259,8 @@ def test_a_channel_deleted_or_keyed_during_playback(scene, mods):
     played = play(scene, obj, [4, 5])
     assert layer.covers(obj)
     assert gone.path_from_id("rotation_quaternion") not in {fc.data_path for fc in obj.animation_data.drivers}
-    still.keyframe_insert("rotation_euler", frame=1)
+    still.rotation_euler = (2.5, 0.0, 0.0)
+    still.keyframe_insert("rotation_euler", frame=1)        # outside its limit: driven
     play(scene, obj, [6])
     assert still.path_from_id("rotation_euler") in {fc.data_path for fc in obj.animation_data.drivers}
     handlers.on_playback_stop(scene, None)
