@@ -379,14 +379,19 @@ def before_frame(scene):
     empty = _empty()
     frame = scene.frame_current_final
     ahead = _frames_ahead(scene, frame)
-    written = [] if empty is None else [(cover.prop, cover.values(frame, ahead)) for cover in _layer["covers"]]
-    if empty is None or any(values is None for _, values in written):
+    computed = [] if empty is None else [cover.values(frame, ahead) for cover in _layer["covers"]]
+    if empty is None or None in computed:
         remove()            # the animation changed: set up anew
         install(scene)
         return
-    for cover in _layer["covers"]:
+    written = []
+    for cover, values in zip(_layer["covers"], computed):
         if cover.to_drive:      # moved on a frame computed now: driven from this frame on
             _add_drivers(cover.object(), cover, empty)
+        if cover.driven.any():  # else no driver reads the values
+            written.append((cover.prop, values))
+    if not written:
+        return
     evaluated = [ev for ev in (_evaluated(empty, view_layer) for view_layer in scene.view_layers) if ev is not None]
     for prop, values in written:
         empty[prop] = values
