@@ -47,7 +47,7 @@ from . import bone_limits, compat, live_pose, props
 
 EMPTY_NAME = "JointLimit Playback Layer"
 MARK = "jointlimit_playback_layer"      # ID property of the helper empty, name of each driver's variable
-MEMO_MAX = live_pose.MEMO_MAX
+MEMO_FLOATS = 1 << 22    # values remembered per armature (32 MB): a longer shot forgets and computes again
 AHEAD = 32      # frames computed together on a frame not seen before (see the module)
 
 _layer = {
@@ -80,7 +80,7 @@ class _Cover:
     def __init__(self, obj, prop, bones):
         self.obj_name, self.uid, self.prop, self.bones = obj.name, obj.session_uid, prop, bones
         self.animation = _animation_key(obj)
-        self.frames = {}    # frame -> values, while the keys are unchanged (``check_updates``)
+        self.frames = {}    # frame -> values (a row of its batch), while the keys are unchanged
         self.codes, self.kinds = (np.array(a, dtype=np.int64).reshape(-1)
                                   for a in zip(*[live_pose.mode_code(bone.mode) for bone in bones]))
         by_limit = {}
@@ -126,14 +126,14 @@ class _Cover:
         computed = self._compute(_fcurves(obj), frames)
         if computed is None:
             return None
-        if len(self.frames) + len(frames) > MEMO_MAX:
+        if (len(self.frames) + len(frames)) * computed.shape[1] > MEMO_FLOATS:
             self.frames.clear()
         self.frames.update(zip(frames, computed))
         return computed[0]
 
     def _compute(self, fcurves, frames):
-        """Per frame of ``frames``, the values to store of every covered bone, channel after
-        channel (``None`` when a channel lost its F-curve): each bone's keyed values where they
+        """Per frame of ``frames`` (rows), the values to store of every covered bone, channel
+        after channel (``None`` when a channel lost its F-curve): each bone's keyed values where they
         are inside its limit, else the clamped rotation in the bone's mode, continuous with the
         keyed values -- the values the playback clamp writes (``live_pose.clamp_rows``). The
         F-curves are looked up anew: a reference kept from an earlier frame would point to freed
@@ -162,7 +162,7 @@ class _Cover:
         new = np.flatnonzero(moved.reshape(len(self.bones), n).any(axis=1) & ~self.driven)
         self.driven[new] = True
         self.to_drive += new.tolist()
-        return values.reshape(len(self.bones), n, 4).transpose(1, 0, 2)[:, self.used].tolist()
+        return values.reshape(len(self.bones), n, 4).transpose(1, 0, 2)[:, self.used]
 
 
 def _fcurves(obj):
@@ -380,7 +380,7 @@ def before_frame(scene):
     frame = scene.frame_current_final
     ahead = _frames_ahead(scene, frame)
     computed = [] if empty is None else [cover.values(frame, ahead) for cover in _layer["covers"]]
-    if empty is None or None in computed:
+    if empty is None or any(values is None for values in computed):
         remove()            # the animation changed: set up anew
         install(scene)
         return
