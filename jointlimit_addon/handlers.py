@@ -164,6 +164,8 @@ def on_save_pre(*_args):
 
 @bpy.app.handlers.persistent
 def on_frame_change(scene, depsgraph=None):
+    if depsgraph is not None:
+        playback_layer.after_frame(scene, depsgraph)
     if scene.jointlimit.clamp_playback:
         clamp_scene(scene, only_changed=False, view_layer=None if depsgraph is None else depsgraph.view_layer)
 

@@ -22,7 +22,10 @@ part of the frame's only evaluation instead:
   pass. Values are remembered per frame until keys are edited: a loop of playback costs a
   lookup. They go in the evaluated empty (read by this frame's drivers without a tag, which
   would copy the rig again) and in the original (what a new evaluated copy starts from);
-* ``frame_change_post`` leaves covered armatures alone.
+* ``frame_change_post`` leaves covered armatures alone, unless keys were edited right before
+  the frame with no update in between (``after_frame``): the frame's evaluation copied the
+  edited action anew, which drops a mark the layer leaves on the evaluated copy; the layer is
+  then set up anew and Blender evaluates the frame again.
 
 An armature is covered when its rotations come from its action alone: an action, no NLA track
 playing, full influence, Replace, every channel of each limited bone's rotation keyed (not
@@ -34,10 +37,10 @@ Nothing of the layer stays in the user's file: it is removed when playback stops
 stopped frame clamped by the playback clamp), before every save (the next frame puts it back),
 when the playback clamp is switched off, and rebuilt when limits, keys or a covered bone's
 rotation mode change (``check_updates``) and when the action or its F-curves are no longer those
-covered (checked each frame, the F-curves looked up anew). Only the scene that plays uses it. A file saved by other means while it was installed
-(an autosave) loses it on load (``remove_leftovers``). Blender's drivers may round the value
-they read by a float32 step (0.5 becomes 0.49999994), so stored values can differ from the
-playback clamp's by that much.
+covered (checked each frame, the F-curves looked up anew). Only the scene that plays uses it.
+A file saved by other means while it was installed (an autosave) loses it on load (``remove_leftovers``). A driver's value is not always the float
+it read: 0.5 becomes 0.49999994, and a positive value up to 1e-4 becomes 0 (Blender 4.5 to
+5.2, every driver type), so a driven channel can differ from the playback clamp's by that much.
 """
 
 import bpy
@@ -57,7 +60,7 @@ _layer = {
     "covers": [],       # [_Cover]
     "generation": None,  # props.settings_generation() when installed
     "stale": False,     # keys, bones or limits changed: rebuild before the next frame
-    "last": None,       # the frame shown before (the step to the next one)
+    "last": None,       # the frame number shown before (the step to the next one)
 }
 
 
@@ -75,7 +78,7 @@ class _Cover:
     what tells that its animation is still the one covered."""
 
     __slots__ = ("obj_name", "uid", "prop", "bones", "animation", "frames", "codes", "kinds", "groups", "used",
-                 "offsets", "driven", "to_drive")
+                 "offsets", "driven", "to_drive", "marked")
 
     def __init__(self, obj, prop, bones):
         self.obj_name, self.uid, self.prop, self.bones = obj.name, obj.session_uid, prop, bones
@@ -92,6 +95,7 @@ class _Cover:
         self.offsets = (np.cumsum(widths) - widths).tolist()     # of each bone's values in a frame's
         self.driven = np.zeros(len(bones), dtype=bool)  # bones with drivers (moved on a computed frame)
         self.to_drive = []      # bones moved on a computed frame, not driven yet
+        self.marked = False     # the evaluated action carries MARK (``action_edited``)
 
     def object(self):
         """The armature (found again when renamed), or ``None`` when it was deleted."""
@@ -110,6 +114,21 @@ class _Cover:
             if pb is None or pb.rotation_mode != bone.mode:
                 return True
         return False
+
+    def action_edited(self, depsgraph):
+        """Whether the action's copy in ``depsgraph`` was made anew since it was marked (an edit
+        of the action makes Blender copy it again; the original is never marked). The mark is
+        put after a frame in which drivers were added, whose new relations may copy it again."""
+        obj = self.object()
+        action = None if obj is None or obj.animation_data is None else obj.animation_data.action
+        evaluated = None if action is None else action.evaluated_get(depsgraph)
+        if evaluated is None or not evaluated.is_evaluated:
+            return False
+        if not self.marked:
+            evaluated[MARK] = 1
+            self.marked = True
+            return False
+        return evaluated.get(MARK) is None
 
     def values(self, frame, ahead=()):
         """The values of every covered bone at ``frame``, or ``None`` when the armature's
@@ -261,7 +280,7 @@ def install(scene):
     remove_leftovers()
     covers = []
     frame = scene.frame_current_final
-    ahead = _frames_ahead(scene, frame)
+    ahead = _frames_ahead(scene)
     for obj in _armatures(scene):
         bones = _covered_bones(obj)
         if not bones:
@@ -287,6 +306,7 @@ def install(scene):
 def _add_drivers(obj, cover, empty):
     """Drive the bones of ``cover`` that moved on a computed frame and are not driven yet: a bone
     the clamp never moves keeps its F-curves' values, and Blender evaluates no driver for it."""
+    cover.marked = False
     for b in cover.to_drive:
         bone, offset = cover.bones[b], cover.offsets[b]
         for i in range(bone.width):
@@ -378,7 +398,7 @@ def before_frame(scene):
         return
     empty = _empty()
     frame = scene.frame_current_final
-    ahead = _frames_ahead(scene, frame)
+    ahead = _frames_ahead(scene)
     computed = [] if empty is None else [cover.values(frame, ahead) for cover in _layer["covers"]]
     if empty is None or any(values is None for values in computed):
         remove()            # the animation changed: set up anew
@@ -401,10 +421,25 @@ def before_frame(scene):
         empty.update_tag()      # no evaluated copy yet: the next one is made from the original
 
 
-def _frames_ahead(scene, frame):
-    """The frames after ``frame`` that playback is expected to show next: ``AHEAD - 1`` of them
-    at the step from the frame shown before (reversed playback steps back; a jump or a repeat
-    takes the scene's frame step), up to the end of the playback range (preview range if set)."""
+def after_frame(scene, depsgraph):
+    """``frame_change_post``: when keys were edited right before this frame, with no update in
+    between to tell ``check_updates`` (a script's edit, or one the frame step came before), the
+    frame was shown from values computed with the old keys. Its evaluation copied the edited
+    action anew, which dropped the mark left on the evaluated copy (``_Cover.action_edited``):
+    the layer is then set up anew, and Blender evaluates the frame again with it."""
+    if _layer["scene"] != scene.session_uid or _layer["playing"] != scene.session_uid:
+        return
+    if any(cover.action_edited(depsgraph) for cover in _layer["covers"]):
+        remove()
+        install(scene)
+
+
+def _frames_ahead(scene):
+    """The scene times (``frame_current_final``) of the frames playback is expected to show
+    after the current one: ``AHEAD - 1`` of them at the step from the frame shown before
+    (reversed playback steps back; a jump or a repeat takes the scene's frame step), up to the
+    end of the playback range (preview range if set)."""
+    frame = scene.frame_current
     last, _layer["last"] = _layer["last"], frame
     step = max(scene.frame_step, 1)
     if last is not None and 0 < abs(frame - last) <= 4 * step:
@@ -414,7 +449,16 @@ def _frames_ahead(scene, frame):
     else:
         start, end = scene.frame_start, scene.frame_end
     ahead = [frame + k * step for k in range(1, AHEAD)]
-    return [f for f in ahead if start <= f <= end]
+    return _scene_times(scene, [f for f in ahead if start <= f <= end])
+
+
+def _scene_times(scene, frames):
+    """``frame_current_final`` at each frame number of ``frames`` with the scene's subframe and
+    time remapping (``BKE_scene_frame_to_ctime``, in float32 like Blender: the same floats)."""
+    render = scene.render
+    frame_length = np.float32(render.frame_map_old) / np.float32(render.frame_map_new)
+    times = (np.asarray(frames, dtype=np.float32) + np.float32(scene.frame_subframe)) * frame_length
+    return times.astype(np.float64).tolist()
 
 
 def _evaluated(empty, view_layer):
@@ -429,7 +473,7 @@ def _evaluated(empty, view_layer):
 
 def playback_started(scene):
     _layer["playing"] = scene.session_uid
-    _layer["last"] = scene.frame_current_final     # the first frame played tells the direction
+    _layer["last"] = scene.frame_current     # the first frame played tells the direction
 
 
 def playback_stopped(scene):
