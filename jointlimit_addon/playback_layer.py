@@ -78,7 +78,7 @@ class _Cover:
     what tells that its animation is still the one covered."""
 
     __slots__ = ("obj_name", "uid", "prop", "bones", "animation", "frames", "codes", "kinds", "groups", "used",
-                 "offsets", "driven", "to_drive", "marked")
+                 "offsets", "driven", "to_drive", "marked", "drivers")
 
     def __init__(self, obj, prop, bones):
         self.obj_name, self.uid, self.prop, self.bones = obj.name, obj.session_uid, prop, bones
@@ -96,6 +96,7 @@ class _Cover:
         self.driven = np.zeros(len(bones), dtype=bool)  # bones with drivers (moved on a computed frame)
         self.to_drive = []      # bones moved on a computed frame, not driven yet
         self.marked = False     # the evaluated action carries MARK (``action_edited``)
+        self.drivers = len(obj.animation_data.drivers)  # the armature's drivers, the layer's included
 
     def object(self):
         """The armature (found again when renamed), or ``None`` when it was deleted."""
@@ -133,11 +134,12 @@ class _Cover:
     def values(self, frame, ahead=()):
         """The values of every covered bone at ``frame``, or ``None`` when the armature's
         animation is no longer the one covered (another action or slot, F-curves added or
-        removed, blended otherwise, the armature gone). Those of the frames ``ahead`` (the ones
-        playback is expected to show next) are computed with them, in one batch."""
+        removed, blended otherwise, a driver added, the armature gone). Those of the frames
+        ``ahead`` (the ones playback is expected to show next) are computed with them, in one
+        batch."""
         obj = self.object()
-        if obj is None or _animation_key(obj) != self.animation:
-            return None
+        if obj is None or _animation_key(obj) != self.animation or len(obj.animation_data.drivers) != self.drivers:
+            return None     # a driver added by the user (its channel may be one the layer drives)
         out = self.frames.get(frame)
         if out is not None:
             return out
@@ -321,6 +323,7 @@ def _add_drivers(obj, cover, empty):
             target.id_type, target.id = "OBJECT", empty
             target.data_path = f'["{cover.prop}"][{offset + i}]'
     cover.to_drive.clear()
+    cover.drivers = len(obj.animation_data.drivers)
 
 
 def remove():

@@ -443,6 +443,49 @@ def test_renamed_rig_and_bone_during_playback_leave_nothing_behind(scene, mods, 
     scene.jointlimit.clamp_playback = False
 
 
+def test_two_bones_swapping_names_right_before_a_frame(scene, mods):
+    """Two covered bones of one rotation mode with different limits swap names by script, with no
+    update before the next frame: that frame is the playback clamp's (Blender renames the
+    action's paths, which copies it anew)."""
+    handlers, layer, obj = playing_rig(scene, mods, seed=21)
+    bones = obj.pose.bones
+    a, b = next((p, q) for p in bones for q in bones
+                if p.jointlimit.enabled and q.jointlimit.enabled and p.rotation_mode == q.rotation_mode == "QUATERNION"
+                and p.jointlimit.swing_x_max != q.jointlimit.swing_x_max)
+    names = a.name, b.name
+    obj.data.bones[names[0]].name = "swap"
+    obj.data.bones[names[1]].name = names[0]
+    obj.data.bones["swap"].name = names[1]
+    layer.forget_results()          # frames not computed yet
+    played = play(scene, obj, [3, 4])
+    handlers.on_playback_stop(scene, None)
+    assert_same_frames(played, play(scene, obj, [3, 4]))
+    scene.jointlimit.clamp_playback = False
+
+
+def test_a_driver_added_during_playback_is_the_users(scene, mods):
+    """A driver the user adds during playback on a limited bone's rotation (not driven by the
+    layer yet) hands the rig to the playback clamp, and stays when playback stops."""
+    handlers, layer = mods["handlers"], mods["playback_layer"]
+    obj = still_rig(handlers)
+    scene.frame_start, scene.frame_end = 1, 100
+    scene.jointlimit.clamp_playback = True
+    handlers.on_playback_start(scene)
+    play(scene, obj, [1, 2])
+    assert layer.covers(obj) and layer_objects(layer)[1] == []
+    pb = next(p for p in obj.pose.bones if p.jointlimit.enabled and p.rotation_mode == "QUATERNION")
+    fc = obj.driver_add(pb.path_from_id("rotation_quaternion"), 1)
+    fc.driver.type = "SCRIPTED"
+    fc.driver.expression = "0.9"           # far outside any limit
+    played = play(scene, obj, [3])
+    assert not layer.covers(obj)
+    handlers.on_playback_stop(scene, None)
+    drivers = [(d.data_path, d.array_index, d.driver.expression) for d in obj.animation_data.drivers]
+    assert drivers == [(pb.path_from_id("rotation_quaternion"), 1, "0.9")]
+    assert_same_frames(played, play(scene, obj, [3]))
+    scene.jointlimit.clamp_playback = False
+
+
 def test_the_layer_is_built_once_and_left_alone_by_the_playback_clamp(scene, mods, monkeypatch):
     """Frames, a selection and the rig moved do not rebuild the layer; the playback clamp does
     not touch the covered rig; this frame's values reach the drivers through the evaluated empty
