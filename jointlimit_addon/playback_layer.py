@@ -38,9 +38,10 @@ stopped frame clamped by the playback clamp), before every save (the next frame 
 when the playback clamp is switched off, and rebuilt when limits, keys or a covered bone's
 rotation mode change (``check_updates``) and when the action or its F-curves are no longer those
 covered (checked each frame, the F-curves looked up anew). Only the scene that plays uses it.
-A file saved by other means while it was installed (an autosave) loses it on load (``remove_leftovers``). A driver's value is not always the float
-it read: 0.5 becomes 0.49999994, and a positive value up to 1e-4 becomes 0 (Blender 4.5 to
-5.2, every driver type), so a driven channel can differ from the playback clamp's by that much.
+A file saved by other means while it was installed (an autosave) loses it on load
+(``remove_leftovers``). A driver's value is not always the float it read: 0.5 becomes
+0.49999994, and a positive value up to 1e-4 becomes 0 (Blender 4.5 to 5.2, every driver type),
+so a driven channel can differ from the playback clamp's by that much.
 """
 
 import bpy
@@ -154,11 +155,12 @@ class _Cover:
 
     def _compute(self, fcurves, frames):
         """Per frame of ``frames`` (rows), the values to store of every covered bone, channel
-        after channel (``None`` when a channel lost its F-curve): each bone's keyed values where they
-        are inside its limit, else the clamped rotation in the bone's mode, continuous with the
-        keyed values -- the values the playback clamp writes (``live_pose.clamp_rows``). The
-        F-curves are looked up anew: a reference kept from an earlier frame would point to freed
-        memory once the F-curve is deleted."""
+        after channel (``None`` when a channel lost its F-curve): each bone's keyed values where
+        they are inside its limit, else the clamped rotation in the bone's mode, continuous with
+        the keyed values -- the values the playback clamp writes (``live_pose.clamp_rows``). The
+        bones moved on any of these frames are to be driven (``to_drive``). The F-curves are
+        looked up anew: a reference kept from an earlier frame would point to freed memory once
+        the F-curve is deleted."""
         n = len(frames)
         channels = {int(kind): np.zeros((len(self.bones) * n, live_pose.CHANNELS[kind][1]))
                     for kind in np.unique(self.kinds)}
@@ -377,6 +379,7 @@ def forget_results():
     """Forget each frame's values (the benchmark's first play)."""
     for cover in _layer["covers"]:
         cover.frames.clear()
+
 
 # --- per frame ----------------------------------------------------------------------------------
 
