@@ -132,19 +132,19 @@ class _Cover:
             return False
         return evaluated.get(MARK) is None
 
-    def values(self, frame, ahead=()):
+    def values(self, frame, ahead=list):
         """The values of every covered bone at ``frame``, or ``None`` when the armature's
         animation is no longer the one covered (another action or slot, F-curves added or
         removed, blended otherwise, a driver added, the armature gone). Those of the frames
-        ``ahead`` (the ones playback is expected to show next) are computed with them, in one
-        batch."""
+        ``ahead()`` (the ones playback is expected to show next; asked only when ``frame`` is
+        not remembered) are computed with them, in one batch."""
         obj = self.object()
         if obj is None or _animation_key(obj) != self.animation or len(obj.animation_data.drivers) != self.drivers:
             return None     # a driver added by the user (its channel may be one the layer drives)
         out = self.frames.get(frame)
         if out is not None:
             return out
-        frames = [frame, *dict.fromkeys(f for f in ahead if f != frame and f not in self.frames)]
+        frames = [frame, *dict.fromkeys(f for f in ahead() if f != frame and f not in self.frames)]
         computed = self._compute(_fcurves(obj), frames)
         if computed is None:
             return None
@@ -441,10 +441,11 @@ def after_frame(scene, depsgraph):
 
 
 def _frames_ahead(scene):
-    """The scene times (``frame_current_final``) of the frames playback is expected to show
-    after the current one: ``AHEAD - 1`` of them at the step from the frame shown before
-    (reversed playback steps back; a jump or a repeat takes the scene's frame step), up to the
-    end of the playback range (preview range if set)."""
+    """A function giving the scene times (``frame_current_final``) of the frames playback is
+    expected to show after the current one: ``AHEAD - 1`` of them at the step from the frame
+    shown before (reversed playback steps back; a jump or a repeat takes the scene's frame
+    step), up to the end of the playback range (preview range if set). The frame shown is noted
+    now; the times are computed only when asked for (a remembered frame needs none)."""
     frame = scene.frame_current
     last, _layer["last"] = _layer["last"], frame
     step = max(scene.frame_step, 1)
@@ -455,7 +456,7 @@ def _frames_ahead(scene):
     else:
         start, end = scene.frame_start, scene.frame_end
     ahead = [frame + k * step for k in range(1, AHEAD)]
-    return _scene_times(scene, [f for f in ahead if start <= f <= end])
+    return lambda: _scene_times(scene, [f for f in ahead if start <= f <= end])
 
 
 def _scene_times(scene, frames):

@@ -306,7 +306,7 @@ def test_the_frames_expected_next(scene, mods):
     scene.frame_start, scene.frame_end, scene.frame_step = 1, 100, 1
     def ahead(scene, frame):
         scene.frame_current = frame
-        return layer._frames_ahead(scene)
+        return layer._frames_ahead(scene)()
 
     layer._layer["last"] = None
     assert ahead(scene, 10) == list(range(11, 10 + layer.AHEAD))
