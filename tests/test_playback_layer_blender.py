@@ -165,6 +165,20 @@ def fcurves_of(obj):
     return compat().action_fcurve_collection(data.action, data.action_slot)
 
 
+def record_calls(monkeypatch, owner, name, what=lambda *args, **kwargs: args):
+    """Replace ``owner.name`` by a wrapper that appends ``what(*args, **kwargs)`` of each call to
+    the list returned, then calls the original."""
+    calls, original = [], getattr(owner, name)
+    monkeypatch.setattr(owner, name, lambda *args, **kwargs: calls.append(what(*args, **kwargs))
+                        or original(*args, **kwargs))
+    return calls
+
+
+def record_batches(monkeypatch, layer):
+    """The frames of each batch the layer computes (``_Cover._compute``), call after call."""
+    return record_calls(monkeypatch, layer._Cover, "_compute", lambda self, fcurves, frames: list(frames))
+
+
 def test_frames_computed_ahead_equal_frames_computed_alone(scene, mods, monkeypatch):
     """A frame not seen before is computed in one batch with the frames playback shows next,
     forward and reversed, within the playback range; each frame of the batch is what the
@@ -175,10 +189,7 @@ def test_frames_computed_ahead_equal_frames_computed_alone(scene, mods, monkeypa
     forward, backward = list(range(1, 13)), list(range(12, 0, -1))
     scene.jointlimit.clamp_playback = True
     reference = play(scene, obj, forward)
-    batches = []
-    compute = layer._Cover._compute
-    monkeypatch.setattr(layer._Cover, "_compute",
-                        lambda self, fcurves, frames: batches.append(list(frames)) or compute(self, fcurves, frames))
+    batches = record_batches(monkeypatch, layer)
     handlers.on_playback_start(scene)
     assert_same_frames(play(scene, obj, forward), reference)
     assert batches == [forward]
@@ -221,9 +232,7 @@ def test_keys_edited_right_before_a_frame_are_seen_on_that_frame(scene, mods, mo
                if k.co[0] == 6)
     for point in (key.co, key.handle_left, key.handle_right):
         point[1] += 1.0
-    installs = []
-    install = layer.install
-    monkeypatch.setattr(layer, "install", lambda scene: installs.append(1) or install(scene))
+    installs = record_calls(monkeypatch, layer, "install")
     played = play(scene, obj, [6, 7, 8])
     assert len(installs) == 1
     handlers.on_playback_stop(scene, None)
@@ -287,10 +296,7 @@ def test_frames_ahead_with_time_remapped(scene, mods, monkeypatch, old, new):
     frames = list(range(1, 11))
     scene.jointlimit.clamp_playback = True
     reference = play(scene, obj, frames)
-    batches = []
-    compute = layer._Cover._compute
-    monkeypatch.setattr(layer._Cover, "_compute",
-                        lambda self, fcurves, times: batches.append(list(times)) or compute(self, fcurves, times))
+    batches = record_batches(monkeypatch, layer)
     handlers.on_playback_start(scene)
     played = play(scene, obj, frames)
     handlers.on_playback_stop(scene, None)
@@ -499,11 +505,8 @@ def test_the_layer_is_built_once_and_left_alone_by_the_playback_clamp(scene, mod
     still = next(pb for pb in obj.pose.bones if pb.jointlimit.enabled and pb.rotation_mode == "QUATERNION")
     for fc in [fc for fc in fcurves_of(obj) if fc.data_path == still.path_from_id("rotation_quaternion")]:
         fcurves_of(obj).remove(fc)
-    installs, clamped = [], []
-    install, clamp_object = layer.install, handlers.clamp_object
-    monkeypatch.setattr(layer, "install", lambda scene: installs.append(1) or install(scene))
-    monkeypatch.setattr(handlers, "clamp_object",
-                        lambda o, only_changed: clamped.append(o.name) or clamp_object(o, only_changed))
+    installs = record_calls(monkeypatch, layer, "install")
+    clamped = record_calls(monkeypatch, handlers, "clamp_object", lambda o, only_changed: o.name)
     scene.jointlimit.clamp_playback = True
     handlers.on_playback_start(scene)
     play(scene, obj, [1, 2, 3])
