@@ -412,8 +412,8 @@ def upgrade(context):
     if _upgrading or not any(tree.is_old_tree(ng) for ng in bpy.data.node_groups):
         return []
     redo = []
-    for obj in bpy.data.objects:
-        mod, helper = find(obj) if obj.type == "MESH" and obj.library is None else (None, None)
+    # found first, removed after: remove() deletes helper objects, never while bpy.data.objects is walked
+    for obj, mod, helper in [(o, *find(o)) for o in bpy.data.objects if o.type == "MESH" and o.library is None]:
         if mod is None or not tree.is_old_tree(mod.node_group):
             continue
         helper = helper if isinstance(helper, bpy.types.Object) else None
