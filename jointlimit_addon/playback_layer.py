@@ -349,8 +349,9 @@ def _remove_drivers(obj):
 
 
 def _is_ours(fc):
-    variables = fc.driver.variables
-    return len(variables) == 1 and variables[0].name == MARK
+    """The layer's driver: it reads the empty through a variable named ``MARK`` (also after the
+    user edited it during playback, e.g. added a variable)."""
+    return any(variable.name == MARK for variable in fc.driver.variables)
 
 
 def remove_leftovers():

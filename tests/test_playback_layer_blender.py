@@ -492,6 +492,23 @@ def test_a_driver_added_during_playback_is_the_users(scene, mods):
     scene.jointlimit.clamp_playback = False
 
 
+def test_a_layer_driver_the_user_edited_goes_when_playback_stops(scene, mods):
+    """A variable the user adds to one of the layer's drivers during playback does not keep that
+    driver in the rig (its empty is gone when playback stops): stopping removes it with the others."""
+    handlers, layer, obj = playing_rig(scene, mods, seed=11)
+    ours = layer_objects(layer)[1]
+    assert ours
+    var = ours[0].driver.variables.new()
+    var.name, var.type = "mine", "SINGLE_PROP"
+    var.targets[0].id = obj
+    var.targets[0].data_path = "location[0]"
+    play(scene, obj, [3])
+    handlers.on_playback_stop(scene, None)
+    assert layer_objects(layer) == ([], [])
+    assert not (obj.animation_data and len(obj.animation_data.drivers))
+    scene.jointlimit.clamp_playback = False
+
+
 def test_the_layer_is_built_once_and_left_alone_by_the_playback_clamp(scene, mods, monkeypatch):
     """Frames, a selection and the rig moved do not rebuild the layer; the playback clamp does
     not touch the covered rig; this frame's values reach the drivers through the evaluated empty
