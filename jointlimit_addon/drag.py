@@ -82,6 +82,9 @@ class DragSession:
     def __init__(self, obj, bones, view, start_target, solve, swivel=None):
         self.obj = obj
         self.bones = list(bones)
+        # every pose bone the session or its solver reads (Limb IK's also the end bone), by address
+        touched = {pb.as_pointer(): pb.name for pb in [*self.bones, *getattr(solve, "bones", ())]}
+        self._addresses = [(name, address) for address, name in touched.items()]
         self.view = view
         self.solve = solve
         self.snapshot = snapshot_pose(self.bones)
@@ -116,6 +119,17 @@ class DragSession:
             return
         self.swivel = _wrap(self.swivel + steps * SWIVEL_STEP)
         self._update()
+
+    def still_exists(self):
+        """Whether the armature and every bone the drag reads are still there, at the addresses
+        they had at the start: the armature deleted, an undo, or bones deleted in another window
+        or by a script free them, and a freed pose bone must never be read."""
+        try:
+            bones = self.obj.pose.bones
+        except (ReferenceError, AttributeError):    # the object freed, or no longer an armature
+            return False
+        return all((pb := bones.get(name)) is not None and pb.as_pointer() == address
+                   for name, address in self._addresses)
 
     def cancel(self):
         restore_pose(self.snapshot)

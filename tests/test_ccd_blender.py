@@ -237,3 +237,23 @@ def test_drag_restarts_only_until_they_prove_fruitless(scene, mods):
         [1.0, 0.0, 0.0], 0.05)) for lim in limits]))[-1]
     assert solver(reachable)[1]["reached"]
     assert solver(behind)[1]["restarts"] > 0
+
+
+def test_modal_drag_ends_when_a_chain_bone_is_gone(scene, mods):
+    """A bone of the dragged chain deleted during the drag (another window, a script): the next
+    event ends the drag without reading the freed bone."""
+    import bpy
+
+    obj = tail_chain(8)
+    bpy.context.view_layer.update()
+    tip_world = np.array(obj.matrix_world @ obj.pose.bones[-1].tail)
+    region, rv3d, to_px = front_ortho_view(tip_world, 2.0)
+    ctx = ViewContext(region, rv3d)
+    op = OperatorStandIn(bpy.types.POSE_OT_jointlimit_ccd_ik, **PROPS)
+    assert op.invoke(ctx, Event("NONE")) == {"RUNNING_MODAL"}
+    name = op._session.bones[3].name
+    bpy.ops.object.mode_set(mode="EDIT")
+    obj.data.edit_bones.remove(obj.data.edit_bones[name])
+    bpy.ops.object.mode_set(mode="POSE")
+    goal = tip_world + np.array([0.2, 0.0, -0.25])
+    assert op.modal(ctx, Event("MOUSEMOVE", x=to_px(goal)[0], y=to_px(goal)[1])) == {"CANCELLED"}

@@ -215,6 +215,46 @@ def test_modal_confirm_keys_with_autokey(arm, mods):
     bpy.context.scene.tool_settings.use_keyframe_insert_auto = False
 
 
+@pytest.mark.parametrize("gone", ["armature", "hand", "forearm"])
+def test_modal_drag_ends_when_its_bones_are_gone(arm, mods, gone):
+    """The armature, or a bone the drag reads (the end bone included), deleted during the drag
+    from elsewhere (another window, a script): the next event ends the drag and the overlay,
+    without reading the freed bones (that crashed Blender)."""
+    import bpy
+
+    op, ctx, to_px, world_hand = _start_modal(arm, mods)
+    assert op.invoke(ctx, Event("NONE")) == {"RUNNING_MODAL"}
+    handle = op._handle
+    if gone == "armature":
+        bpy.data.objects.remove(arm)
+    else:
+        bpy.ops.object.mode_set(mode="EDIT")
+        arm.data.edit_bones.remove(arm.data.edit_bones[gone])
+        bpy.ops.object.mode_set(mode="POSE")
+    bpy.data.meshes.new("reuses freed memory")
+    px = to_px(world_hand + np.array([-0.1, 0, 0.1]))
+    assert op.modal(ctx, Event("MOUSEMOVE", x=px[0], y=px[1])) == {"CANCELLED"}
+    with pytest.raises(ValueError):  # the draw handler is gone
+        bpy.types.SpaceView3D.draw_handler_remove(handle, "WINDOW")
+
+
+def test_blender_ending_the_drag_removes_the_overlay(arm, mods):
+    """``cancel`` (Blender ends the drag: a file loaded, the window closed) removes the overlay
+    and leaves the pose as it is."""
+    import bpy
+
+    op, ctx, to_px, world_hand = _start_modal(arm, mods)
+    assert op.invoke(ctx, Event("NONE")) == {"RUNNING_MODAL"}
+    px = to_px(world_hand + np.array([-0.1, 0, 0.1]))
+    op.modal(ctx, Event("MOUSEMOVE", x=px[0], y=px[1]))
+    posed = {pb.name: tuple(pb.rotation_quaternion) for pb in arm.pose.bones}
+    handle = op._handle
+    op.cancel(ctx)
+    with pytest.raises(ValueError):
+        bpy.types.SpaceView3D.draw_handler_remove(handle, "WINDOW")
+    assert {pb.name: tuple(pb.rotation_quaternion) for pb in arm.pose.bones} == posed
+
+
 def _fcurve_paths(obj):
     data = obj.animation_data
     return {fc.data_path for fc in compat().action_fcurves(data.action, data.action_slot)}

@@ -40,6 +40,8 @@ class ModalDragMixin:
 
     def modal(self, context, event):
         session = self._session
+        if not session.still_exists():
+            return self._finish(context, {"CANCELLED"})
         kind, pressed = event.type, event.value == "PRESS"
         if kind == "MOUSEMOVE":
             session.mouse_move(event.mouse_region_x, event.mouse_region_y, ctrl=event.ctrl)
@@ -56,6 +58,11 @@ class ModalDragMixin:
             return {"PASS_THROUGH"} if kind in {"MIDDLEMOUSE", "TRACKPADPAN", "TRACKPADZOOM"} else {"RUNNING_MODAL"}
         self._header(context)
         return {"RUNNING_MODAL"}
+
+    def cancel(self, context):
+        """Blender ends the drag itself (a file loaded, the window closed): the overlay goes;
+        the pose is left alone, its bones may be gone."""
+        self._finish(context, None)
 
     def _finish(self, context, result):
         ik_draw.remove(self._handle)
