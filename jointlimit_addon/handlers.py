@@ -13,11 +13,14 @@ touched no armature (and no limit setting) returns at once. ``clamp_object_per_b
 earlier bone-by-bone path, kept as the reference the array path is tested against.
 """
 
+import sys
+import threading
+
 import bpy
 
 from . import bone_limits, live_pose, playback_layer, props
 
-_state = {"busy": False, "live": False, "generation": None}
+_state = {"busy": False, "live": False, "generation": None, "warned": False}
 # (object name, bone name) -> (settings signature, rotation tuple) when last seen (per-bone path)
 _cache = {}
 
@@ -162,12 +165,28 @@ def on_save_pre(*_args):
     playback_layer.before_save()
 
 
+def unsafe_render(scene):
+    """Whether this frame is rendered from the interface without Lock Interface: Blender then
+    calls the frame handlers from its render thread while the interface goes on evaluating the
+    viewport, and a handler that changes data can crash Blender (its note on altering data from
+    handlers). A render in the foreground (``blender -b``, ``render.render()`` from a script)
+    runs on the main thread."""
+    return threading.current_thread() is not threading.main_thread() and not scene.render.use_lock_interface
+
+
 @bpy.app.handlers.persistent
 def on_frame_change(scene, depsgraph=None):
     if depsgraph is not None:
         playback_layer.after_frame(scene, depsgraph)
-    if scene.jointlimit.clamp_playback:
-        clamp_scene(scene, only_changed=False, view_layer=None if depsgraph is None else depsgraph.view_layer)
+    if not scene.jointlimit.clamp_playback:
+        return
+    if unsafe_render(scene):
+        if not _state["warned"]:
+            print("JointLimit: Clamp Playback leaves this render unclamped: switch on Render > Lock Interface "
+                  "(changing the pose from the render thread could crash Blender)", file=sys.stderr)
+        _state["warned"] = True
+        return
+    clamp_scene(scene, only_changed=False, view_layer=None if depsgraph is None else depsgraph.view_layer)
 
 
 HANDLERS = (

@@ -177,6 +177,13 @@ _notify_changes(JointLimitOutlinePoint)
 _notify_changes(JointLimitSettings)
 
 
+def _lock_interface_for_renders(settings, _context):
+    """A render from the interface calls the clamp from its own thread; only with the interface
+    locked may that change the pose (``handlers.unsafe_render``)."""
+    if settings.clamp_playback:
+        settings.id_data.render.use_lock_interface = True
+
+
 class JointLimitSceneSettings(bpy.types.PropertyGroup):
     """Scene-wide JointLimit options."""
 
@@ -187,8 +194,11 @@ class JointLimitSceneSettings(bpy.types.PropertyGroup):
     )
     clamp_playback: BoolProperty(
         name="Clamp Playback",
-        description="Clamp limited bones on every frame during playback and rendering",
+        description="Clamp limited bones on every frame during playback and rendering. Switching it on also "
+                    "switches on Render > Lock Interface, without which a render started from the interface "
+                    "cannot be clamped safely",
         default=False,
+        update=_lock_interface_for_renders,
     )
     all_bones: BoolProperty(
         name="All Limited Bones",

@@ -184,6 +184,10 @@ class VIEW3D_PT_jointlimit(bpy.types.Panel):
         row = layout.row(align=True)
         row.prop(scene_settings, "live", toggle=True)
         row.prop(scene_settings, "clamp_playback", toggle=True)
+        if scene_settings.clamp_playback and not context.scene.render.use_lock_interface:
+            warning = layout.row()
+            warning.alert = True
+            warning.prop(context.scene.render, "use_lock_interface", text="Lock Interface (renders are clamped only with it)")
         draw_overlay_settings(layout, scene_settings)
         pb = context.active_pose_bone
         if pb is None:

@@ -381,3 +381,52 @@ def test_playback_clamp_shows_in_the_evaluated_bone_matrices(scene, mods, few_li
     assert any(not np.allclose(m, np.eye(4)) for m in still)
     for a, b in zip(played, still):
         np.testing.assert_allclose(a, b, atol=1e-6)
+
+
+def test_clamp_playback_and_renders_from_the_interface(scene, mods, capfd, tmp_path, monkeypatch):
+    """Switching Clamp Playback on switches Lock Interface on. A frame handler called from
+    another thread (a render started from the interface) changes nothing while the interface is
+    not locked, and says so once; with it locked it clamps. A render in the foreground (a script,
+    ``blender -b``) clamps either way."""
+    import threading
+
+    import bpy
+
+    handlers = mods["handlers"]
+    obj = make_armature([("b", (0, 0, 0), (0, 0, 1), None, 0.0)], "Hinge")
+    pb = obj.pose.bones["b"]
+    configure(pb.jointlimit, "HINGE", None, None)
+    pb.rotation_mode = "XYZ"
+    pb.rotation_euler = (D(170), 0.0, 0.0)
+    pb.keyframe_insert("rotation_euler", frame=1)
+    scene.render.use_lock_interface = False
+    scene.jointlimit.clamp_playback = True
+    assert scene.render.use_lock_interface
+
+    def from_render_thread():
+        pb.rotation_euler = (D(170), 0.0, 0.0)
+        depsgraph = bpy.context.evaluated_depsgraph_get()
+        thread = threading.Thread(target=handlers.on_frame_change, args=(scene, depsgraph))
+        thread.start()
+        thread.join()
+        return math.degrees(pb.rotation_euler[0])
+
+    scene.render.use_lock_interface = False
+    monkeypatch.setitem(handlers._state, "warned", False)   # said once a session
+    capfd.readouterr()
+    assert from_render_thread() == pytest.approx(170)
+    assert from_render_thread() == pytest.approx(170)
+    assert capfd.readouterr().err.count("Lock Interface") == 1
+    scene.render.use_lock_interface = True
+    assert from_render_thread() == pytest.approx(140, abs=1e-4)
+    scene.render.use_lock_interface = False
+    pb.rotation_euler = (D(170), 0.0, 0.0)
+    scene.render.engine = "BLENDER_WORKBENCH"
+    scene.render.resolution_x = scene.render.resolution_y = 16
+    scene.frame_start = scene.frame_end = 1
+    scene.render.filepath = str(tmp_path / "frame_")
+    scene.camera = bpy.data.objects.new("Camera", bpy.data.cameras.new("Camera"))
+    scene.collection.objects.link(scene.camera)
+    bpy.ops.render.render(animation=True)
+    assert math.degrees(pb.rotation_euler[0]) == pytest.approx(140, abs=1e-4)
+    scene.jointlimit.clamp_playback = False
