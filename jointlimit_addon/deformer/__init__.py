@@ -364,7 +364,7 @@ def add(context, obj, source="AUTO", mode="SDEF", blend=0.5, strongest_two=False
                              "Take Over mmd_tools SDEF to unbind it while the deformer is on")
     attrs_before = set(obj.data.attributes.keys())
     state = mmd.take_over(obj, bound) if bound is not None else None
-    groups_before = set(bpy.data.node_groups)
+    groups_before = {ng.session_uid for ng in bpy.data.node_groups}    # a removed group's address may be reused
     helper = mod = prep = None
     try:
         prep = prepare(obj, source, strongest_two, derive_missing=True)
@@ -448,7 +448,7 @@ def upgrade(context):
 
 
 def _remove_group(ng, groups_before):
-    if ng is not None and ng.users == 0 and (groups_before is None or ng not in groups_before):
+    if ng is not None and ng.users == 0 and (groups_before is None or ng.session_uid not in groups_before):
         bpy.data.node_groups.remove(ng)
 
 
