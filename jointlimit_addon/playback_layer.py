@@ -39,9 +39,10 @@ when the playback clamp is switched off, and rebuilt when limits, keys or a cove
 rotation mode change (``check_updates``) and when the action or its F-curves are no longer those
 covered (checked each frame, the F-curves looked up anew). Only the scene that plays uses it.
 A file saved by other means while it was installed (an autosave) loses it on load
-(``remove_leftovers``). A driver's value is not always the float it read: 0.5 becomes
-0.49999994, and a positive value up to 1e-4 becomes 0 (Blender 4.5 to 5.2, every driver type),
-so a driven channel can differ from the playback clamp's by that much.
+(``remove_leftovers``). Each driver's F-curve is emptied: ``driver_add`` gives it a Generator
+(4.5) or, from 5.0, keys (0, 0) and (1, 1) whose Bezier mapping changes the value (0.5 read as
+0.49999994, anything within 1e-4 of a key snapped to it); without either, the driver's value is
+the float it read.
 """
 
 import bpy
@@ -317,6 +318,7 @@ def _add_drivers(obj, cover, empty):
             fc = obj.driver_add(bone.path, i)
             for modifier in list(fc.modifiers):
                 fc.modifiers.remove(modifier)
+            fc.keyframe_points.clear()      # the value as read, not mapped through keys
             driver = fc.driver
             driver.type = "AVERAGE"
             var = driver.variables.new()

@@ -72,21 +72,15 @@ def playing_rig(scene, mods, seed):
     return handlers, layer, obj
 
 
-# A driver's value is not always the float it read: 0.5 becomes 0.49999994, and a positive value
-# up to 1e-4 becomes 0 (measured on 4.5.15, 5.0.1 and 5.2.3 with every driver type and source).
-DRIVER_LOSS = 1e-4
-
-
-def assert_same_frames(got, expected, atol=1e-7):
-    """The same stored rotations to a float32 step (``atol``: ``DRIVER_LOSS`` where a driven
-    channel may hold a small positive value) and the same evaluated matrices."""
+def assert_same_frames(got, expected):
+    """The same stored rotations to a float32 step and the same evaluated matrices."""
     for (stored, matrices), (stored_ref, matrices_ref) in zip(got, expected):
         assert [s[0] for s in stored] == [s[0] for s in stored_ref]
         for channel in (1, 2, 3):
             np.testing.assert_allclose([s[channel] for s in stored], [s[channel] for s in stored_ref],
-                                       rtol=2.5e-7, atol=atol)
+                                       rtol=2.5e-7, atol=1e-7)
         for a, b in zip(matrices, matrices_ref):
-            np.testing.assert_allclose(a, b, atol=max(1e-5, atol))     # ulps along a chain of 200 bones
+            np.testing.assert_allclose(a, b, atol=1e-5)     # ulps along a chain of 200 bones
 
 
 def channel_of(pb):
@@ -260,6 +254,33 @@ def test_a_bone_keyed_outside_right_before_a_frame_is_driven_on_that_frame(scene
     scene.jointlimit.clamp_playback = False
 
 
+def test_driven_channels_hold_the_clamped_values_exactly(scene, mods):
+    """A driven channel holds the value the layer computed, as the playback clamp stores it:
+    0.5 stays 0.5 and 5e-5 stays 5e-5 (the keys (0, 0) and (1, 1) Blender 5 gives a new driver
+    made them 0.49999994 and 0)."""
+    from rigs import make_armature
+
+    handlers, layer = mods["handlers"], mods["playback_layer"]
+    obj = make_armature([("a", (0, 0, 0), (0, 0, 1), None, 0.0), ("b", (1, 0, 0), (1, 0, 1), None, 0.0)], "Hinges")
+    for pb, low in zip(obj.pose.bones, (1e-4, math.radians(60))):   # sin(low / 2) = 5e-5 and 0.5
+        s = pb.jointlimit
+        s.enabled, s.kind, s.hinge_axis, s.hinge_min, s.hinge_max = True, "HINGE", "X", low, math.radians(90)
+        pb.rotation_mode = "QUATERNION"
+        pb.rotation_quaternion = (math.cos(math.radians(-15)), math.sin(math.radians(-15)), 0, 0)  # -30° about X
+        for frame in (1, 10):
+            pb.keyframe_insert("rotation_quaternion", frame=frame)
+    scene.jointlimit.clamp_playback = True
+    reference = play(scene, obj, [5])
+    handlers.on_playback_start(scene)
+    played = play(scene, obj, [1, 5])[1:]
+    assert len(layer_objects(layer)[1]) == 8
+    x = [stored[1][1] for stored in played[0][0]]
+    assert x == [stored[1][1] for stored in reference[0][0]]
+    assert x == [pytest.approx(5e-5, rel=1e-6), 0.5]
+    handlers.on_playback_stop(scene, None)
+    scene.jointlimit.clamp_playback = False
+
+
 def test_a_bone_is_driven_once_the_clamp_moves_it(scene, mods):
     """An animation posed within the limits costs no driver; a bone that leaves its limit later
     in the shot gets its drivers with the batch of frames that reaches that part, before it is
@@ -301,7 +322,7 @@ def test_frames_ahead_with_time_remapped(scene, mods, monkeypatch, old, new):
     played = play(scene, obj, frames)
     handlers.on_playback_stop(scene, None)
     assert len(batches) == 1 and len(batches[0]) == 10 and batches[0][1] != 2.0
-    assert_same_frames(played, reference, DRIVER_LOSS)
+    assert_same_frames(played, reference)
     scene.render.frame_map_old = scene.render.frame_map_new = 100
     scene.jointlimit.clamp_playback = False
 
