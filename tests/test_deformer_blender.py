@@ -588,6 +588,7 @@ def test_bake_shape_keys_reproduce_the_deformer(limb, mods):
     # with the armature and the deformer off, the keys alone play the animation
     bpy.ops.object.jointlimit_deformer_bake(use_scene_range=False, frame_start=1, frame_end=4, mute_modifiers=True)
     assert not obj.modifiers["Armature"].show_viewport
+    assert scene.frame_current == 4 and np.abs(evaluated(obj) - live[4]).max() < tol     # before any frame change
     for f in (1, 3):
         scene.frame_set(f)
         assert np.abs(evaluated(obj) - live[f]).max() < tol
@@ -1173,6 +1174,14 @@ def test_b_bone_segments_keep_the_armature_modifier_on_every_vertex(limb, mods, 
     assert obj.modifiers["Armature"].vertex_group == "" and "JointLimit Deformer Input" in obj.modifiers
     set_mode(obj, "LBS")  # as in the modifier panel
     assert np.abs(evaluated(obj) - alone).max() < 1e-6 * size(truth)
+    # an LBS bake is what LBS mode shows: the Armature modifier's result, bent segments included
+    frame = bpy.context.scene.frame_current
+    assert bpy.ops.object.jointlimit_deformer_bake(use_scene_range=False, frame_start=frame, frame_end=frame,
+                                                   mode="LBS") == {"FINISHED"}
+    kb = obj.data.shape_keys.key_blocks[f"jl_frame_{frame:04d}"]
+    co = np.empty(len(kb.data) * 3, np.float32)
+    kb.data.foreach_get("co", co)
+    assert np.abs(co.reshape(-1, 3) - alone).max() < 1e-6 * size(truth)
 
 
 def test_remove_keeps_what_another_object_on_the_same_mesh_needs(limb, mods):

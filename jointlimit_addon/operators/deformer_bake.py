@@ -33,14 +33,15 @@ def _read(context, obj, n, buf):
 
 def _evaluate(context, obj, arm_mod, plan, two, frames):
     """Positions (F, N, 3) float32: the Armature modifier's result with the two-bone vertices from
-    ``plan``, evaluated on the positions the Armature modifier receives (shape keys and earlier
+    ``plan`` (``None``: the Armature modifier's own, as the deformer's LBS mode passes it through,
+    B-Bones included), evaluated on the positions the Armature modifier receives (shape keys and earlier
     modifiers; read with it switched off when the mesh has either). Modifiers after the Armature
     modifier, its skip mask of the deformer (``tree.SKIP_GROUP``) and earlier ``jl_frame_*`` keys
     are switched off meanwhile; the frame and every switch are restored."""
     scene = context.scene
     mods = list(obj.modifiers)
     after = [(m, m.show_viewport) for m in mods[mods.index(arm_mod) + 1:]]
-    morphed = obj.data.shape_keys is not None or mods.index(arm_mod) > 0
+    morphed = plan is not None and (obj.data.shape_keys is not None or mods.index(arm_mod) > 0)
     keys = obj.data.shape_keys
     baked = [(kb, kb.mute) for kb in keys.key_blocks if kb.name.startswith(KEY_PREFIX)] if keys else []
     arm_shown = arm_mod.show_viewport
@@ -64,8 +65,9 @@ def _evaluate(context, obj, arm_mod, plan, two, frames):
                 pre = _read(context, obj, n, buf)[two.index]
                 arm_mod.show_viewport = arm_shown
             out[i] = _read(context, obj, n, buf)
-            matrices = data.bone_matrices(obj, arm_mod.object, two.bones, context.evaluated_depsgraph_get())
-            out[i, two.index] = plan.deform(matrices, pre)
+            if plan is not None:
+                matrices = data.bone_matrices(obj, arm_mod.object, two.bones, context.evaluated_depsgraph_get())
+                out[i, two.index] = plan.deform(matrices, pre)
     finally:
         arm_mod.show_viewport = arm_shown
         arm_mod.vertex_group, arm_mod.invert_vertex_group = mask
@@ -77,7 +79,10 @@ def _evaluate(context, obj, arm_mod, plan, two, frames):
     return out
 
 
-def _write_shape_keys(obj, frames, positions):
+def _write_shape_keys(obj, frames, positions, current):
+    """One key per frame, keyed 1 on its frame and 0 on the frames either side; each value is
+    left as its keys give it on the ``current`` frame (what the viewport shows before the next
+    frame change)."""
     if obj.data.shape_keys is None:
         obj.shape_key_add(name="Basis", from_mix=False)
     blocks = obj.data.shape_keys.key_blocks
@@ -87,6 +92,7 @@ def _write_shape_keys(obj, frames, positions):
         for at, value in ((f - 1, 0.0), (f + 1, 0.0), (f, 1.0)):
             kb.value = value
             kb.keyframe_insert("value", frame=at)
+        kb.value = float(f == current)
 
 
 def _write_meshes(obj, frames, positions):
@@ -154,9 +160,10 @@ class OBJECT_OT_jointlimit_deformer_bake(MeshPoll, bpy.types.Operator):
         rest = data.positions(obj.data)[two.index]
         plan = skinning.SkinPlan(self.mode, rest, two.bone0, two.bone1, two.weight0, prep.c, prep.r0, prep.r1,
                                  rest_heads=prep.heads, blend=self.blend, mirror_axes=prep.axes)
-        positions = _evaluate(context, obj, arm_mod, plan, two, frames)
+        lbs_through = self.mode == "LBS" and not (self.strongest_two and two.many)     # as the deformer's LBS
+        positions = _evaluate(context, obj, arm_mod, None if lbs_through else plan, two, frames)
         if self.output == "SHAPE_KEYS":
-            _write_shape_keys(obj, frames, positions)
+            _write_shape_keys(obj, frames, positions, context.scene.frame_current)
         else:
             _write_meshes(obj, frames, positions)
         if self.mute_modifiers:
