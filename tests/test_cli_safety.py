@@ -300,3 +300,40 @@ def test_read_only_output_folder_is_one_line(run, scene, tmp_path):
         assert result.returncode == 2, result.stdout + result.stderr
         assert f"output folder {out} is not writable" in one_error_line(result)
         assert not list(out.iterdir())
+
+
+def newer_version_copy(path):
+    """A copy of the uncompressed ``path`` whose header says a Blender one major version newer."""
+    import bpy
+
+    data = bytearray(path.read_bytes())
+    major, minor = bpy.app.version[:2]
+    old, new = ((f"v{major:02d}{minor:02d}", f"v{major + 1:02d}{minor:02d}") if data.startswith(b"BLENDER17")
+                else (f"v{major}{minor:02d}", f"v{major + 1}{minor:02d}"))
+    at = bytes(data[:24]).find(old.encode())
+    assert at > 0, bytes(data[:24])
+    data[at:at + len(old)] = new.encode()
+    out = path.with_name("newer.blend")
+    out.write_bytes(bytes(data))
+    return out, major + 1
+
+
+def test_a_file_from_a_newer_blender_is_not_rewritten(run, scene, tmp_path):
+    """A file saved by a newer Blender is refused (exit 2, one line) by a command that saves, before
+    any work, and left as it is; reading commands still run on it."""
+    import bpy
+
+    spine_rig()
+    bpy.ops.wm.save_as_mainfile(filepath=str(tmp_path / "rig.blend"), copy=True, compress=False)
+    newer, major = newer_version_copy(tmp_path / "rig.blend")
+    before = newer.read_bytes()
+    result = run("apply", newer)
+    assert result.returncode == 2, result.stdout + result.stderr
+    line = one_error_line(result)
+    assert f"saved by Blender {major}." in line and str(newer) in line
+    assert newer.read_bytes() == before
+    (tmp_path / "out").mkdir()
+    assert run("apply", "--output-dir", tmp_path / "out", newer).returncode == 2
+    assert not list((tmp_path / "out").iterdir())
+    assert "summary:" in ok(run("info", newer))
+    assert ok(run("apply", tmp_path / "rig.blend"))      # this version's own file

@@ -18,6 +18,16 @@ def open_blend(path):
         raise UsageError(f"cannot read {path}: {report_text(exc)}") from None
 
 
+def check_not_newer(path):
+    """``UsageError`` when the open file was saved by a newer Blender than this one: saving it here
+    would drop whatever this version does not know (Blender's own Save warns about the same)."""
+    saved, running = tuple(bpy.data.version[:2]), tuple(bpy.app.version[:2])
+    if saved > running:
+        raise UsageError(f"{path} was saved by Blender {saved[0]}.{saved[1]}, newer than this Blender "
+                         f"{running[0]}.{running[1]}: saving it here could lose what this version does not know; "
+                         f"run the command with Blender {saved[0]}.{saved[1]} or newer")
+
+
 def write_copy(path):
     """Save the open file to ``path`` as a copy (the open file keeps its own path)."""
     try:

@@ -10,7 +10,7 @@ import traceback
 import bpy
 
 from . import limits_commands, pose_commands, skin_commands, workers
-from .blend_io import open_blend, read_back, write_copy
+from .blend_io import check_not_newer, open_blend, read_back, write_copy
 from .common import PROG, SUMMARY_PREFIX, BatchError, UsageError, error_line, say
 from .parser import COMMANDS, parse
 from .safe_save import TargetLock, atomic_write_text, fingerprint, remove_stale_temporaries, verified_save
@@ -81,6 +81,8 @@ def process_file(args, path, record):
         before = fingerprint(target) if target and path else opened
         if path:
             open_blend(path)
+        if target:
+            check_not_newer(source)
         outcome = RUNS[args.command](args)
         record.update(bones=outcome.bones, objects=outcome.objects, tip_errors=outcome.tip_errors)
         summary = outcome.summary
