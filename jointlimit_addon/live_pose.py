@@ -321,9 +321,21 @@ def _write(obj, channels, kinds, rows, values, count):
         whole = channels[kind].copy()
         whole[rows[here]] = values[here][:, :width]
         whole = whole.astype(np.float32)
-        bones.foreach_set(attr, whole.ravel())
+        _set_channel(obj, attr, whole, rows[here])
         channels[kind][rows[here]] = whole[rows[here]]
     tag_written(obj)
+
+
+def _set_channel(obj, attr, whole, rows):
+    """Store ``whole`` (every bone's values of channel ``attr``), of which ``rows`` changed. A linked
+    rig's pose takes assignments (in memory, like the pose its action gives it on every frame) but
+    ``foreach_set`` leaves it as it is."""
+    bones = obj.pose.bones
+    if obj.library is None:
+        bones.foreach_set(attr, whole.ravel())
+        return
+    for row in np.asarray(rows).tolist():
+        setattr(bones[row], attr, whole[row])
 
 
 def tag_written(obj):
@@ -557,7 +569,7 @@ def _store_few(obj, pending):
         whole = whole.reshape(count, width)
         for index, values in writes:
             whole[index] = values
-        bones.foreach_set(attr, whole.ravel())
+        _set_channel(obj, attr, whole, [index for index, _ in writes])
     tag_written(obj)
 
 

@@ -430,3 +430,46 @@ def test_clamp_playback_and_renders_from_the_interface(scene, mods, capfd, tmp_p
     bpy.ops.render.render(animation=True)
     assert math.degrees(pb.rotation_euler[0]) == pytest.approx(140, abs=1e-4)
     scene.jointlimit.clamp_playback = False
+
+
+@pytest.mark.parametrize("few_limited", [False, True])
+def test_a_linked_rig_is_clamped_like_a_local_one(scene, mods, tmp_path, few_limited):
+    """A rig linked from another file (no library override) takes the playback clamp in memory,
+    as its action poses it: ``foreach_set`` leaves linked data as it is, so its bones are written
+    one by one; stored and evaluated poses equal those of the same rig local."""
+    import bpy
+
+    obj = limited_rig(n_extra_free=200 if few_limited else 3)
+    if few_limited:
+        for pb in obj.pose.bones[4:]:
+            pb.jointlimit.enabled = False
+    random_pose(obj, 4)
+    for pb in obj.pose.bones:
+        pb.keyframe_insert({"QUATERNION": "rotation_quaternion", "AXIS_ANGLE": "rotation_axis_angle"}.get(
+            pb.rotation_mode, "rotation_euler"), frame=1)
+
+    def played():
+        scene.jointlimit.clamp_playback = True
+        scene.frame_set(2)
+        scene.frame_set(1)
+        depsgraph = bpy.context.evaluated_depsgraph_get()
+        matrices = [np.array(pb.matrix) for pb in rig.evaluated_get(depsgraph).pose.bones]
+        scene.jointlimit.clamp_playback = False
+        return snapshot(rig), matrices
+
+    rig = obj
+    stored, matrices = played()
+    assert mods["handlers"].clamp_object_per_bone(obj, False) == 0
+    library = str(tmp_path / "library.blend")
+    bpy.ops.wm.save_as_mainfile(filepath=library, copy=True)
+    name = obj.name
+    bpy.data.objects.remove(obj)
+    with bpy.data.libraries.load(library, link=True) as (_found, wanted):
+        wanted.objects = [name]
+    rig = wanted.objects[0]
+    scene.collection.objects.link(rig)
+    assert rig.library is not None
+    linked_stored, linked_matrices = played()
+    assert linked_stored == stored
+    for a, b in zip(linked_matrices, matrices):
+        np.testing.assert_allclose(a, b, atol=1e-6)
