@@ -76,3 +76,19 @@ def action_fcurves(action, slot):
                     curves.extend(bag.fcurves)
         return curves
     return list(getattr(action, "fcurves", []))
+
+
+def running_version():
+    """``(major, minor)`` of the running Blender."""
+    import bpy
+
+    return tuple(bpy.app.version[:2])
+
+
+def newer_file_version():
+    """``(major, minor)`` of the Blender that saved the open file when it is newer than the running
+    one (which would write the file in its own, older format), else ``None``."""
+    import bpy
+
+    saved = tuple(bpy.data.version[:2])
+    return saved if saved > running_version() else None

@@ -304,10 +304,10 @@ def test_read_only_output_folder_is_one_line(run, scene, tmp_path):
 
 def newer_version_copy(path):
     """A copy of the uncompressed ``path`` whose header says a Blender one major version newer."""
-    import bpy
+    from rigs import compat
 
     data = bytearray(path.read_bytes())
-    major, minor = bpy.app.version[:2]
+    major, minor = compat().running_version()
     old, new = ((f"v{major:02d}{minor:02d}", f"v{major + 1:02d}{minor:02d}") if data.startswith(b"BLENDER17")
                 else (f"v{major}{minor:02d}", f"v{major + 1}{minor:02d}"))
     at = bytes(data[:24]).find(old.encode())

@@ -4,6 +4,7 @@ import os
 
 import bpy
 
+from .. import compat
 from .common import BatchError, UsageError, report_text
 
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
@@ -21,8 +22,9 @@ def open_blend(path):
 def check_not_newer(path):
     """``UsageError`` when the open file was saved by a newer Blender than this one: saving it here
     would drop whatever this version does not know (Blender's own Save warns about the same)."""
-    saved, running = tuple(bpy.data.version[:2]), tuple(bpy.app.version[:2])
-    if saved > running:
+    saved = compat.newer_file_version()
+    if saved is not None:
+        running = compat.running_version()
         raise UsageError(f"{path} was saved by Blender {saved[0]}.{saved[1]}, newer than this Blender "
                          f"{running[0]}.{running[1]}: saving it here could lose what this version does not know; "
                          f"run the command with Blender {saved[0]}.{saved[1]} or newer")
