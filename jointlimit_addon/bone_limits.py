@@ -10,7 +10,7 @@ import math
 import numpy as np
 
 from . import chains, compat, settings_io
-from .core import quat
+from .core import locks, quat
 from .core.euler_limits import EulerLimit, EulerMultiLimit, HingeLimit, QuatSwingLimit
 from .core.limits import SMOOTH_SHAPES, JointLimit
 
@@ -209,6 +209,35 @@ def is_inside(limit, q, tol=STORAGE_TOL):
     """Whether a stored rotation is inside ``limit``, allowing ``tol`` for float32 storage
     (``storage_tol(stored_magnitude(pose_bone))`` for a bone's own channels)."""
     return bool(limit.contains(q)) or quat.angle_between(limit.clamp(q), q) <= tol
+
+
+def rotation_lock(pose_bone):
+    """The bone's Lock Rotation as ``core.locks`` applies it: ``("EULER", order, locked X/Y/Z)``
+    (Euler modes; quaternion and axis-angle without 4D locks lock their XYZ Euler angles, as
+    Blender's transform does), ``("COMPONENTS", locked W/X/Y/Z)`` (a quaternion with 4D locks,
+    Blender's default), or ``None`` when nothing is locked. An axis-angle bone with 4D locks is
+    held whole by any lock."""
+    locked = tuple(bool(v) for v in pose_bone.lock_rotation)
+    mode = pose_bone.rotation_mode
+    if mode not in ("QUATERNION", "AXIS_ANGLE"):
+        return ("EULER", mode, locked) if any(locked) else None
+    if not pose_bone.lock_rotations_4d:
+        return ("EULER", "XYZ", locked) if any(locked) else None
+    locked4 = (bool(pose_bone.lock_rotation_w), *locked)
+    if not any(locked4):
+        return None
+    return ("COMPONENTS", locked4) if mode == "QUATERNION" else ("COMPONENTS", (True,) * 4)
+
+
+def with_rotation_lock(pose_bone, limit):
+    """``limit`` (or ``None``) followed by the bone's Lock Rotation (``rotation_lock``)."""
+    lock = rotation_lock(pose_bone)
+    if lock is None:
+        return limit
+    current = read_rotation(pose_bone)
+    if lock[0] == "EULER":
+        return locks.LockedRotation(current, lock[1], lock[2], inner=limit)
+    return locks.LockedComponents(current, lock[1], inner=limit)
 
 
 def read_rotation(pose_bone):

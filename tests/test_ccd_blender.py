@@ -257,3 +257,39 @@ def test_modal_drag_ends_when_a_chain_bone_is_gone(scene, mods):
     bpy.ops.object.mode_set(mode="POSE")
     goal = tip_world + np.array([0.2, 0.0, -0.25])
     assert op.modal(ctx, Event("MOUSEMOVE", x=to_px(goal)[0], y=to_px(goal)[1])) == {"CANCELLED"}
+
+
+def test_locked_rotation_channels_are_kept(scene, mods):
+    """Lock Rotation as Blender's transform keeps it: a fully locked bone does not turn, an Euler
+    bone keeps its locked angle, a quaternion bone its locked XYZ Euler angle, or with 4D locks
+    (a new bone's default) its locked components; the other bones still reach the target."""
+    import bpy
+
+    Q, read = mods["core.quat"], mods["bone_limits"].read_rotation
+    obj = tail_chain(8)
+    bones = obj.pose.bones
+    bones["t01"].rotation_quaternion = Q.from_axis_angle([1, 0, 0], 0.3)
+    bones["t01"].lock_rotation = (True, True, True)
+    bones["t02"].lock_rotation_w = True     # 4D by default: W kept
+    bones["t03"].rotation_quaternion = Q.from_axis_angle([1, 0, 1], 0.2)
+    bones["t03"].lock_rotation = (False, True, False)   # 4D: the Y component kept
+    bones["t05"].rotation_mode = "ZXY"
+    bones["t05"].rotation_euler = (0.2, 0.1, -0.1)
+    bones["t05"].lock_rotation = (False, True, False)
+    bones["t06"].lock_rotations_4d = False
+    bones["t06"].lock_rotation = (False, False, True)   # the XYZ Euler Z angle kept
+    assert bones["t03"].lock_rotations_4d and not bones["t06"].lock_rotations_4d
+    before = {pb.name: (tuple(pb.rotation_quaternion), tuple(pb.rotation_euler)) for pb in bones}
+    euler_before = Q.to_euler(read(bones["t06"]), "XYZ")
+    target = _tip(obj) + np.array([0.25, -0.3, -0.2])
+    assert bpy.ops.pose.jointlimit_ccd_ik(target=target, use_limits=False) == {"FINISHED"}
+    assert tuple(bones["t01"].rotation_quaternion) == before["t01"][0]
+    assert bones["t02"].rotation_quaternion[0] == pytest.approx(1.0, abs=1e-6)
+    assert bones["t03"].rotation_quaternion[2] == pytest.approx(before["t03"][0][2], abs=1e-6)
+    assert bones["t05"].rotation_euler[1] == pytest.approx(0.1, abs=1e-6)
+    euler_after = Q.to_euler(read(bones["t06"]), "XYZ")
+    assert euler_after[2] == pytest.approx(euler_before[2], abs=1e-6)
+    moved = {name for name, (q, e) in before.items()
+             if (tuple(bones[name].rotation_quaternion), tuple(bones[name].rotation_euler)) != (q, e)}
+    assert {"t03", "t05", "t06"} <= moved and "t01" not in moved
+    assert np.linalg.norm(_tip(obj) - target) <= 1e-3

@@ -140,6 +140,23 @@ def test_refuses_unconnected_chain(scene):
         bpy.ops.pose.jointlimit_limb_ik(target=(1, 0, 1))
 
 
+def test_locked_rotation_is_refused_and_left_as_it_is(arm):
+    """Limb IK cannot keep a locked rotation channel of the bones it turns: it says which, and
+    changes nothing; the end bone's locks matter only when its orientation is set."""
+    import bpy
+
+    arm.pose.bones["forearm"].lock_rotation = (False, True, False)
+    before = {pb.name: tuple(pb.rotation_quaternion) for pb in arm.pose.bones}
+    with pytest.raises(RuntimeError, match="locked rotation channels of forearm"):
+        bpy.ops.pose.jointlimit_limb_ik(target=(0.6, 0.1, 1.3))
+    assert {pb.name: tuple(pb.rotation_quaternion) for pb in arm.pose.bones} == before
+    arm.pose.bones["forearm"].lock_rotation = (False, False, False)
+    arm.pose.bones["hand"].lock_rotation_w = True
+    assert bpy.ops.pose.jointlimit_limb_ik(target=(0.6, 0.1, 1.3)) == {"FINISHED"}
+    with pytest.raises(RuntimeError, match="locked rotation channels of hand"):
+        bpy.ops.pose.jointlimit_limb_ik(target=(0.6, 0.1, 1.3), use_orientation=True, target_rotation=(1, 0, 0, 0))
+
+
 def test_nan_target_is_refused(arm):
     import bpy
 

@@ -28,16 +28,18 @@ def build_chain(bones):
                                         parent_pose=parent_pose, parent_rest=parent_rest)
 
 
-def chain_limits(bones):
+def chain_limits(bones, use_limits=True):
+    """Per bone its joint limit (with ``use_limits``) followed by its Lock Rotation (``None``: a
+    free joint)."""
     out = []
     for pb in bones:
-        if not pb.jointlimit.enabled:
-            out.append(None)
-            continue
-        try:
-            out.append(bone_limits.build_limit(pb.jointlimit))
-        except ValueError as exc:
-            raise ValueError(f"Bone '{pb.name}': {exc}") from exc
+        limit = None
+        if use_limits and pb.jointlimit.enabled:
+            try:
+                limit = bone_limits.build_limit(pb.jointlimit)
+            except ValueError as exc:
+                raise ValueError(f"Bone '{pb.name}': {exc}") from exc
+        out.append(bone_limits.with_rotation_lock(pb, limit))
     return out
 
 
@@ -126,7 +128,7 @@ class POSE_OT_jointlimit_ccd_ik(ModalDragMixin, ActiveBonePoll, bpy.types.Operat
             iterations=self.iterations,
             tolerance=self.tolerance or None,
             use_weights=self.use_weights,
-            limits=chain_limits(bones) if self.use_limits else None,
+            limits=chain_limits(bones, self.use_limits),
             unit_angle=self.unit_angle or None,
         )
         return CCDSolver(bones, options, context.view_layer)

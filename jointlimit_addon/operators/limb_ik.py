@@ -189,6 +189,10 @@ class POSE_OT_jointlimit_limb_ik(ModalDragMixin, ActiveBonePoll, bpy.types.Opera
     def _solver(self, context, use_orientation):
         context.view_layer.update()
         bones = limb_bones(context.active_pose_bone, chains.selected_names(context.object))
+        locked = [pb.name for pb in (bones if use_orientation else bones[:2]) if bone_limits.rotation_lock(pb)]
+        if locked:
+            raise ValueError(f"Limb IK would turn locked rotation channels of {', '.join(locked)}: unlock them "
+                             "(Lock Rotation), or use CCD IK, which keeps them")
         limits = build_limits(*bones) if self.use_limits else None
         limits = align_hinge_range(limits, bones[1], self.hinge_axis)
         rotation = None
