@@ -211,33 +211,46 @@ def is_inside(limit, q, tol=STORAGE_TOL):
     return bool(limit.contains(q)) or quat.angle_between(limit.clamp(q), q) <= tol
 
 
-def rotation_lock(pose_bone):
-    """The bone's Lock Rotation as ``core.locks`` applies it: ``("EULER", order, locked X/Y/Z)``
-    (Euler modes; quaternion and axis-angle without 4D locks lock their XYZ Euler angles, as
-    Blender's transform does), ``("COMPONENTS", locked W/X/Y/Z)`` (a quaternion with 4D locks,
-    Blender's default), or ``None`` when nothing is locked. An axis-angle bone with 4D locks is
-    held whole by any lock."""
+def with_rotation_lock(pose_bone, limit):
+    """``limit`` (or ``None``) followed by the bone's Lock Rotation as ``core.locks`` applies it
+    (``limit`` itself when nothing is locked): Euler bones lock their angles, quaternion bones
+    their components with 4D locks (a new bone's default), else their XYZ Euler angles. An
+    axis-angle bone with 4D locks is held whole by any lock."""
     locked = tuple(bool(v) for v in pose_bone.lock_rotation)
     mode = pose_bone.rotation_mode
-    if mode not in ("QUATERNION", "AXIS_ANGLE"):
-        return ("EULER", mode, locked) if any(locked) else None
-    if not pose_bone.lock_rotations_4d:
-        return ("EULER", "XYZ", locked) if any(locked) else None
-    locked4 = (bool(pose_bone.lock_rotation_w), *locked)
-    if not any(locked4):
-        return None
-    return ("COMPONENTS", locked4) if mode == "QUATERNION" else ("COMPONENTS", (True,) * 4)
-
-
-def with_rotation_lock(pose_bone, limit):
-    """``limit`` (or ``None``) followed by the bone's Lock Rotation (``rotation_lock``)."""
-    lock = rotation_lock(pose_bone)
-    if lock is None:
+    if mode in ("QUATERNION", "AXIS_ANGLE") and pose_bone.lock_rotations_4d:
+        locked4 = (bool(pose_bone.lock_rotation_w), *locked)
+        if not any(locked4):
+            return limit
+        if mode == "AXIS_ANGLE":
+            return locks.EulerLock(read_rotation(pose_bone), "XYZ", (True,) * 3, (0.0,) * 3, inner=limit)
+        return locks.ComponentLock(tuple(pose_bone.rotation_quaternion), locked4, inner=limit)
+    if not any(locked):
         return limit
     current = read_rotation(pose_bone)
-    if lock[0] == "EULER":
-        return locks.LockedRotation(current, lock[1], lock[2], inner=limit)
-    return locks.LockedComponents(current, lock[1], inner=limit)
+    if mode in ("QUATERNION", "AXIS_ANGLE"):
+        return locks.EulerLock(current, "XYZ", locked, tuple(quat.to_euler(current, "XYZ")), inner=limit)
+    return locks.EulerLock(current, mode, locked, tuple(pose_bone.rotation_euler), inner=limit)
+
+
+def write_posed_rotation(pose_bone, q):
+    """``write_rotation`` for the IK tools, which keep Lock Rotation: locked channels keep their
+    stored values exactly (a quaternion with 4D locks is scaled to them, an Euler bone takes the
+    triple whose locked angles are the stored ones) and a fully locked bone is not written."""
+    lock = with_rotation_lock(pose_bone, None)
+    if lock is None:
+        write_rotation(pose_bone, q)
+        return
+    if lock.fixed:
+        return
+    allowed = lock.lock1(tuple(float(c) for c in q))
+    if isinstance(lock, locks.ComponentLock):
+        pose_bone.rotation_quaternion = lock.stored_values(allowed)
+    elif pose_bone.rotation_mode not in ("QUATERNION", "AXIS_ANGLE"):
+        euler = locks.locked_euler_branch1(allowed, lock.order, lock.locked, lock.stored)
+        pose_bone.rotation_euler = [s if lk else a for a, s, lk in zip(euler, lock.stored, lock.locked)]
+    else:
+        write_rotation(pose_bone, allowed)
 
 
 def read_rotation(pose_bone):

@@ -87,8 +87,9 @@ def running_version():
 
 def newer_file_version():
     """``(major, minor)`` of the Blender that saved the open file when it is newer than the running
-    one (which would write the file in its own, older format), else ``None``."""
+    one (which would write the file in its own, older format), else ``None``; the file's
+    subversion counts, as in Blender's own warning."""
     import bpy
 
-    saved = tuple(bpy.data.version[:2])
-    return saved if saved > running_version() else None
+    saved = tuple(bpy.data.version)
+    return saved[:2] if saved > tuple(bpy.app.version_file) else None

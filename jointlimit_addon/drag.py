@@ -101,7 +101,7 @@ class DragSession:
         if self.swivel is not None and "swivel" in self.info:
             self.swivel = self.info["swivel"]  # the next frame asks for this one: no elbow jumps
         for pb, q in zip(self.bones, quats):
-            bone_limits.write_rotation(pb, q)
+            bone_limits.write_posed_rotation(pb, q)
 
     def mouse_move(self, x, y, ctrl=False):
         """Move the target with the mouse; with Ctrl held, horizontal motion turns the swivel."""

@@ -95,7 +95,7 @@ def solve_through_rig(view_layer, written, solve_once, tip_of, target, tolerance
     for done in range(1, rounds + 1):
         quats, info = solve_once()
         for pb, q in zip(written, quats):
-            bone_limits.write_rotation(pb, q)
+            bone_limits.write_posed_rotation(pb, q)
         view_layer.update()
         error = float(np.linalg.norm(np.asarray(tip_of(), dtype=np.float64) - target))
         improved = best is None or error < 0.9 * best[0]
@@ -106,6 +106,6 @@ def solve_through_rig(view_layer, written, solve_once, tip_of, target, tolerance
     error, best_quats, info = best
     if best_quats is not quats:  # an earlier round was closer: put it back
         for pb, q in zip(written, best_quats):
-            bone_limits.write_rotation(pb, q)
+            bone_limits.write_posed_rotation(pb, q)
         view_layer.update()
     return best_quats, dict(info, evaluated_error=error, rounds=done)

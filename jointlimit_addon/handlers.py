@@ -143,6 +143,10 @@ def on_undo_or_load(*_args, loaded=False):
 @bpy.app.handlers.persistent
 def on_load(*_args):
     on_undo_or_load(loaded=True)
+    _state["warned"] = False
+    for scene in bpy.data.scenes:   # a file saved before Clamp Playback switched Lock Interface on with it
+        if scene.jointlimit.clamp_playback and not scene.render.use_lock_interface and scene.library is None:
+            scene.render.use_lock_interface = True
 
 
 @bpy.app.handlers.persistent

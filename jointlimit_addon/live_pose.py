@@ -314,7 +314,6 @@ def _changed(state, modes, channels, kinds):
 def _write(obj, channels, kinds, rows, values, count):
     """Store ``values`` for the bones ``rows`` (one ``foreach_set`` of each channel in use) and
     keep ``channels`` equal to what Blender now holds (float32)."""
-    bones = obj.pose.bones
     for kind in np.unique(kinds[rows]):
         here = kinds[rows] == kind
         attr, width = CHANNELS[kind]
@@ -328,10 +327,11 @@ def _write(obj, channels, kinds, rows, values, count):
 
 def _set_channel(obj, attr, whole, rows):
     """Store ``whole`` (every bone's values of channel ``attr``), of which ``rows`` changed. A linked
-    rig's pose takes assignments (in memory, like the pose its action gives it on every frame) but
-    ``foreach_set`` leaves it as it is."""
+    rig's pose, or a system override's (not editable), takes assignments (in memory, like the pose
+    its action gives it on every frame) but ``foreach_set`` leaves it as it is."""
     bones = obj.pose.bones
-    if obj.library is None:
+    override = obj.override_library
+    if obj.library is None and (override is None or not override.is_system_override):
         bones.foreach_set(attr, whole.ravel())
         return
     for row in np.asarray(rows).tolist():

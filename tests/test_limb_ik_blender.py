@@ -140,21 +140,25 @@ def test_refuses_unconnected_chain(scene):
         bpy.ops.pose.jointlimit_limb_ik(target=(1, 0, 1))
 
 
-def test_locked_rotation_is_refused_and_left_as_it_is(arm):
-    """Limb IK cannot keep a locked rotation channel of the bones it turns: it says which, and
-    changes nothing; the end bone's locks matter only when its orientation is set."""
+def test_locked_rotation_channels_are_kept(arm, capfd):
+    """Limb IK keeps Lock Rotation: the elbow's locked quaternion components keep their stored
+    values; a fully locked upper arm stays where it is, and the report says the target was missed
+    for it."""
     import bpy
 
-    arm.pose.bones["forearm"].lock_rotation = (False, True, False)
-    before = {pb.name: tuple(pb.rotation_quaternion) for pb in arm.pose.bones}
-    with pytest.raises(RuntimeError, match="locked rotation channels of forearm"):
-        bpy.ops.pose.jointlimit_limb_ik(target=(0.6, 0.1, 1.3))
-    assert {pb.name: tuple(pb.rotation_quaternion) for pb in arm.pose.bones} == before
-    arm.pose.bones["forearm"].lock_rotation = (False, False, False)
-    arm.pose.bones["hand"].lock_rotation_w = True
-    assert bpy.ops.pose.jointlimit_limb_ik(target=(0.6, 0.1, 1.3)) == {"FINISHED"}
-    with pytest.raises(RuntimeError, match="locked rotation channels of hand"):
-        bpy.ops.pose.jointlimit_limb_ik(target=(0.6, 0.1, 1.3), use_orientation=True, target_rotation=(1, 0, 0, 0))
+    forearm, upper = arm.pose.bones["forearm"], arm.pose.bones["upper_arm"]
+    assert bpy.ops.pose.jointlimit_limb_ik(target=_hand_head(arm) + np.array([-0.05, 0, -0.05])) == {"FINISHED"}
+    forearm.lock_rotation = (True, True, False)
+    stored = tuple(forearm.rotation_quaternion)
+    assert bpy.ops.pose.jointlimit_limb_ik(target=_hand_head(arm) + np.array([-0.05, 0.02, 0.03])) == {"FINISHED"}
+    assert tuple(forearm.rotation_quaternion)[1:3] == stored[1:3]
+    assert tuple(forearm.rotation_quaternion) != stored
+    upper.lock_rotation, upper.lock_rotation_w = (True, True, True), True
+    held = tuple(upper.rotation_quaternion)
+    capfd.readouterr()
+    assert bpy.ops.pose.jointlimit_limb_ik(target=_hand_head(arm) + np.array([-0.1, 0.05, 0.1])) == {"FINISHED"}
+    assert tuple(upper.rotation_quaternion) == held
+    assert "locked rotation channels kept on upper_arm" in capfd.readouterr().out
 
 
 def test_nan_target_is_refused(arm):
@@ -256,20 +260,21 @@ def test_modal_drag_ends_when_its_bones_are_gone(arm, mods, gone):
 
 
 def test_blender_ending_the_drag_removes_the_overlay(arm, mods):
-    """``cancel`` (Blender ends the drag: a file loaded, the window closed) removes the overlay
-    and leaves the pose as it is."""
+    """``cancel`` (Blender ends the drag: the area closed, a file loaded) removes the overlay and
+    puts the pose back as Esc does."""
     import bpy
 
+    original = {pb.name: tuple(pb.rotation_quaternion) for pb in arm.pose.bones}
     op, ctx, to_px, world_hand = _start_modal(arm, mods)
     assert op.invoke(ctx, Event("NONE")) == {"RUNNING_MODAL"}
     px = to_px(world_hand + np.array([-0.1, 0, 0.1]))
     op.modal(ctx, Event("MOUSEMOVE", x=px[0], y=px[1]))
-    posed = {pb.name: tuple(pb.rotation_quaternion) for pb in arm.pose.bones}
+    assert {pb.name: tuple(pb.rotation_quaternion) for pb in arm.pose.bones} != original
     handle = op._handle
     op.cancel(ctx)
     with pytest.raises(ValueError):
         bpy.types.SpaceView3D.draw_handler_remove(handle, "WINDOW")
-    assert {pb.name: tuple(pb.rotation_quaternion) for pb in arm.pose.bones} == posed
+    assert {pb.name: tuple(pb.rotation_quaternion) for pb in arm.pose.bones} == original
 
 
 def _fcurve_paths(obj):

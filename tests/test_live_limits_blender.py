@@ -429,7 +429,14 @@ def test_clamp_playback_and_renders_from_the_interface(scene, mods, capfd, tmp_p
     scene.collection.objects.link(scene.camera)
     bpy.ops.render.render(animation=True)
     assert math.degrees(pb.rotation_euler[0]) == pytest.approx(140, abs=1e-4)
-    scene.jointlimit.clamp_playback = False
+    # a file saved with Clamp Playback on and the interface not locked gets it locked on load
+    assert not scene.render.use_lock_interface
+    path = str(tmp_path / "clamped.blend")
+    bpy.ops.wm.save_as_mainfile(filepath=path)
+    bpy.ops.wm.open_mainfile(filepath=path)
+    loaded = bpy.context.scene
+    assert loaded.jointlimit.clamp_playback and loaded.render.use_lock_interface
+    loaded.jointlimit.clamp_playback = False
 
 
 @pytest.mark.parametrize("few_limited", [False, True])
@@ -473,3 +480,40 @@ def test_a_linked_rig_is_clamped_like_a_local_one(scene, mods, tmp_path, few_lim
     assert linked_stored == stored
     for a, b in zip(linked_matrices, matrices):
         np.testing.assert_allclose(a, b, atol=1e-6)
+
+
+def test_a_system_override_rig_is_clamped(scene, mods, tmp_path):
+    """A rig brought in as a library override that is not editable (a system override, what
+    Blender makes of the objects of a linked collection that are not made editable) is clamped
+    too; an editable override also."""
+    import bpy
+
+    obj = make_armature([("b", (0, 0, 0), (0, 0, 1), None, 0.0)], "Hinge")
+    pb = obj.pose.bones["b"]
+    configure(pb.jointlimit, "HINGE", None, None)
+    pb.rotation_mode = "XYZ"
+    pb.rotation_euler = (D(170), 0.0, 0.0)
+    bpy.ops.object.mode_set(mode="OBJECT")
+    collection = bpy.data.collections.new("RigCollection")
+    collection.objects.link(obj)
+    scene.collection.objects.unlink(obj)
+    scene.collection.children.link(collection)
+    library = str(tmp_path / "library.blend")
+    bpy.ops.wm.save_as_mainfile(filepath=library, copy=True)
+    bpy.data.objects.remove(obj)
+    bpy.data.collections.remove(collection)
+    with bpy.data.libraries.load(library, link=True) as (_found, wanted):
+        wanted.collections = ["RigCollection"]
+    linked = wanted.collections[0]
+    instance = bpy.data.objects.new("Instance", None)
+    instance.instance_type, instance.instance_collection = "COLLECTION", linked
+    scene.collection.objects.link(instance)
+    override = linked.override_hierarchy_create(scene, bpy.context.view_layer, do_fully_editable=False)
+    rig = override.objects[0]
+    assert rig.library is None and rig.override_library.is_system_override
+    assert mods["handlers"].clamp_object(rig, False) == 1
+    assert math.degrees(rig.pose.bones["b"].rotation_euler[0]) == pytest.approx(140, abs=1e-4)
+    rig.override_library.is_system_override = False
+    rig.pose.bones["b"].rotation_euler = (D(170), 0.0, 0.0)
+    assert mods["handlers"].clamp_object(rig, False) == 1
+    assert math.degrees(rig.pose.bones["b"].rotation_euler[0]) == pytest.approx(140, abs=1e-4)

@@ -75,7 +75,7 @@ def active_in_mode(obj, mode):
         raise UsageError(f"{obj.name!r} is not in the active view layer")
     previous = layer.objects.active
     previous_mode = previous.mode if previous is not None else "OBJECT"
-    previous_name = previous.name if previous is not None else None     # the object may be gone after
+    previous_uid = previous.session_uid if previous is not None else None     # the object may be gone after
     hidden, hidden_viewport = obj.hide_get(), obj.hide_viewport
     if previous is not None and previous.mode != "OBJECT":
         bpy.ops.object.mode_set(mode="OBJECT")
@@ -91,7 +91,7 @@ def active_in_mode(obj, mode):
             bpy.ops.object.mode_set(mode="OBJECT")
         obj.hide_set(hidden)
         obj.hide_viewport = hidden_viewport
-        previous = layer.objects.get(previous_name) if previous_name is not None else None
+        previous = next((o for o in layer.objects if o.session_uid == previous_uid), None)
         layer.objects.active = previous
         if previous is not None and previous_mode != "OBJECT":
             with contextlib.suppress(RuntimeError):

@@ -17,6 +17,7 @@ from . import quat
 from .euler_limits import _ANGLE_TOL as _HINGE_TOL
 from .euler_limits import TAU, HingeLimit
 from .limits import TWIST_TOL, JointLimit
+from .locks import RotationLock
 from .projection import MATH, POLE_EPS2, _compose
 from .swivel_limits import contains1
 
@@ -210,7 +211,15 @@ def _random_inside(limit, rng):
 
 def _per_sweep_limit(limit):
     """The limit used inside the sweeps: a SIMPLE twin of a smooth-shape OPTIMAL ``JointLimit``
-    (ELLIPSE, SUPERELLIPSE: numeric geodesic correction), else the limit itself."""
+    (ELLIPSE, SUPERELLIPSE: numeric geodesic correction; also as a lock's ``inner``), else the
+    limit itself."""
+    if isinstance(limit, RotationLock) and limit.inner is not None:
+        inner = _per_sweep_limit(limit.inner)
+        if inner is limit.inner:
+            return limit
+        twin = copy.copy(limit)
+        twin.inner = inner
+        return twin
     if (isinstance(limit, JointLimit) and limit.correction == "OPTIMAL"
             and limit.shape in ("ELLIPSE", "SUPERELLIPSE")):
         twin = copy.copy(limit)
@@ -246,10 +255,30 @@ def _hinge_clamp1(limit, q):
     return out
 
 
+LOCK_ROUNDS = 10    # limit, then lock, again while the locked rotation leaves the limit
+
+
+def _locked(lock, q):
+    """A joint with locked rotation channels (``locks.RotationLock``): its limit (``inner``) and
+    its lock applied in turn, up to ``LOCK_ROUNDS`` times, until the locked rotation is also inside
+    the limit; where the two disagree the lock wins (Blender's transform keeps it too)."""
+    r = q
+    for _ in range(LOCK_ROUNDS):
+        r = lock.lock1(r if lock.inner is None else _clamped(lock.inner, r))
+        if lock.inner is None or lock.fixed:
+            break
+        back = _clamped(lock.inner, r)
+        if max(abs(a - b) for a, b in zip(back, r)) <= 1e-12:
+            break
+    return r
+
+
 def _clamped(limit, q):
     """``limit.clamp`` on one tuple quaternion, validated and renormalised (a ``JointLimit`` that
     already holds ``q`` is checked on Python floats and ``q`` returned as it is; a
-    ``HingeLimit`` is clamped on Python floats)."""
+    ``HingeLimit`` is clamped on Python floats; a lock see ``_locked``)."""
+    if isinstance(limit, RotationLock):
+        return _locked(limit, q)
     if isinstance(limit, JointLimit) and contains1(limit, q):
         return q
     if type(limit) is HingeLimit:

@@ -60,8 +60,10 @@ class ModalDragMixin:
         return {"RUNNING_MODAL"}
 
     def cancel(self, context):
-        """Blender ends the drag itself (a file loaded, the window closed): the overlay goes;
-        the pose is left alone, its bones may be gone."""
+        """Blender ends the drag itself (the area closed, a file loaded): the overlay goes and the
+        pose is put back as on Esc, unless its bones are gone."""
+        if self._session.still_exists():
+            self._session.cancel()
         self._finish(context, None)
 
     def _finish(self, context, result):

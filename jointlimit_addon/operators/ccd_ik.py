@@ -145,7 +145,7 @@ class POSE_OT_jointlimit_ccd_ik(ModalDragMixin, ActiveBonePoll, bpy.types.Operat
             self.report({"ERROR"}, str(exc))
             return {"CANCELLED"}
         for pb, q in zip(solver.bones, quats):
-            bone_limits.write_rotation(pb, q)
+            bone_limits.write_posed_rotation(pb, q)
         self.report({"INFO"} if info["reached"] else {"WARNING"}, status_text(info))
         return {"FINISHED"}
 

@@ -112,19 +112,37 @@ class LimbSolver:
         self.ignored = ignored_middle_limit(bones[1]) if limits is not None else None
         self.chain = build_chain(*bones, hinge_axis=hinge_axis)
         self.end_local = bone_limits.read_rotation(bones[2])
+        self.locks = [bone_limits.with_rotation_lock(pb, None) for pb in bones]
+
+    def _keep_locks(self, quats):
+        """The solved rotations with each bone's Lock Rotation kept (the closed form cannot keep
+        it: the pose then misses the target by what the locks hold back); and the bones whose
+        rotation that changed."""
+        kept, changed = [], []
+        for pb, lock, q in zip(self.bones, self.locks, quats):
+            allowed = q if lock is None else np.array(lock.lock1(tuple(float(c) for c in q)))
+            if np.abs(allowed - q).max() > 1e-9 and np.abs(allowed + q).max() > 1e-9:
+                changed.append(pb.name)
+            kept.append(allowed)
+        return kept, changed
 
     def _model(self, target, swivel):
         if self.target_rotation is None:
             pose = limb_ik.solve_position(self.chain, target, swivel, limits=self.limits, end_local=self.end_local)
         else:
             pose = limb_ik.solve_pose(self.chain, target, self.target_rotation, swivel, limits=self.limits)
-        root, elbow, wrist, _ = limb_ik.forward(self.chain, pose.quats)
-        info = {"status": pose.status, "tip_error": float(pose.tip_error), "root": root, "elbow": elbow,
+        written = 3 if self.target_rotation is not None else 2
+        quats, locked = self._keep_locks(list(pose.quats[:written]))
+        quats += list(pose.quats[written:])
+        root, elbow, wrist, _ = limb_ik.forward(self.chain, np.array(quats))
+        info = {"status": pose.status, "locked": locked, "tip_error": float(pose.tip_error), "root": root, "elbow": elbow,
                 "limits": self.limits is not None and (any(x is not None for x in self.limits) or bool(self.ignored)),
                 "ignored": self.ignored,
                 "wrist": wrist, "reach": float(np.linalg.norm(target - root)), "max_reach": self.chain.d_max}
         info.update(swivel_info(pose, self.bones))
-        return list(pose.quats), info
+        if locked:
+            info["tip_error"] = float(np.linalg.norm(wrist - target))
+        return quats, info
 
     def __call__(self, target, swivel):
         if self.view_layer is None:
@@ -189,10 +207,6 @@ class POSE_OT_jointlimit_limb_ik(ModalDragMixin, ActiveBonePoll, bpy.types.Opera
     def _solver(self, context, use_orientation):
         context.view_layer.update()
         bones = limb_bones(context.active_pose_bone, chains.selected_names(context.object))
-        locked = [pb.name for pb in (bones if use_orientation else bones[:2]) if bone_limits.rotation_lock(pb)]
-        if locked:
-            raise ValueError(f"Limb IK would turn locked rotation channels of {', '.join(locked)}: unlock them "
-                             "(Lock Rotation), or use CCD IK, which keeps them")
         limits = build_limits(*bones) if self.use_limits else None
         limits = align_hinge_range(limits, bones[1], self.hinge_axis)
         rotation = None
@@ -215,7 +229,7 @@ class POSE_OT_jointlimit_limb_ik(ModalDragMixin, ActiveBonePoll, bpy.types.Opera
             return {"CANCELLED"}
         written = solver.bones if self.use_orientation else solver.bones[:2]
         for pb, q in zip(written, quats):
-            bone_limits.write_rotation(pb, q)
+            bone_limits.write_posed_rotation(pb, q)
         if solver.ignored:
             self.report({"WARNING"}, solver.ignored)
         self.report({"WARNING"} if info["status"] in ("OUT_OF_REACH", "TOO_CLOSE") else {"INFO"}, status_text(info))
@@ -244,5 +258,6 @@ def status_text(info):
     labels = {"OK": "exact", "LIMITED": "nearest pose inside the joint limits", "OUT_OF_REACH": "out of reach: stretched toward target",
               "TOO_CLOSE": "target too close to the shoulder/hip"}
     limits = "limits on" if info.get("limits") else "limits off"
-    note = "".join(f"{text}; " for text in (info.get("ignored"), info.get("swivel_note")) if text)
+    locked = info.get("locked") and f"locked rotation channels kept on {', '.join(info['locked'])}"
+    note = "".join(f"{text}; " for text in (info.get("ignored"), info.get("swivel_note"), locked) if text)
     return f"{note}{labels.get(info['status'], info['status'])} ({reach}, tip error {info['tip_error']:.2e}, {limits})"
