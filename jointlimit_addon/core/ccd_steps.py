@@ -262,14 +262,15 @@ def _locked(lock, q):
     """A joint with locked rotation channels (``locks.RotationLock``): its limit (``inner``) and
     its lock applied in turn, up to ``LOCK_ROUNDS`` times, until the locked rotation is also inside
     the limit; where the two disagree the lock wins (Blender's transform keeps it too)."""
-    r = q
+    r = q if lock.inner is None else _clamped(lock.inner, q)
     for _ in range(LOCK_ROUNDS):
-        r = lock.lock1(r if lock.inner is None else _clamped(lock.inner, r))
+        r = lock.lock1(r)
         if lock.inner is None or lock.fixed:
             break
         back = _clamped(lock.inner, r)
         if max(abs(a - b) for a, b in zip(back, r)) <= 1e-12:
             break
+        r = back
     return r
 
 

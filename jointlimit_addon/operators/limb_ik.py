@@ -142,6 +142,8 @@ class LimbSolver:
         info.update(swivel_info(pose, self.bones))
         if locked:
             info["tip_error"] = float(np.linalg.norm(wrist - target))
+            if info["tip_error"] > EVALUATED_TOLERANCE * self.chain.reach:
+                info["status"] = "LOCKED"
         return quats, info
 
     def __call__(self, target, swivel):
@@ -232,7 +234,8 @@ class POSE_OT_jointlimit_limb_ik(ModalDragMixin, ActiveBonePoll, bpy.types.Opera
             bone_limits.write_posed_rotation(pb, q)
         if solver.ignored:
             self.report({"WARNING"}, solver.ignored)
-        self.report({"WARNING"} if info["status"] in ("OUT_OF_REACH", "TOO_CLOSE") else {"INFO"}, status_text(info))
+        self.report({"WARNING"} if info["status"] in ("OUT_OF_REACH", "TOO_CLOSE", "LOCKED") else {"INFO"},
+                    status_text(info))
         return {"FINISHED"}
 
     def begin_session(self, context, view):
@@ -256,7 +259,7 @@ class POSE_OT_jointlimit_limb_ik(ModalDragMixin, ActiveBonePoll, bpy.types.Opera
 def status_text(info):
     reach = f"reach {info['reach']:.3f}/{info['max_reach']:.3f}"
     labels = {"OK": "exact", "LIMITED": "nearest pose inside the joint limits", "OUT_OF_REACH": "out of reach: stretched toward target",
-              "TOO_CLOSE": "target too close to the shoulder/hip"}
+              "TOO_CLOSE": "target too close to the shoulder/hip", "LOCKED": "target missed: locked channels hold the limb back"}
     limits = "limits on" if info.get("limits") else "limits off"
     locked = info.get("locked") and f"locked rotation channels kept on {', '.join(info['locked'])}"
     note = "".join(f"{text}; " for text in (info.get("ignored"), info.get("swivel_note"), locked) if text)
