@@ -298,3 +298,34 @@ def test_locked_rotation_channels_are_kept(scene, mods):
         moved |= {name for name, (q, e) in before.items()
                   if (tuple(bones[name].rotation_quaternion), tuple(bones[name].rotation_euler)) != (q, e)}
     assert {"t02", "t03", "t04", "t05", "t06"} <= moved and "t01" not in moved
+
+
+def test_a_locked_bone_stays_inside_its_limit(scene, mods):
+    """A bone with a joint limit and a locked angle, starting inside its limit: after solves to
+    targets near and far it keeps its locked angle and stays inside the limit (where alternating
+    the two does not meet, the solver takes the allowed rotation on the way back to its own)."""
+    import bpy
+
+    obj = tail_chain(6)
+    _limit_all(obj)
+    bones = obj.pose.bones
+    for pb in bones[2:5]:
+        s = pb.jointlimit
+        s.shape, s.swing_x_min, s.swing_x_max = "ELLIPSE", math.radians(-25), math.radians(35)
+        s.swing_z_min, s.swing_z_max, s.twist_min, s.twist_max = math.radians(-25), math.radians(25), math.radians(-20), math.radians(20)
+        pb.rotation_mode = "XZY"
+        pb.rotation_euler = (0.2, 0.05, -0.1)
+        pb.lock_rotation = (True, False, False)
+    bl = mods["bone_limits"]
+    rng = np.random.default_rng(12)
+    for _ in range(12):
+        for pb in bones[2:5]:
+            pb.rotation_euler = bl.values_for_mode("XZY", bl.build_limit(pb.jointlimit).clamp(bl.read_rotation(pb)),
+                                                   pb.rotation_euler)[1]
+        locked = [pb.rotation_euler[0] for pb in bones[2:5]]
+        bpy.ops.pose.jointlimit_ccd_ik(target=_tip(obj) + rng.uniform(-0.4, 0.4, 3))
+        for pb, x in zip(bones[2:5], locked):
+            limit = bl.build_limit(pb.jointlimit)
+            q = bl.read_rotation(pb)
+            assert pb.rotation_euler[0] == x
+            assert mods["core.quat"].angle_between(limit.clamp(q), q) < 1e-5

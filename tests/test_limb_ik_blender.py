@@ -162,6 +162,29 @@ def test_locked_rotation_channels_are_kept(arm, capfd):
     assert "locked rotation channels kept on upper_arm" in out and "target missed" in out
 
 
+def test_a_locked_upper_arm_stays_inside_its_limit(arm, mods):
+    """An upper arm with a joint limit and its Y angle locked, starting inside the limit: the
+    solves keep the lock and the limit (the report's swivel note is then true)."""
+    import bpy
+
+    upper = arm.pose.bones["upper_arm"]
+    s = upper.jointlimit
+    s.enabled, s.kind, s.shape = True, "SWING_TWIST", "RECT"
+    s.swing_x_min, s.swing_x_max, s.swing_z_min, s.swing_z_max = (math.radians(a) for a in (-40, 70, -50, 40))
+    s.use_twist_limit, s.twist_min, s.twist_max = True, math.radians(-20), math.radians(20)
+    upper.rotation_mode = "XYZ"
+    upper.rotation_euler = (0.2, 0.1, -0.1)
+    upper.lock_rotation = (False, True, False)
+    limit = mods["bone_limits"].build_limit(s)
+    rng = np.random.default_rng(9)
+    for _ in range(15):
+        y = upper.rotation_euler[1]
+        bpy.ops.pose.jointlimit_limb_ik(target=_hand_head(arm) + rng.normal(size=3) * 0.2)
+        q = mods["bone_limits"].read_rotation(upper)
+        assert upper.rotation_euler[1] == y
+        assert mods["core.quat"].angle_between(limit.clamp(q), q) < 1e-5
+
+
 def test_nan_target_is_refused(arm):
     import bpy
 

@@ -256,22 +256,51 @@ def _hinge_clamp1(limit, q):
 
 
 LOCK_ROUNDS = 10    # limit, then lock, again while the locked rotation leaves the limit
+LOCK_BISECTIONS = 24
+
+
+HOLD_TOL = 1e-7     # a pose stored in float32 just inside a limit may be that far out
+
+
+def _holds(limit, q):
+    back = _clamped(limit, q)
+    return max(abs(a - b) for a, b in zip(back, q)) <= HOLD_TOL
 
 
 def _locked(lock, q):
     """A joint with locked rotation channels (``locks.RotationLock``): its limit (``inner``) and
     its lock applied in turn, up to ``LOCK_ROUNDS`` times, until the locked rotation is also inside
-    the limit; where the two disagree the lock wins (Blender's transform keeps it too)."""
+    the limit. Where they do not meet, the rotation the lock allows nearest to it on the way back
+    to the bone's own rotation (``lock.current``) that is inside the limit, if that is inside."""
     r = q if lock.inner is None else _clamped(lock.inner, q)
     for _ in range(LOCK_ROUNDS):
         r = lock.lock1(r)
         if lock.inner is None or lock.fixed:
-            break
+            return r
         back = _clamped(lock.inner, r)
         if max(abs(a - b) for a, b in zip(back, r)) <= 1e-12:
-            break
+            return r
         r = back
-    return r
+    r = lock.lock1(r)
+    home = lock.current
+    if not _holds(lock.inner, home):
+        return r        # the bone's own rotation is outside the limit too: the lock wins
+    outside, inside = r, home
+    for _ in range(LOCK_BISECTIONS):
+        mid = lock.lock1(_nlerp(outside, inside))
+        if _holds(lock.inner, mid):
+            inside = mid
+        else:
+            outside = mid
+    return inside
+
+
+def _nlerp(a, b):
+    if sum(x * y for x, y in zip(a, b)) < 0.0:
+        b = tuple(-c for c in b)
+    m = [x + y for x, y in zip(a, b)]
+    norm = math.sqrt(sum(c * c for c in m))
+    return tuple(c / norm for c in m) if norm > 1e-12 else a
 
 
 def _clamped(limit, q):
@@ -292,3 +321,6 @@ def _clamped(limit, q):
     if not (norm > _EPS and math.isfinite(norm)):
         raise ValueError(f"{type(limit).__name__}.clamp returned a non-finite or zero quaternion")
     return (w / norm, x / norm, y / norm, z / norm)
+
+
+clamp_one = _clamped   # for callers outside the CCD (Limb IK keeps a bone's lock within its limit with it)

@@ -7,7 +7,7 @@ import numpy as np
 from bpy.props import BoolProperty, EnumProperty, FloatProperty, FloatVectorProperty
 
 from .. import bone_limits, chains, drag, evaluated
-from ..core import limb_ik
+from ..core import ccd_steps, limb_ik
 from ._common import ActiveBonePoll
 from ._modal import ModalDragMixin
 
@@ -112,15 +112,20 @@ class LimbSolver:
         self.ignored = ignored_middle_limit(bones[1]) if limits is not None else None
         self.chain = build_chain(*bones, hinge_axis=hinge_axis)
         self.end_local = bone_limits.read_rotation(bones[2])
-        self.locks = [bone_limits.with_rotation_lock(pb, None) for pb in bones]
+        self.locks = [None if bone_limits.with_rotation_lock(pb, None) is None
+                      else bone_limits.with_rotation_lock(pb, self._own_limit(pb)) for pb in bones]
+
+    def _own_limit(self, pb):
+        """The bone's joint limit when limits are used (a locked bone stays inside it too)."""
+        return bone_limits.bone_limit(pb) if self.limits is not None and pb.jointlimit.enabled else None
 
     def _keep_locks(self, quats):
-        """The solved rotations with each bone's Lock Rotation kept (the closed form cannot keep
-        it: the pose then misses the target by what the locks hold back); and the bones whose
-        rotation that changed."""
+        """The solved rotations with each bone's Lock Rotation kept, inside its limit (the closed
+        form cannot keep a lock: the pose then misses the target by what the locks hold back); and
+        the bones whose rotation that changed."""
         kept, changed = [], []
         for pb, lock, q in zip(self.bones, self.locks, quats):
-            allowed = q if lock is None else np.array(lock.lock1(tuple(float(c) for c in q)))
+            allowed = q if lock is None else np.array(ccd_steps.clamp_one(lock, tuple(float(c) for c in q)))
             if np.abs(allowed - q).max() > 1e-9 and np.abs(allowed + q).max() > 1e-9:
                 changed.append(pb.name)
             kept.append(allowed)

@@ -107,3 +107,22 @@ def test_ccd_keeps_locked_bones_and_the_rest_reaches():
     np.testing.assert_allclose(result.local_quats[0], start[0], atol=1e-12)
     assert abs(quat.to_euler(result.local_quats[1], "XYZ")[0]) < 1e-9
     assert result.reached
+
+
+@pytest.mark.parametrize("order", ["XYZ", "XZY", "ZXY"])
+@pytest.mark.parametrize("locked", [(True, False, False), (False, True, False), (False, False, True)])
+def test_a_locked_joint_stays_inside_its_limit_when_its_own_rotation_is(order, locked):
+    """Where alternating the limit and the lock does not meet, the solver takes the rotation the
+    lock allows on the way back to the bone's own rotation, inside the limit: a joint whose own
+    rotation is inside both never leaves either."""
+    rng = np.random.default_rng(7)
+    limit = JointLimit("RECT", swing_x=np.radians((-35, 60)), swing_z=np.radians((-25, 30)), twist=np.radians((-15, 15)))
+    for _ in range(20):
+        own = tuple(limit.clamp(random_rotations(rng, 1, 1.2)[0]))
+        stored = tuple(locked_euler_branch1(own, order, (False,) * 3, (0.0, 0.0, 0.0)))
+        lock = EulerLock(own, order, locked, stored, inner=limit)
+        for q in random_rotations(rng, 20, 3.0):
+            out = np.array(_clamped(lock, tuple(q)))
+            euler = locked_euler_branch1(tuple(out), order, locked, stored)
+            assert all(a == pytest.approx(s, abs=1e-9) for a, s, lk in zip(euler, stored, locked) if lk)
+            assert quat.angle_between(limit.clamp(out), out) < 1e-6
