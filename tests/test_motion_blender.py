@@ -274,3 +274,30 @@ def test_keys_over_the_swing_pole_warn_with_swing_twist_channels(rig, mods):
     assert len(warnings["SWING_TWIST"]) == 1
     assert "swing pole" in warnings["SWING_TWIST"][0] and "frames 15 and 31" in warnings["SWING_TWIST"][0]
     assert warnings["EULER"] == []
+
+
+def test_nla_tweak_mode_works_in_scene_frames(rig, mods):
+    """In NLA tweak mode on a strip that starts at frame 101 (its action keyed at 1, 11, 21), the
+    animator's frames 101-121 are smoothed: the keys go to the action's frames 1-21, the strip plays
+    them, and the key poses are kept."""
+    import bpy
+
+    Q = mods["core.quat"]
+    pb = rig.pose.bones["joint"]
+    pb.rotation_mode = "QUATERNION"
+    poses = [Q.from_euler(np.radians(e), "XYZ") for e in ((0, 0, 0), (40, 10, -20), (-10, 30, 50))]
+    for frame, q in zip((1, 11, 21), poses):
+        _key(pb, q, frame, mods)
+    data = rig.animation_data
+    action = data.action
+    data.nla_tracks.new().strips.new("shot", 101, action)
+    data.action = None
+    data.use_tweak_mode = True
+    assert mods["animation"].keyed_frames(rig, pb, "rotation_quaternion", 101, 121) == [101, 111, 121]
+    assert bpy.ops.pose.jointlimit_motion(frame_start=101, frame_end=121) == {"FINISHED"}
+    frames = {round(k.co[0]) for fc in mods["animation"].object_fcurves(rig) for k in fc.keyframe_points}
+    assert frames == set(range(1, 22))
+    data.use_tweak_mode = False
+    got = _sample(pb, (101, 111, 121), mods)
+    for g, q in zip(got, poses):
+        assert Q.angle_between(g, q) < 1e-5
