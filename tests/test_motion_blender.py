@@ -301,3 +301,46 @@ def test_nla_tweak_mode_works_in_scene_frames(rig, mods):
     got = _sample(pb, (101, 111, 121), mods)
     for g, q in zip(got, poses):
         assert Q.angle_between(g, q) < 1e-5
+
+
+def test_a_turn_of_many_degrees_in_one_frame_is_reported(rig, mods, capfd):
+    """A key far outside the limit (166° about Z on a joint limited to ±30° there) clamps to a
+    pose the motion reaches by turning far in one frame: the operator says so; ordinary keys
+    give no such warning."""
+    import bpy
+
+    Q = mods["core.quat"]
+    pb, _s, _limit = _limited_quaternion_joint(rig, mods)
+    for frame, q in ((1, Q.from_euler(np.radians((30, 0, 0)), "XYZ")), (10, Q.from_axis_angle([0, 0, 1], math.radians(166))),
+                     (20, Q.from_euler(np.radians((60, 0, 10)), "XYZ"))):
+        _key(pb, q, frame, mods)
+    capfd.readouterr()
+    assert bpy.ops.pose.jointlimit_motion(frame_start=1, frame_end=20) == {"FINISHED"}
+    path = _sample(pb, range(1, 21), mods)
+    jump = np.degrees(Q.angle_between(path[1:], path[:-1]).max())
+    out = capfd.readouterr().out
+    assert jump > 45.0 and "from one frame to the next" in out, (jump, out)
+    rig.animation_data_clear()
+    for frame, q in ((1, Q.from_euler(np.radians((30, 0, 0)), "XYZ")), (20, Q.from_euler(np.radians((60, 0, 10)), "XYZ"))):
+        _key(pb, q, frame, mods)
+    capfd.readouterr()
+    assert bpy.ops.pose.jointlimit_motion(frame_start=1, frame_end=20) == {"FINISHED"}
+    assert "from one frame to the next" not in capfd.readouterr().out
+
+
+def test_locked_channels_keep_their_value(rig, mods):
+    """A bone whose X angle is locked (keyed the same at every key): the generated keys keep it
+    exactly, with Swing & Twist channels too (which interpolate other numbers)."""
+    import bpy
+
+    pb = rig.pose.bones["joint"]
+    pb.rotation_mode = "XYZ"
+    pb.lock_rotation = (True, False, False)
+    for frame, (y, z) in ((1, (0.0, 0.0)), (10, (0.4, -0.3)), (20, (-0.2, 0.5))):
+        pb.rotation_euler = (0.3, y, z)
+        pb.keyframe_insert("rotation_euler", frame=frame)
+    x = pb.rotation_euler[0]
+    assert bpy.ops.pose.jointlimit_motion(frame_start=1, frame_end=20, channels="SWING_TWIST") == {"FINISHED"}
+    for frame in range(1, 21):
+        bpy.context.scene.frame_set(frame)
+        assert pb.rotation_euler[0] == x

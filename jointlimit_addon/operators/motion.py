@@ -5,12 +5,13 @@ import numpy as np
 from bpy.props import BoolProperty, EnumProperty, IntProperty
 
 from .. import animation, bone_limits
-from ..core import motion
+from ..core import motion, quat
 from ._common import PosePoll, selected_pose_bones
 from .bake import sample_rotations
 
 # In-betweens further than this outside the range of their keys get a warning (degrees).
 OVERSHOOT_WARNING_DEGREES = 3.0
+STEP_WARNING_DEGREES = 45.0     # per frame: a turn no joint makes in one frame of animation
 
 
 def _rpt(template, **values):
@@ -21,6 +22,15 @@ def _rpt(template, **values):
 def output_frames(keys, step):
     """Every ``step``-th frame between the first and last key, plus every key frame itself."""
     return sorted(set(range(keys[0], keys[-1] + 1, step)) | set(keys))
+
+
+def _largest_step_degrees(frames, quats):
+    """The largest turn between generated frames, per frame of time (degrees)."""
+    if len(frames) < 2:
+        return 0.0
+    gaps = np.diff(np.asarray(frames, dtype=np.float64))
+    turns = quat.angle_between(np.asarray(quats[1:]), np.asarray(quats[:-1]))
+    return float(np.degrees(turns / np.maximum(gaps, 1.0)).max())
 
 
 class POSE_OT_jointlimit_motion(PosePoll, bpy.types.Operator):
@@ -102,7 +112,7 @@ class POSE_OT_jointlimit_motion(PosePoll, bpy.types.Operator):
             return {"CANCELLED"}
         scene = context.scene
         original_frame = scene.frame_current
-        written, overshoot, over_pole = [], {}, {}
+        written, overshoot, over_pole, jumps = [], {}, {}, {}
         for pb, keys, limit in plans:
             frames = output_frames(keys, self.step)
             order = pb.rotation_mode if pb.rotation_mode in bone_limits.EULER_MODES else "XYZ"
@@ -122,17 +132,21 @@ class POSE_OT_jointlimit_motion(PosePoll, bpy.types.Operator):
                 scene.frame_set(original_frame)
                 return {"CANCELLED"}
             written.append((pb, frames, result, stored[0][0]))
-            if self.channels == motion.SWING_TWIST:
-                pairs = motion.swing_pole_segments(quats)
+            if self.channels == motion.SWING_TWIST:     # the keys as written, and as the limit clamps them
+                pairs = motion.swing_pole_segments(quats) or (
+                    motion.swing_pole_segments(np.asarray(limit.clamp(quats))) if limit is not None else [])
                 if pairs:
                     over_pole[pb.name] = (keys[pairs[0]], keys[pairs[0] + 1])
+            jump = _largest_step_degrees(frames, result)
+            if jump > STEP_WARNING_DEGREES and pb.name not in over_pole:    # else said by the pole warning
+                jumps[pb.name] = jump
             if over > OVERSHOOT_WARNING_DEGREES:
                 overshoot[pb.name] = over
         for pb, frames, result, first_key in written:
             path, _ = bone_limits.rotation_path(pb)
             setattr(pb, path, first_key)    # Euler turns and quaternion signs continue from the first key
             for frame, q in zip(frames, result):
-                bone_limits.write_rotation(pb, q)
+                bone_limits.write_posed_rotation(pb, q)     # locked channels keep their value
                 pb.keyframe_insert(data_path=path, frame=frame, group=pb.name)
         scene.frame_set(original_frame)
         message = f"Smoothed {len(written)} bones"
@@ -150,6 +164,11 @@ class POSE_OT_jointlimit_motion(PosePoll, bpy.types.Operator):
                 "Swing & Twist channels cannot pass the swing pole (180°), which the keys of {bones} pass "
                 "(first between frames {a} and {b}): the motion goes the other way round there; use Euler channels",
                 bones=", ".join(sorted(over_pole)[:5]), a=over_pole[name][0], b=over_pole[name][1]))
+        if jumps:
+            self.report({"WARNING"}, _rpt(
+                "The motion of {bones} turns up to {angle:.0f}° from one frame to the next (keys far outside the "
+                "limits, or a swing past 180°): check those frames, move the keys inside the limits or use Euler "
+                "channels", bones=", ".join(sorted(jumps)[:5]), angle=max(jumps.values())))
         limited = sorted(pb.name for pb, _, limit in plans if limit is not None)
         if self.step > 1 and limited:
             self.report({"WARNING"}, _rpt(
