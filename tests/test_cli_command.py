@@ -155,6 +155,26 @@ def test_report_schema_and_a_failing_file_among_several(run, scene, tmp_path):
         assert angle_of(rotation(load(path), "spine")) == pytest.approx(20.0, abs=1e-3)
 
 
+def test_report_of_a_run_refused_before_any_work_has_every_file(run, scene, tmp_path):
+    """A missing input among several refuses the run before any work (exit 2); the report still
+    has one record per input file, each failed with the run's one-line error, none written."""
+    obj = build_rig()
+    obj.pose.bones["spine"].rotation_quaternion = axis_x(60)
+    good = save(tmp_path / "a.blend")
+    before = good.read_bytes()
+    missing = tmp_path / "missing.blend"
+    report = tmp_path / "report.json"
+    result = run("apply", "--report", report, good, missing)
+    assert result.returncode == 2
+    line = one_error_line(result)
+    data = json.loads(report.read_text())
+    assert data["exit_code"] == 2 and [r["file"] for r in data["files"]] == [str(good), str(missing)]
+    for record in data["files"]:
+        assert set(record) == RECORD_KEYS and record["status"] == "failed" and record["exit_code"] == 2
+        assert record["output"] is None and record["errors"] == [line.removeprefix("jointlimit: error: ")]
+    assert good.read_bytes() == before
+
+
 def test_report_of_ik_has_evaluated_tip_errors(run, scene, tmp_path):
     build_rig()
     path = save(tmp_path / "limb.blend")

@@ -171,6 +171,9 @@ def run(argv, prog):
         record["seconds"] = round(time.monotonic() - started, 3)
         if code:
             record.update(status="failed", exit_code=code, errors=[*record["errors"], message.splitlines()[0]])
+    elif code and not records and args is not None and args.files:     # refused before any file was run
+        records = [dict(new_record(args, os.path.abspath(path)), exit_code=code, errors=[message.splitlines()[0]])
+                   for path in args.files]
     if args is not None:
         try:
             write_worker_record(args, record) if args.worker_file else write_report(args, records, code)
