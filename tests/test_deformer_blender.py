@@ -1258,3 +1258,29 @@ def test_modifier_stack_deforming_modifiers_work_others_are_refused(limb, mods):
     obj.modifiers["JointLimit Deformer Input"].show_viewport = False
     set_mode(obj, "SDEF")
     assert np.array_equal(evaluated(obj), alone)
+
+
+def test_a_vertex_on_the_bones_line_stays_sdef_in_the_mmd_layout(scene, mods):
+    """A two-bone vertex whose centre C is its own position (a vertex on the bones' line, as at the
+    joint) would be written with C equal to its basis position, which mmd_tools reads as "not
+    SDEF" (its vectors compare equal within one float32 step): C is moved four steps, so mmd_tools
+    and the deformer read it as SDEF."""
+    import importlib
+
+    import bpy
+    from mathutils import Vector
+
+    arm, obj, truth = build_limb(scene)
+    assert bpy.ops.object.jointlimit_sdef_derive() == {"FINISHED"}
+    prep = mods["deformer"].prepare(obj, "DERIVED", False)
+    rest = np.array([v.co for v in obj.data.vertices], np.float32)
+    c = np.array(prep.c, np.float64)
+    k = len(prep.two.index) // 2
+    i = int(prep.two.index[k])
+    c[k] = rest[i]
+    importlib.import_module(mods["deformer"].__name__ + ".mmd").write_layout(obj, prep.two, c, prep.r0, prep.r1)
+    layout = mmd_layout(obj)
+    assert np.abs(layout["mmd_sdef_c"][i] - rest[i]).max() < 1e-5
+    assert Vector(layout["mmd_sdef_c"][i]) != Vector(rest[i])                  # mmd_tools' test
+    sdef = np.flatnonzero((layout["mmd_sdef_c"] != rest).any(axis=1))
+    assert i in sdef and len(sdef) == len(prep.two.index)

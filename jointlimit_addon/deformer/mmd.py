@@ -36,6 +36,7 @@ def write_layout(obj, two, c, r0, r1):
     basis.data.foreach_get("co", rest)
     rest = rest.reshape(-1, 3)
     sw = two.swapped[:, None]  # bone0 on the higher group index: its boundary is R1 there
+    c = _apart(np.asarray(c, dtype=np.float32), rest[two.index])
     for name, values in zip(data.MMD_KEYS, (c, np.where(sw, r1, r0), np.where(sw, r0, r1))):
         kb = keys.key_blocks.get(name) or obj.shape_key_add(name=name, from_mix=False)
         kb.relative_key = basis
@@ -43,6 +44,17 @@ def write_layout(obj, two, c, r0, r1):
         full = rest.copy()
         full[two.index] = values
         kb.data.foreach_set("co", full.ravel())
+
+
+def _apart(c, rest):
+    """``c`` with each centre that equals its vertex (a vertex on the bones' line) moved four
+    float32 steps in X: mmd_tools tells SDEF vertices by C differing from the basis position, and
+    its vectors compare equal within one step."""
+    step = np.spacing(np.abs(rest)).astype(np.float32)
+    same = np.all(np.abs(c - rest) <= 2 * step, axis=1)
+    c = c.copy()
+    c[same, 0] = rest[same, 0] + 4 * step[same, 0]
+    return c
 
 
 def binding(obj):
