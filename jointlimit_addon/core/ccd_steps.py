@@ -25,15 +25,7 @@ _EPS = 1e-12
 _EPS2 = _EPS * _EPS
 
 
-def _qmul(a, b):
-    aw, ax, ay, az = a
-    bw, bx, by, bz = b
-    return (
-        aw * bw - ax * bx - ay * by - az * bz,
-        aw * bx + ax * bw + ay * bz - az * by,
-        aw * by - ax * bz + ay * bw + az * bx,
-        aw * bz + ax * by - ay * bx + az * bw,
-    )
+_qmul = quat.mul1
 
 
 def _qconj(q):

@@ -923,11 +923,7 @@ def _angle_scalar(a, b):
     return np.float64(4.0 * math.atan2(d, p))
 
 
-def _qmul(a, b):
-    aw, ax, ay, az = a
-    bw, bx, by, bz = b
-    return (aw * bw - ax * bx - ay * by - az * bz, aw * bx + ax * bw + ay * bz - az * by,
-            aw * by - ax * bz + ay * bw + az * bx, aw * bz + ax * by - ay * bx + az * bw)
+_qmul = Q.mul1
 
 
 def _cross3(a, b):

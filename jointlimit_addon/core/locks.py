@@ -29,19 +29,12 @@ def _axis_quat1(axis, angle):
     return (c, s, 0.0, 0.0) if axis == 0 else (c, 0.0, s, 0.0) if axis == 1 else (c, 0.0, 0.0, s)
 
 
-def _qmul1(a, b):
-    aw, ax, ay, az = a
-    bw, bx, by, bz = b
-    return (aw * bw - ax * bx - ay * by - az * bz, aw * bx + ax * bw + ay * bz - az * by,
-            aw * by - ax * bz + ay * bw + az * bx, aw * bz + ax * by - ay * bx + az * bw)
-
-
 def euler_to_quat1(euler, order):
     """Quaternion of Euler angles ``(x, y, z)`` in Blender's ``order`` (first letter applied first)."""
     q = (1.0, 0.0, 0.0, 0.0)
     for letter in order:
         axis = _AXES.index(letter)
-        q = _qmul1(_axis_quat1(axis, euler[axis]), q)
+        q = quat.mul1(_axis_quat1(axis, euler[axis]), q)
     return q
 
 
@@ -100,13 +93,21 @@ class RotationLock:
 
     inner = None
     current = (1.0, 0.0, 0.0, 0.0)
+    locked = ()
 
     @property
     def fixed(self):
-        raise NotImplementedError
+        return all(self.locked)
 
     def lock1(self, q):
         """The rotation nearest ``q`` (a unit tuple) that the lock allows."""
+        if self.fixed:
+            return self.current
+        if not any(self.locked):
+            return tuple(q)
+        return self._partly_locked(q)
+
+    def _partly_locked(self, q):
         raise NotImplementedError
 
     def clamp(self, q):
@@ -131,15 +132,7 @@ class EulerLock(RotationLock):
         self.stored = tuple(float(v) for v in stored)
         self.inner = inner
 
-    @property
-    def fixed(self):
-        return all(self.locked)
-
-    def lock1(self, q):
-        if self.fixed:
-            return self.current
-        if not any(self.locked):
-            return tuple(q)
+    def _partly_locked(self, q):
         euler = locked_euler_branch1(q, self.order, self.locked, self.stored)
         euler = [s if lk else a for a, s, lk in zip(euler, self.stored, self.locked)]
         return _hemisphere(euler_to_quat1(euler, self.order), q)
@@ -158,15 +151,7 @@ class ComponentLock(RotationLock):
         self.inner = inner
         self.size = math.sqrt(sum(v * v for v, lk in zip(stored, self.locked) if lk))
 
-    @property
-    def fixed(self):
-        return all(self.locked)
-
-    def lock1(self, q):
-        if self.fixed:
-            return self.current
-        if not any(self.locked):
-            return tuple(q)
+    def _partly_locked(self, q):
         if self.size > 0.0:
             along = sum(a * s for a, s, lk in zip(q, self.stored, self.locked) if lk) / self.size
             if along < 0.0:

@@ -95,6 +95,14 @@ def mul(a, b):
     )
 
 
+def mul1(a, b):
+    """``mul`` of two quaternion tuples on Python floats (the solvers' inner loops)."""
+    aw, ax, ay, az = a
+    bw, bx, by, bz = b
+    return (aw * bw - ax * bx - ay * by - az * bz, aw * bx + ax * bw + ay * bz - az * by,
+            aw * by - ax * bz + ay * bw + az * bx, aw * bz + ax * by - ay * bx + az * bw)
+
+
 def conjugate(q):
     """Conjugate (the inverse of a unit quaternion)."""
     q = np.asarray(q, dtype=np.float64)
