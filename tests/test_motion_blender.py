@@ -41,17 +41,24 @@ def _sample(pb, frames, mods):
     return np.array(out)
 
 
-@pytest.mark.parametrize("profile", ["MIN_ACCELERATION", "MIN_JERK"])
-@pytest.mark.parametrize("channels", ["SWING_TWIST", "EULER"])
-def test_keys_hit_exactly_and_every_frame_keyed(rig, mods, profile, channels):
-    import bpy
-
+def _three_key_poses(rig, mods):
+    """The joint in quaternion mode keyed at frames 1, 11, 21 with three poses: the bone and them."""
     Q = mods["core.quat"]
     pb = rig.pose.bones["joint"]
     pb.rotation_mode = "QUATERNION"
     poses = [Q.from_euler(np.radians(e), "XYZ") for e in ((0, 0, 0), (40, 10, -20), (-10, 30, 50))]
     for frame, q in zip((1, 11, 21), poses):
         _key(pb, q, frame, mods)
+    return pb, poses
+
+
+@pytest.mark.parametrize("profile", ["MIN_ACCELERATION", "MIN_JERK"])
+@pytest.mark.parametrize("channels", ["SWING_TWIST", "EULER"])
+def test_keys_hit_exactly_and_every_frame_keyed(rig, mods, profile, channels):
+    import bpy
+
+    Q = mods["core.quat"]
+    pb, poses = _three_key_poses(rig, mods)
     assert bpy.ops.pose.jointlimit_motion(frame_start=1, frame_end=21, profile=profile, channels=channels) == {"FINISHED"}
     got = _sample(pb, (1, 11, 21), mods)
     for g, q in zip(got, poses):
@@ -283,11 +290,7 @@ def test_nla_tweak_mode_works_in_scene_frames(rig, mods):
     import bpy
 
     Q = mods["core.quat"]
-    pb = rig.pose.bones["joint"]
-    pb.rotation_mode = "QUATERNION"
-    poses = [Q.from_euler(np.radians(e), "XYZ") for e in ((0, 0, 0), (40, 10, -20), (-10, 30, 50))]
-    for frame, q in zip((1, 11, 21), poses):
-        _key(pb, q, frame, mods)
+    pb, poses = _three_key_poses(rig, mods)
     data = rig.animation_data
     action = data.action
     data.nla_tracks.new().strips.new("shot", 101, action)

@@ -210,6 +210,18 @@ def still_rig(handlers):
     return obj
 
 
+def playing_still_rig(scene, mods):
+    """``(handlers, layer, obj)``: a ``still_rig`` played with Clamp Playback on through frames 1
+    and 2 of a 100-frame range."""
+    handlers, layer = mods["handlers"], mods["playback_layer"]
+    obj = still_rig(handlers)
+    scene.frame_start, scene.frame_end = 1, 100
+    scene.jointlimit.clamp_playback = True
+    handlers.on_playback_start(scene)
+    play(scene, obj, [1, 2])
+    return handlers, layer, obj
+
+
 def test_keys_edited_right_before_a_frame_are_seen_on_that_frame(scene, mods, monkeypatch):
     """A key moved by a script with no update before the next frame (so no ``check_updates``):
     that frame, computed ahead with the old keys, is shown with the new ones, and the layer is
@@ -237,12 +249,7 @@ def test_keys_edited_right_before_a_frame_are_seen_on_that_frame(scene, mods, mo
 def test_a_bone_keyed_outside_right_before_a_frame_is_driven_on_that_frame(scene, mods):
     """As above, for a bone not driven yet: keyed outside its limit with no update before a frame
     computed ahead as within it."""
-    handlers, layer = mods["handlers"], mods["playback_layer"]
-    obj = still_rig(handlers)
-    scene.frame_start, scene.frame_end = 1, 100
-    scene.jointlimit.clamp_playback = True
-    handlers.on_playback_start(scene)
-    play(scene, obj, [1, 2])
+    handlers, layer, obj = playing_still_rig(scene, mods)
     assert layer_objects(layer)[1] == []
     late = next(p for p in obj.pose.bones if p.jointlimit.enabled and p.rotation_mode == "QUATERNION")
     late.rotation_quaternion = (0.0, 1.0, 0.0, 0.0)
@@ -493,12 +500,7 @@ def test_two_bones_swapping_names_right_before_a_frame(scene, mods):
 def test_a_driver_added_during_playback_is_the_users(scene, mods):
     """A driver the user adds during playback on a limited bone's rotation (not driven by the
     layer yet) hands the rig to the playback clamp, and stays when playback stops."""
-    handlers, layer = mods["handlers"], mods["playback_layer"]
-    obj = still_rig(handlers)
-    scene.frame_start, scene.frame_end = 1, 100
-    scene.jointlimit.clamp_playback = True
-    handlers.on_playback_start(scene)
-    play(scene, obj, [1, 2])
+    handlers, layer, obj = playing_still_rig(scene, mods)
     assert layer.covers(obj) and layer_objects(layer)[1] == []
     pb = next(p for p in obj.pose.bones if p.jointlimit.enabled and p.rotation_mode == "QUATERNION")
     fc = obj.driver_add(pb.path_from_id("rotation_quaternion"), 1)
