@@ -112,8 +112,10 @@ class LimbSolver:
         self.ignored = ignored_middle_limit(bones[1]) if limits is not None else None
         self.chain = build_chain(*bones, hinge_axis=hinge_axis)
         self.end_local = bone_limits.read_rotation(bones[2])
-        self.locks = [None if bone_limits.with_rotation_lock(pb, None) is None
-                      else bone_limits.with_rotation_lock(pb, self._own_limit(pb)) for pb in bones]
+        self.locks = [bone_limits.with_rotation_lock(pb, None) for pb in bones]
+        for pb, lock in zip(bones, self.locks):
+            if lock is not None:    # only a locked bone is corrected here; the solver keeps the limits
+                lock.inner = self._own_limit(pb)
 
     def _own_limit(self, pb):
         """The bone's joint limit when limits are used (a locked bone stays inside it too)."""
