@@ -30,7 +30,7 @@ import math
 
 import numpy as np
 
-from .regions_search import _monotone1, _no_max1
+from .regions_search import _monotone, _monotone1, _no_max1
 
 
 class _CertifiedLocalSearch:
@@ -60,6 +60,100 @@ class _CertifiedLocalSearch:
         G, H = self._slope_rows(np.nextafter(tau, np.inf))
         rows = zip(tau.tolist(), self._Bx[:, :-1:step].T.tolist(), G.T.tolist(), H.T.tolist())
         self._coarse1 = tuple((t, *b, (*g, *h)) for t, b, g, h in rows)
+
+    def _short_way(self, Q):
+        """The short way of ``nearest_boundary_st1`` for the rows of ``Q`` (unit points
+        outside) at once, from the best node of the global search's scan (one matrix product
+        serves both certificates): Newton, then certificate 1 (the tangent) or 2 (the node
+        bounds). Returns the outline parameter of each row and which rows a certificate proves;
+        the others are for the global search."""
+        if not self._coarse1:   # unbounded curvature somewhere (see ``_build_local1``)
+            return np.zeros(len(Q)), np.zeros(len(Q), dtype=bool)
+        F = Q @ self._Bx
+        k = np.argmax(F[:, :-1], axis=1)
+        G0, _, H0, _ = self._GH_T
+        df, ddf = np.einsum("ij,ij->i", Q, G0[k]), np.einsum("ij,ij->i", Q, H0[k])
+        big = self._max_step1
+        with np.errstate(divide="ignore", invalid="ignore"):
+            first = np.where((ddf < 0.0) & (ddf > -np.inf), np.clip(-df / ddf, -big, big), np.where(df > 0.0, big, -big))
+        tau = self._tau[k] + first
+        settled, ddf = self._newton(Q, tau)
+        s, t, ds, dt = self._outline(tau)[:4]
+        px, py, pz = Q.T
+        r2 = s * s + t * t
+        f = (-2.0 * s * px + (1.0 - r2) * py + 2.0 * t * pz) / (r2 + 1.0)
+        proved = settled & (py + f > self.POLE_MARGIN) & self._tangent_separates(Q, s, t, ds, dt)
+        rest = np.flatnonzero(settled & ~proved)
+        if rest.size:
+            proved[rest] = self._nodes_bound(Q[rest], F[rest], tau[rest], f[rest], ddf[rest])
+        return tau, proved
+
+    def _newton(self, Q, tau):
+        """``_newton1`` on the rows of ``Q`` from ``tau`` (updated in place); which rows
+        settled on a maximum."""
+        done, big = self.NEWTON_DONE, self._max_step1
+        settled = np.zeros(len(tau), dtype=bool)
+        ddf = np.zeros(len(tau))
+        act = np.arange(len(tau))
+        for _ in range(self.LOCAL_ITERS):
+            x = tau[act]
+            s, t, ds, dt, dds, ddt = self._outline(x)
+            px, py, pz = Q[act].T
+            N = pz * t - px * s + py
+            D = s * s + t * t + 1.0
+            g = (pz * dt - px * ds) * D - 2.0 * N * (s * ds + t * dt)
+            g1 = (pz * ddt - px * dds) * D - 2.0 * N * (ds * ds + dt * dt + s * dds + t * ddt)
+            concave = (g1 < 0.0) & (g1 > -np.inf)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                step = np.where(concave, np.clip(-g / g1, -big, big), np.where(g > 0.0, big, -big))
+            tau[act] = x + step
+            end = np.abs(step) <= done
+            settled[act[end & concave]] = True
+            ddf[act] = 2.0 * g1 / (D * D)   # at x; g is ~0 there once settled
+            act = act[~end]
+            if act.size == 0:
+                break
+        return settled, ddf
+
+    def _nodes_bound(self, Q, F, tau, f, ddf):
+        """Vectorised ``_nodes_bound1`` (certificate 2) for the rows of ``Q`` with their maxima
+        at ``tau`` (``f`` and ``f''`` there): a node interval whose bound rises above ``f`` must
+        be free of a maximum by its end slopes, the maximum's own by the Taylor bounds of
+        ``f'`` either side of it (``F``: ``f`` at the nodes, ``Q @ _Bx``)."""
+        n = self._tau.size
+        beat = f + self.F_TOL * np.minimum(1.0, (2.0 - 2.0 * f) / self.CHORD2_REF)
+        tau = tau % self.PERIOD
+        k_star = np.clip(np.searchsorted(self._tau, tau, side="right") - 1, 0, n - 1)
+        r, k = np.nonzero(np.maximum(F[:, :-1], F[:, 1:]) + self._E > beat[:, None])
+        keep = k != k_star[r]
+        r, k = r[keep], k[keep]
+        ga, gb, ha, hb = (np.einsum("ij,ij->i", Q[r], rows[k]) for rows in self._GH_T)
+        bad = ((F[r, k] > beat[r]) | (F[r, k + 1] > beat[r]) | ((ga > 0.0) & (gb < 0.0))
+               | ~self._no_max(ga, gb, ha, hb, self._Ch[k], self._Jh2[k], self._h[k]))
+        proved = np.ones(len(Q), dtype=bool)
+        proved[r[bad]] = False
+        ga, gb, ha, hb = (np.einsum("ij,ij->i", Q, rows[k_star]) for rows in self._GH_T)
+        w = self._h[k_star]
+        J = self._Jh2[k_star] / (w * w)
+        zero = np.zeros_like(f)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ddf = np.minimum(ddf + J * self.NEWTON_DONE, 0.0)
+            reach = np.where(J > 0.0, -2.0 * ddf / J, np.inf)
+        left = tau - self._tau[k_star]
+        right = w - left
+        for side, ends in ((left, (ga, zero, ha, ddf)), (right, (zero, gb, ddf, hb))):
+            with np.errstate(invalid="ignore"):
+                proved &= ~((side > 0.0) & ~(reach > side) & ~_monotone(*ends, J, side))
+        return proved
+
+    def _tangent_separates(self, Q, s, t, ds, dt):
+        """Vectorised ``_tangent_separates1``."""
+        px, py, pz = Q.T
+        with np.errstate(divide="ignore", invalid="ignore"):
+            e = 1.0 / np.where(py >= 0.0, 1.0 + py, (px * px + pz * pz) / (1.0 - py))
+        ex, ey = -px * e - s, pz * e - t
+        cross = ds * ey - dt * ex
+        return cross < -self.SIDE_MARGIN * np.sqrt((ds * ds + dt * dt) * (ex * ex + ey * ey))
 
     def nearest_boundary_st1(self, px, py, pz):
         """``(s, t)`` of the geodesic nearest outline point of the unit point ``P`` outside: the

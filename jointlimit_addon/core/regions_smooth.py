@@ -128,7 +128,11 @@ class _SmoothRegion(_CertifiedLocalSearch, _OutlineSearch, PlaneRegion):
         else:
             tau = np.empty(len(Q))
             for i in range(0, len(Q), self.CHUNK):
-                tau[i:i + self.CHUNK] = self._nearest_tau(Q[i:i + self.CHUNK])
+                part, proved = self._short_way(Q[i:i + self.CHUNK])
+                rest = np.flatnonzero(~proved)
+                if rest.size:
+                    part[rest] = self._nearest_tau(Q[i + rest])
+                tau[i:i + self.CHUNK] = part
             s, t = self._outline(tau)[:2]
         return tuple(c.reshape(shape) for c in projection._plane_to_sphere(s, t))
 
