@@ -149,11 +149,11 @@ class _CertifiedLocalSearch:
     def _tangent_separates(self, Q, s, t, ds, dt):
         """Vectorised ``_tangent_separates1``."""
         px, py, pz = Q.T
-        with np.errstate(divide="ignore", invalid="ignore"):
+        with np.errstate(divide="ignore", invalid="ignore"):   # the pole: nan, not proved
             e = 1.0 / np.where(py >= 0.0, 1.0 + py, (px * px + pz * pz) / (1.0 - py))
-        ex, ey = -px * e - s, pz * e - t
-        cross = ds * ey - dt * ex
-        return cross < -self.SIDE_MARGIN * np.sqrt((ds * ds + dt * dt) * (ex * ex + ey * ey))
+            ex, ey = -px * e - s, pz * e - t
+            cross = ds * ey - dt * ex
+            return cross < -self.SIDE_MARGIN * np.sqrt((ds * ds + dt * dt) * (ex * ex + ey * ey))
 
     def nearest_boundary_st1(self, px, py, pz):
         """``(s, t)`` of the geodesic nearest outline point of the unit point ``P`` outside: the

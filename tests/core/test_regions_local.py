@@ -171,3 +171,50 @@ def test_seeded_search_takes_a_nearer_node_than_the_seed():
     assert not region._tangent_separates1(*p, s, t, ds, dt)
     for st in (global_search(region, p, seed=(tau, x_e, ddf, (s, t))), region.nearest_boundary_st1(*p)):
         assert geodesic(np.array(p), np.array(_sphere1(*st))) <= geodesic(np.array(p), nearest) + 1e-12
+
+
+# --- the short way for a batch (``_short_way``: the vectorised path's first step) -------------
+
+
+@settings(**SETTINGS)
+@given(regions(), st.integers(0, 2**32 - 1))
+def test_batch_short_way_finds_the_global_nearest_point(region, seed):
+    """The rows a certificate proves in a batch are as near as the global search's point and
+    the nearest of 20001 outline samples; a batch's points (proved or searched) too."""
+    P = outside_points(region, 200, seed)
+    tau, proved = region._short_way(P)
+    full = np.array([_sphere1(*global_search(region, p)) for p in P.tolist()])
+    d_full = geodesic(P, full)
+    d_short = geodesic(P, region._sphere(tau))
+    tol = 1e-12 + 2e-13 / np.maximum(np.sin(d_full), 1e-3)
+    assert np.all(np.abs(d_short - d_full)[proved] <= tol[proved])
+    batch = region.nearest_boundary(np.repeat(P, 2, axis=0))[::2]    # past ONE_BY_ONE: the batch path
+    assert np.all(np.abs(geodesic(P, batch) - d_full) <= tol)
+    assert np.all(geodesic(P, batch) <= dense_nearest(region, P, 20001) + 1e-9)
+
+
+@pytest.mark.parametrize("region", REGIONS, ids=lambda r: type(r).__name__)
+def test_batch_certificates_reject_every_local_maximum_that_is_not_global(region):
+    """The vectorised certificates accept none of the local maxima that are farther than the
+    nearest outline sample (Newton from every start node finds them), and both meet such maxima."""
+    P = outside_points(region, 150, 3)
+    d_ref = dense_nearest(region, P, 20001)
+    rows, maxima = [], []
+    for r, (p, d) in enumerate(zip(P.tolist(), d_ref)):
+        for m in local_maxima(region, p):
+            if geodesic(np.array(p), np.array(_sphere1(*m[3:5]))) > d + 1e-9:
+                rows.append(r)
+                maxima.append(m)
+    tau, _, ddf, s, t, ds, dt = (np.array(c) for c in zip(*maxima))
+    Q = P[rows]
+    f = np.sum(Q * np.stack(_sphere1(s, t), axis=-1), axis=1)
+    cap = Q[:, 1] + f > region.POLE_MARGIN
+    assert cap.sum() > 20 and (~cap).sum() > 20
+    assert not region._tangent_separates(Q[cap], s[cap], t[cap], ds[cap], dt[cap]).any()
+    assert not region._nodes_bound(Q, Q @ region._Bx, tau, f, ddf).any()
+
+
+@pytest.mark.parametrize("region", REGIONS, ids=lambda r: type(r).__name__)
+def test_most_points_of_a_batch_take_the_short_way(region):
+    P = outside_points(region, 400, 5)
+    assert region._short_way(P)[1].mean() >= 0.8
