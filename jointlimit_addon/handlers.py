@@ -164,11 +164,6 @@ def on_playback_stop(scene, *_args):
     playback_layer.playback_stopped(scene)
 
 
-@bpy.app.handlers.persistent
-def on_save_pre(*_args):
-    playback_layer.before_save()
-
-
 def unsafe_render(scene):
     """Whether this frame is rendered from the interface without Lock Interface: Blender then
     calls the frame handlers from its render thread while the interface goes on evaluating the
@@ -199,7 +194,6 @@ HANDLERS = (
     (bpy.app.handlers.frame_change_post, on_frame_change),
     (bpy.app.handlers.animation_playback_pre, on_playback_start),
     (bpy.app.handlers.animation_playback_post, on_playback_stop),
-    (bpy.app.handlers.save_pre, on_save_pre),
     (bpy.app.handlers.load_post, on_load),
     (bpy.app.handlers.undo_post, on_undo_or_load),
     (bpy.app.handlers.redo_post, on_undo_or_load),

@@ -6,43 +6,43 @@ the whole armature object and its pose) costs about two frames more (README, Liv
 During playback (between ``animation_playback_pre`` and ``_post``) this layer makes the clamp
 part of the frame's only evaluation instead:
 
-* each limited bone of a *covered* armature that the clamp moves gets, on each channel of its
-  rotation, a driver that reads one value of an ID property of the layer's helper empty
-  (``EMPTY_NAME``, in no scene, marked ``MARK``); a driver runs after the F-curves, so its value
-  is the one evaluated. A bone is driven from the first computed frame on which the clamp moves
-  it (frames are computed before they are shown, see below); until then Blender evaluates its
-  F-curves alone, which is what the clamp would keep: an animation posed within the limits
-  costs no driver;
+* Blender animates each armature from the *evaluated copy* of its action, which its depsgraph
+  made from the user's action and keeps until the action is edited. For each limited bone of a
+  *covered* armature that the clamp moves, the layer writes the values to store as keys into
+  that copy: one key per computed frame, at the frame's scene time, on each channel of the
+  bone's rotation (the copy's F-curve modifiers removed: the values were computed with them).
+  Blender evaluates an F-curve at a key's own time to that key's value exactly, so the frame is
+  evaluated once, clamped, at the cost of reading a key. The user's action is never touched,
+  nothing reaches the file, and a bone the clamp never moves keeps its keys: an animation posed
+  within the limits costs nothing but the check;
 * in ``frame_change_pre`` the layer evaluates the bones' F-curves at the new frame itself,
   clamps them (the values to store are those the playback clamp would write: same limit, same
-  continuity with the keyed values) and writes them into the empty's property. A frame not
-  seen before is computed in one batch with the next ``AHEAD - 1`` frames playback is expected
-  to show (same step and direction as from the previous frame, within the playback range): the
-  F-curves are looked up once per batch and every bone of every frame clamped in one vectorised
-  pass. Values are remembered per frame until keys are edited: a loop of playback costs a
-  lookup. They go in the evaluated empty (read by this frame's drivers without a tag, which
-  would copy the rig again) and in the original (what a new evaluated copy starts from);
-* ``frame_change_post`` leaves covered armatures alone, unless keys were edited right before
-  the frame with no update in between (``after_frame``): the frame's evaluation copied the
-  edited action anew, which drops a mark the layer leaves on the evaluated copy; the layer is
-  then set up anew and Blender evaluates the frame again.
+  continuity with the keyed values) and, when the frame was not computed before, writes the keys.
+  A frame not seen before is computed in one batch with the next ``AHEAD - 1`` frames playback
+  is expected to show (same step and direction as from the previous frame, within the playback
+  range): the F-curves are looked up once per batch and every bone of every frame clamped in one
+  vectorised pass. Values are remembered per frame until keys are edited: a loop of playback
+  costs a lookup. Each evaluated copy the layer wrote carries ``MARK`` (the number of the batch
+  written last); a copy without it (a new view layer's, or one Blender made anew) gets the keys
+  before the frame is evaluated;
+* ``frame_change_post`` leaves covered armatures alone, unless the frame's evaluation made a
+  copy anew (keys edited right before the frame with no update in between, ``after_frame``):
+  the layer is then removed, the playback clamp clamps that frame, and the next frame sets the
+  layer up again from the edited keys.
 
-An armature is covered when its rotations come from its action alone: an action, no NLA track
-playing, full influence, Replace, every channel of each limited bone's rotation keyed (not
-muted, not empty, no driver of the user), the rotation mode not keyed, the rig not linked.
-Otherwise it keeps the playback clamp. Limited bones without keys are clamped when the layer is
-installed and when they are turned during playback.
+An armature is covered when its rotations come from its action alone and the action animates
+nothing else: an action with no other user, no NLA track playing, full influence, Replace, every
+channel of each limited bone's rotation keyed (not muted, not empty, no driver of the user), the
+rotation mode not keyed, the rig not linked. Otherwise it keeps the playback clamp. Limited bones
+without keys are clamped when the layer is installed and when they are turned during playback.
 
-Nothing of the layer stays in the user's file: it is removed when playback stops (and the
-stopped frame clamped by the playback clamp), before every save (the next frame puts it back),
-when the playback clamp is switched off, and rebuilt when limits, keys or a covered bone's
-rotation mode change (``check_updates``) and when the action or its F-curves are no longer those
-covered (checked each frame, the F-curves looked up anew). Only the scene that plays uses it.
-A file saved by other means while it was installed (an autosave) loses it on load
-(``remove_leftovers``). Each driver's F-curve is emptied: ``driver_add`` gives it a Generator
-(4.5) or, from 5.0, keys (0, 0) and (1, 1) whose Bezier mapping changes the value (0.5 read as
-0.49999994, anything within 1e-4 of a key snapped to it); without either, the driver's value is
-the float it read.
+The layer is removed when playback stops (the evaluated copies made anew from the user's action,
+the stopped frame clamped by the playback clamp), when the playback clamp is switched off, and
+rebuilt when limits, keys or a covered bone's rotation mode change (``check_updates``) and when
+the action or its F-curves are no longer those covered (checked each frame, the F-curves looked
+up anew). Only the scene that plays uses it. Earlier versions drove the bones with drivers
+reading a helper empty; a file saved with those during playback (an autosave) loses them on load
+(``remove_leftovers``).
 """
 
 import bpy
@@ -50,15 +50,14 @@ import numpy as np
 
 from . import bone_limits, compat, live_pose, props
 
-EMPTY_NAME = "JointLimit Playback Layer"
-MARK = "jointlimit_playback_layer"      # ID property of the helper empty, name of each driver's variable
+MARK = "jointlimit_playback_layer"      # ID property of the evaluated action copies written (and of earlier versions' helper)
+LEGACY_EMPTY_NAME = "JointLimit Playback Layer"     # earlier versions' helper empty
 MEMO_FLOATS = 1 << 22    # values remembered per armature (32 MB): a longer shot forgets and computes again
 AHEAD = 32      # frames computed together on a frame not seen before (see the module)
 
 _layer = {
     "playing": None,    # session_uid of the scene playing (between animation_playback_pre and _post)
     "scene": None,      # session_uid of the scene the layer is set up for, covering armatures or none
-    "empty": None,      # name of the helper empty
     "covers": [],       # [_Cover]
     "generation": None,  # props.settings_generation() when installed
     "stale": False,     # keys, bones or limits changed: rebuild before the next frame
@@ -76,16 +75,16 @@ class _Bone:
 
 
 class _Cover:
-    """A covered armature: its bones, the name of its property on the empty, its drivers, and
-    what tells that its animation is still the one covered."""
+    """A covered armature: its bones, the frames computed, which bones the clamp moved, and what
+    tells that its animation is still the one covered."""
 
-    __slots__ = ("obj_name", "uid", "prop", "bones", "animation", "frames", "codes", "kinds", "groups", "used",
-                 "offsets", "driven", "to_drive", "marked", "drivers")
+    __slots__ = ("obj_name", "uid", "bones", "animation", "frames", "codes", "kinds", "groups", "used",
+                 "offsets", "moved", "batch", "drivers")
 
-    def __init__(self, obj, prop, bones):
-        self.obj_name, self.uid, self.prop, self.bones = obj.name, obj.session_uid, prop, bones
+    def __init__(self, obj, bones):
+        self.obj_name, self.uid, self.bones = obj.name, obj.session_uid, bones
         self.animation = _animation_key(obj)
-        self.frames = {}    # frame -> values (a row of its batch), while the keys are unchanged
+        self.frames = {}    # scene time -> values (a row of its batch), while the keys are unchanged
         self.codes, self.kinds = (np.array(a, dtype=np.int64).reshape(-1)
                                   for a in zip(*[live_pose.mode_code(bone.mode) for bone in bones]))
         by_limit = {}
@@ -95,10 +94,9 @@ class _Cover:
         widths = np.array([bone.width for bone in bones])
         self.used = np.arange(4) < widths[:, None]      # (bones, 4)
         self.offsets = (np.cumsum(widths) - widths).tolist()     # of each bone's values in a frame's
-        self.driven = np.zeros(len(bones), dtype=bool)  # bones with drivers (moved on a computed frame)
-        self.to_drive = []      # bones moved on a computed frame, not driven yet
-        self.marked = False     # the evaluated action carries MARK (``action_edited``)
-        self.drivers = len(obj.animation_data.drivers)  # the armature's drivers, the layer's included
+        self.moved = np.zeros(len(bones), dtype=bool)   # bones moved on a computed frame: their keys are written
+        self.batch = 0      # batches computed: an evaluated copy marked with an older one lacks keys
+        self.drivers = len(obj.animation_data.drivers)  # the user's drivers on the armature
 
     def object(self):
         """The armature (found again when renamed), or ``None`` when it was deleted."""
@@ -118,21 +116,6 @@ class _Cover:
                 return True
         return False
 
-    def action_edited(self, depsgraph):
-        """Whether the action's copy in ``depsgraph`` was made anew since it was marked (an edit
-        of the action makes Blender copy it again; the original is never marked). The mark is
-        put after a frame in which drivers were added, whose new relations may copy it again."""
-        obj = self.object()
-        action = None if obj is None or obj.animation_data is None else obj.animation_data.action
-        evaluated = None if action is None else action.evaluated_get(depsgraph)
-        if evaluated is None or not evaluated.is_evaluated:
-            return False
-        if not self.marked:
-            evaluated[MARK] = 1
-            self.marked = True
-            return False
-        return evaluated.get(MARK) is None
-
     def values(self, frame, ahead=list):
         """The values of every covered bone at ``frame``, or ``None`` when the armature's
         animation is no longer the one covered (another action or slot, F-curves added or
@@ -141,7 +124,7 @@ class _Cover:
         not remembered) are computed with them, in one batch."""
         obj = self.object()
         if obj is None or _animation_key(obj) != self.animation or len(obj.animation_data.drivers) != self.drivers:
-            return None     # a driver added by the user (its channel may be one the layer drives)
+            return None     # a driver added by the user (its channel may be one the layer keys)
         out = self.frames.get(frame)
         if out is not None:
             return out
@@ -152,6 +135,7 @@ class _Cover:
         if (len(self.frames) + len(frames)) * computed.shape[1] > MEMO_FLOATS:
             self.frames.clear()
         self.frames.update(zip(frames, computed))
+        self.batch += 1
         return computed[0]
 
     def _compute(self, fcurves, frames):
@@ -159,9 +143,9 @@ class _Cover:
         after channel (``None`` when a channel lost its F-curve): each bone's keyed values where
         they are inside its limit, else the clamped rotation in the bone's mode, continuous with
         the keyed values -- the values the playback clamp writes (``live_pose.clamp_rows``). The
-        bones moved on any of these frames are to be driven (``to_drive``). The F-curves are
-        looked up anew: a reference kept from an earlier frame would point to freed memory once
-        the F-curve is deleted."""
+        bones moved on any of these frames get keys (``moved``). The F-curves are looked up
+        anew: a reference kept from an earlier frame would point to freed memory once the F-curve
+        is deleted."""
         n = len(frames)
         channels = {int(kind): np.zeros((len(self.bones) * n, live_pose.CHANNELS[kind][1]))
                     for kind in np.unique(self.kinds)}
@@ -183,15 +167,63 @@ class _Cover:
             here = kinds == kind
             values[here, :block.shape[1]] = block[here]
         values[moved] = stored
-        new = np.flatnonzero(moved.reshape(len(self.bones), n).any(axis=1) & ~self.driven)
-        self.driven[new] = True
-        self.to_drive += new.tolist()
+        self.moved |= moved.reshape(len(self.bones), n).any(axis=1)
         return values.reshape(len(self.bones), n, 4).transpose(1, 0, 2)[:, self.used]
+
+    def copies(self, scene):
+        """The evaluated copies of the armature's action, one per view layer of ``scene`` whose
+        depsgraph animates it (``[]`` when the armature is gone)."""
+        obj = self.object()
+        action = None if obj is None else obj.animation_data.action
+        if action is None:
+            return []
+        return [copy for copy in (_evaluated(action, view_layer) for view_layer in scene.view_layers)
+                if copy is not None]
+
+    def write_keys(self, copy):
+        """Write the remembered frames of each moved bone as keys into ``copy`` (an evaluated
+        copy of the action): a key per frame, at the frame's time, with the value to store. The
+        copy is marked first, so that ``remove`` has it made anew even when this stops halfway."""
+        copy[MARK] = -1
+        if not self.moved.any() or not self.frames:
+            copy[MARK] = self.batch
+            return
+        obj = self.object()
+        fcurves = compat.action_fcurve_collection(copy, obj.animation_data.action_slot)
+        times = sorted(self.frames)
+        rows = np.array([self.frames[t] for t in times])
+        co = np.empty((len(times), 2), dtype=np.float32)
+        co[:, 0] = times
+        find = fcurves.find
+        for b in np.flatnonzero(self.moved).tolist():
+            bone, offset = self.bones[b], self.offsets[b]
+            for i in range(bone.width):
+                fc = find(bone.path, index=i)
+                for modifier in list(fc.modifiers):     # the values were computed with them
+                    fc.modifiers.remove(modifier)
+                points = fc.keyframe_points
+                if len(points) > len(times):
+                    points.clear()
+                if len(points) < len(times):
+                    points.add(len(times) - len(points))
+                co[:, 1] = rows[:, offset + i]
+                points.foreach_set("co", co.ravel())
+        copy[MARK] = self.batch
 
 
 def _fcurves(obj):
     data = obj.animation_data
     return compat.action_fcurve_collection(data.action, data.action_slot)
+
+
+def _evaluated(action, view_layer):
+    """``action``'s evaluated copy in ``view_layer``'s depsgraph, if there is one (Blender gives
+    ``frame_change_pre`` no depsgraph; its evaluation of the new frame has not started)."""
+    depsgraph = view_layer.depsgraph
+    if depsgraph is None:
+        return None
+    copy = action.evaluated_get(depsgraph)
+    return copy if copy.is_evaluated else None
 
 
 def _animation_key(obj):
@@ -213,13 +245,13 @@ def _animation_key(obj):
 
 
 def _covered_bones(obj):
-    """The bones the layer would drive on ``obj`` (``[]``: none moves), or ``None`` when the
+    """The bones the layer would key on ``obj`` (``[]``: none moves), or ``None`` when the
     armature's rotations do not come from its action alone (see the module)."""
     data = obj.animation_data
     if obj.library is not None or obj.override_library is not None or data is None or data.action is None:
         return None
     if (data.use_tweak_mode or data.action_blend_type != "REPLACE" or data.action_influence != 1.0
-            or any(not track.mute for track in data.nla_tracks)):
+            or any(not track.mute for track in data.nla_tracks) or _shared(data.action, obj)):
         return None
     fcurves = _fcurves(obj)
     if fcurves is None:
@@ -248,6 +280,16 @@ def _covered_bones(obj):
     return bones
 
 
+def _shared(action, obj):
+    """Whether anything but ``obj`` uses ``action`` (an NLA strip, another armature): they would
+    be animated from the same evaluated copy, keys included."""
+    if action.users - int(action.use_fake_user) <= 1:
+        return False
+    users = bpy.data.user_map(subset=[action]).get(action, ())
+    return any(user != obj and hasattr(user, "animation_data") for user in users) or any(
+        strip.action == action for track in obj.animation_data.nla_tracks for strip in track.strips)
+
+
 def _is_empty(fc):
     """An F-curve that Blender's animation leaves alone: no keys and no modifier making a curve."""
     return len(fc.keyframe_points) == 0 and not any(m.type in ("GENERATOR", "FNGENERATOR") for m in fc.modifiers)
@@ -271,15 +313,10 @@ def covers(obj):
     return any(cover.uid == uid for cover in _layer["covers"])
 
 
-def _empty():
-    name = _layer["empty"]
-    empty = bpy.data.objects.get(name) if name else None
-    return empty if empty is not None and empty.get(MARK) else None
-
-
 def install(scene):
-    """Cover what the layer can of ``scene``'s armatures. Also when it covers none, the layer is
-    then set up for ``scene`` (and not looked for again every frame) until it is stale."""
+    """Cover what the layer can of ``scene``'s armatures and key the current frame's batch into
+    their evaluated actions. Also when it covers none, the layer is then set up for ``scene``
+    (and not looked for again every frame) until it is stale."""
     from . import handlers     # the playback clamp (imports this module)
 
     remove_leftovers()
@@ -291,89 +328,50 @@ def install(scene):
         if not bones:
             continue
         handlers.clamp_object(obj, only_changed=False)     # the bones without keys, once
-        covers.append(_Cover(obj, f"rig_{len(covers)}", bones))
+        covers.append(_Cover(obj, bones))
     _layer.update(scene=scene.session_uid, covers=covers, generation=props.settings_generation(), stale=False)
-    if not covers:
-        return
-    empty = bpy.data.objects.new(EMPTY_NAME, None)
-    empty[MARK] = 1
-    _layer["empty"] = empty.name
     try:
         for cover in covers:
-            empty[cover.prop] = cover.values(frame, ahead)
-            _add_drivers(cover.object(), cover, empty)
+            if cover.values(frame, ahead) is None:
+                raise RuntimeError(f"the animation of {cover.obj_name!r} changed while the layer was set up")
+            for copy in cover.copies(scene):
+                cover.write_keys(copy)
     except Exception:
         remove()    # the playback clamp takes over, and the layer is not tried again every frame
         _layer.update(scene=scene.session_uid, generation=props.settings_generation())
         raise
 
 
-def _add_drivers(obj, cover, empty):
-    """Drive the bones of ``cover`` that moved on a computed frame and are not driven yet: a bone
-    the clamp never moves keeps its F-curves' values, and Blender evaluates no driver for it."""
-    cover.marked = False
-    for b in cover.to_drive:
-        bone, offset = cover.bones[b], cover.offsets[b]
-        for i in range(bone.width):
-            fc = obj.driver_add(bone.path, i)
-            for modifier in list(fc.modifiers):
-                fc.modifiers.remove(modifier)
-            fc.keyframe_points.clear()      # the value as read, not mapped through keys
-            driver = fc.driver
-            driver.type = "AVERAGE"
-            var = driver.variables.new()
-            var.name, var.type = MARK, "SINGLE_PROP"
-            target = var.targets[0]
-            target.id_type, target.id = "OBJECT", empty
-            target.data_path = f'["{cover.prop}"][{offset + i}]'
-    cover.to_drive.clear()
-    cover.drivers = len(obj.animation_data.drivers)
-
-
 def remove():
-    """Remove the layer's drivers and empty (nothing happens when it is not installed)."""
+    """Remove the layer (nothing happens when it is not installed): the evaluated copies that
+    hold its keys are made anew from the user's action at the next evaluation."""
     covers = _layer["covers"]
-    empty = _empty()
-    _layer.update(scene=None, empty=None, covers=[], generation=None, stale=False)
+    scene = next((s for s in bpy.data.scenes if s.session_uid == _layer["scene"]), None)
+    _layer.update(scene=None, covers=[], generation=None, stale=False)
     for cover in covers:
         obj = cover.object()
-        if obj is not None:
-            _remove_drivers(obj)    # found by their variable: a renamed bone renames their paths
-    if empty is not None:
-        bpy.data.objects.remove(empty)
-
-
-def _remove_drivers(obj):
-    data = obj.animation_data
-    if data is not None:
-        for fc in [fc for fc in data.drivers if _is_ours(fc)]:
-            data.drivers.remove(fc)
-
-
-def _is_ours(fc):
-    """The layer's driver: it reads the empty through a variable named ``MARK`` (also after the
-    user edited it during playback, e.g. added a variable)."""
-    return any(variable.name == MARK for variable in fc.driver.variables)
+        if obj is None or scene is None:
+            continue
+        if any(copy.get(MARK) is not None for copy in cover.copies(scene)):
+            obj.animation_data.action.update_tag()
 
 
 def remove_leftovers():
-    """Remove a layer that is not this session's: saved in a file (an autosave during playback:
-    its drivers, whose empty was not saved as nothing uses it) or brought back by undo."""
-    mine = _empty()
-    for empty in [o for o in bpy.data.objects if o.get(MARK) and o != mine]:
+    """Remove what earlier versions' layer left in a file saved during playback (an autosave):
+    its helper empty and the drivers that read it (a variable named ``MARK``)."""
+    for empty in [o for o in bpy.data.objects if o.get(MARK)]:
         bpy.data.objects.remove(empty)
-    if mine is not None:
-        return      # this session's layer is installed: it has the only drivers of the kind
     for obj in bpy.data.objects:
-        if obj.type == "ARMATURE" and obj.library is None:
-            _remove_drivers(obj)
+        data = obj.animation_data if obj.type == "ARMATURE" and obj.library is None else None
+        if data is not None:
+            for fc in [fc for fc in data.drivers if any(v.name == MARK for v in fc.driver.variables)]:
+                data.drivers.remove(fc)
 
 
 def forget(loaded=False):
     """Forget the installed layer without touching it (undo or a file load replaced the data its
-    references point to); ``remove_leftovers`` removes it if it came back. A loaded file is not
-    playing (a layer set up while scrubbing would keep its drivers)."""
-    _layer.update(scene=None, empty=None, covers=[], generation=None, stale=False)
+    references point to, and the evaluated copies with it). A loaded file is not playing."""
+    _layer.update(scene=None, covers=[], generation=None, stale=False)
     if loaded:
         _layer["playing"] = None
 
@@ -388,8 +386,9 @@ def forget_results():
 
 
 def before_frame(scene):
-    """``frame_change_pre``: install, rebuild or remove the layer as needed and write the
-    clamped values of the new frame."""
+    """``frame_change_pre``: install, rebuild or remove the layer as needed, compute the new
+    frame (and those ahead) when it is not remembered, and write the keys into each evaluated
+    copy that lacks the latest batch."""
     set_up = _layer["scene"]
     if _layer["playing"] != scene.session_uid:
         return      # another scene (a script stepping it): the playback clamp
@@ -398,49 +397,38 @@ def before_frame(scene):
             remove()
         return
     if set_up is not None and (_layer["stale"] or _layer["generation"] != props.settings_generation()):
-        remove()
-        set_up = None
+        remove()        # this frame: the playback clamp, from copies made anew; the next one: the layer
+        return
     if set_up is None:
         install(scene)
-        return      # values written for this frame; the drivers' relations are new anyway
-    if not _layer["covers"]:
         return
-    empty = _empty()
     frame = scene.frame_current_final
     ahead = _frames_ahead(scene)
-    computed = [] if empty is None else [cover.values(frame, ahead) for cover in _layer["covers"]]
-    if empty is None or any(values is None for values in computed):
-        remove()            # the animation changed: set up anew
-        install(scene)
-        return
-    written = []
-    for cover, values in zip(_layer["covers"], computed):
-        if cover.to_drive:      # moved on a frame computed now: driven from this frame on
-            _add_drivers(cover.object(), cover, empty)
-        if cover.driven.any():  # else no driver reads the values
-            written.append((cover.prop, values))
-    if not written:
-        return
-    evaluated = [ev for ev in (_evaluated(empty, view_layer) for view_layer in scene.view_layers) if ev is not None]
-    for prop, values in written:
-        empty[prop] = values
-        for ev in evaluated:
-            ev[prop] = values
-    if not evaluated:
-        empty.update_tag()      # no evaluated copy yet: the next one is made from the original
+    for cover in _layer["covers"]:
+        if cover.values(frame, ahead) is None:
+            remove()    # the animation changed: the playback clamp, and set up anew next frame
+            return
+    for cover in _layer["covers"]:
+        for copy in cover.copies(scene):
+            if copy.get(MARK) != cover.batch:
+                cover.write_keys(copy)
 
 
 def after_frame(scene, depsgraph):
     """``frame_change_post``: when keys were edited right before this frame, with no update in
     between to tell ``check_updates`` (a script's edit, or one the frame step came before), the
-    frame was shown from values computed with the old keys. Its evaluation copied the edited
-    action anew, which dropped the mark left on the evaluated copy (``_Cover.action_edited``):
-    the layer is then set up anew, and Blender evaluates the frame again with it."""
+    frame's evaluation made the action's copy anew from the edited keys, without the layer's
+    keys or its mark: the layer is removed, so that the playback clamp clamps this frame, and the
+    next frame sets it up again."""
     if _layer["scene"] != scene.session_uid or _layer["playing"] != scene.session_uid:
         return
-    if any(cover.action_edited(depsgraph) for cover in _layer["covers"]):
-        remove()
-        install(scene)
+    for cover in _layer["covers"]:
+        obj = cover.object()
+        action = None if obj is None or obj.animation_data is None else obj.animation_data.action
+        copy = None if action is None else action.evaluated_get(depsgraph)
+        if copy is not None and copy.is_evaluated and copy.get(MARK) is None:
+            remove()
+            return
 
 
 def _frames_ahead(scene):
@@ -471,16 +459,6 @@ def _scene_times(scene, frames):
     return times.astype(np.float64).tolist()
 
 
-def _evaluated(empty, view_layer):
-    """The empty's evaluated copy in ``view_layer``'s depsgraph, if there is one (Blender gives
-    ``frame_change_pre`` no depsgraph; its evaluation of the new frame has not started)."""
-    depsgraph = view_layer.depsgraph
-    if depsgraph is None:
-        return None
-    evaluated = empty.evaluated_get(depsgraph)
-    return evaluated if evaluated.is_evaluated else None
-
-
 def playback_started(scene):
     _layer["playing"] = scene.session_uid
     _layer["last"] = scene.frame_current     # the first frame played tells the direction
@@ -495,17 +473,11 @@ def playback_stopped(scene):
     covered = is_installed()
     remove()
     if covered and scene.jointlimit.clamp_playback:
-        # the F-curves' values, now that no driver overrides them
+        # the F-curves' values, from copies of the action made anew
         for view_layer in scene.view_layers:
             if view_layer.depsgraph is not None:
                 view_layer.depsgraph.update()
         handlers.clamp_scene(scene, only_changed=False)
-
-
-def before_save():
-    """``save_pre``: the file never holds the layer (the next frame of playback installs it again)."""
-    if is_installed():
-        remove()
 
 
 def unregister():

@@ -17,7 +17,7 @@ D = math.radians
 # vectorised core, the small ones its single-rotation path
 GROUPS = [
     ("SWING_TWIST", "RECT", "OPTIMAL", 40),
-    ("SWING_TWIST", "ELLIPSE", "OPTIMAL", 64),
+    ("SWING_TWIST", "ELLIPSE", "OPTIMAL", 96),
     ("SWING_TWIST", "SUPERELLIPSE", "SIMPLE", 32),
     ("SWING_TWIST", "OVAL", "OPTIMAL", 8),
     ("SWING_TWIST", "POLYGON", "OPTIMAL", 8),

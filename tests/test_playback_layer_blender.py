@@ -1,5 +1,6 @@
-"""The playback layer (issue 22): during playback Blender evaluates the clamped rotations itself,
-with the same result as the playback clamp, and nothing of it reaches the user's file."""
+"""The playback layer (issue 22): during playback Blender evaluates the clamped rotations itself
+from keys the layer writes into the evaluated copy of the action, with the same result as the
+playback clamp; the user's action and file are never touched."""
 
 import importlib
 import math
@@ -88,13 +89,38 @@ def channel_of(pb):
             "rotation_axis_angle" if pb.rotation_mode == "AXIS_ANGLE" else "rotation_euler")
 
 
-def layer_objects(layer):
-    import bpy
+def keys_of(fc):
+    co = np.zeros(2 * len(fc.keyframe_points), dtype=np.float32)
+    fc.keyframe_points.foreach_get("co", co)
+    return co.tolist()
 
-    empties = [o for o in bpy.data.objects if o.get(layer.MARK)]
-    drivers = [fc for o in bpy.data.objects if o.animation_data for fc in o.animation_data.drivers
-               if any(v.name == layer.MARK or any(t.id in empties for t in v.targets) for v in fc.driver.variables)]
-    return empties, drivers
+
+def layer_keys(obj, view_layer=None):
+    """The channels ``(data path, index)`` whose keys in the evaluated copy of ``obj``'s action
+    (in ``view_layer``'s depsgraph, the context's by default) differ from the user's action: the
+    layer's keys; and whether the copy carries the layer's mark."""
+    import bpy
+    from rigs import compat
+
+    data = obj.animation_data
+    copy = data.action.evaluated_get((view_layer or bpy.context.view_layer).depsgraph)
+    if not copy.is_evaluated:
+        return set(), False
+    user = {(fc.data_path, fc.array_index): keys_of(fc)
+            for fc in compat().action_fcurve_collection(data.action, data.action_slot)}
+    keyed = {(fc.data_path, fc.array_index) for fc in compat().action_fcurve_collection(copy, data.action_slot)
+             if keys_of(fc) != user.get((fc.data_path, fc.array_index))}
+    return keyed, copy.get(mods_layer().MARK) is not None
+
+
+def mods_layer():
+    from rigs import compat
+
+    return importlib.import_module(compat().__name__.rsplit(".", 1)[0] + ".playback_layer")
+
+
+def paths(keyed):
+    return {path for path, _ in keyed}
 
 
 def test_playing_with_the_layer_equals_the_playback_clamp(scene, mods):
@@ -109,14 +135,14 @@ def test_playing_with_the_layer_equals_the_playback_clamp(scene, mods):
     handlers.on_playback_start(scene)
     got = play(scene, obj)
     assert layer.is_installed() and layer.covers(obj)
-    empties, drivers = layer_objects(layer)
+    keyed, marked = layer_keys(obj)
     limited = [pb for pb in obj.pose.bones if pb.jointlimit.enabled and pb.name != "b{:03d}".format(len(obj.pose.bones) - 4)]
-    assert len(empties) == 1 and len(drivers) == sum(3 if pb.rotation_mode not in ("QUATERNION", "AXIS_ANGLE") else 4
-                                                     for pb in limited)
+    assert marked and len(keyed) == sum(3 if pb.rotation_mode not in ("QUATERNION", "AXIS_ANGLE") else 4
+                                        for pb in limited)
     assert_same_frames(got, reference)
     assert handlers.clamp_scene(scene, only_changed=False) == 0      # the playback clamp leaves it
     handlers.on_playback_stop(scene, None)
-    assert not layer.is_installed() and layer_objects(layer) == ([], [])
+    assert not layer.is_installed() and layer_keys(obj) == (set(), False)     # the copy made anew
     assert_same_frames(play(scene, obj, [FRAMES[-1]]), reference[-1:])
     scene.jointlimit.clamp_playback = False
 
@@ -147,7 +173,7 @@ def test_keys_limits_and_the_switch_change_during_playback(scene, mods):
     assert layer.is_installed()
     scene.jointlimit.clamp_playback = False     # switched off while playing: gone on the next frame
     play(scene, obj, [5])
-    assert not layer.is_installed() and layer_objects(layer) == ([], [])
+    assert not layer.is_installed() and layer_keys(obj) == (set(), False)
     handlers.on_playback_stop(scene, None)
 
 
@@ -233,7 +259,7 @@ def test_keys_edited_right_before_a_frame_are_seen_on_that_frame(scene, mods, mo
     handlers.on_playback_start(scene)
     play(scene, obj, [1, 2])                    # frames 1 to 12 computed
     pb = next(p for p in obj.pose.bones if p.jointlimit.enabled and p.rotation_mode == "XZY")
-    assert pb.path_from_id("rotation_euler") in {fc.data_path for fc in layer_objects(layer)[1]}
+    assert pb.path_from_id("rotation_euler") in paths(layer_keys(obj)[0])
     key = next(k for k in fcurves_of(obj).find(pb.path_from_id("rotation_euler"), index=0).keyframe_points
                if k.co[0] == 6)
     for point in (key.co, key.handle_left, key.handle_right):
@@ -246,25 +272,26 @@ def test_keys_edited_right_before_a_frame_are_seen_on_that_frame(scene, mods, mo
     scene.jointlimit.clamp_playback = False
 
 
-def test_a_bone_keyed_outside_right_before_a_frame_is_driven_on_that_frame(scene, mods):
-    """As above, for a bone not driven yet: keyed outside its limit with no update before a frame
-    computed ahead as within it."""
+def test_a_bone_keyed_outside_right_before_a_frame_is_clamped_on_that_frame(scene, mods):
+    """As above, for a bone the layer does not key yet: keyed outside its limit with no update
+    before a frame computed ahead as within it. That frame is the playback clamp's; the next
+    one's keys come from the layer set up anew."""
     handlers, layer, obj = playing_still_rig(scene, mods)
-    assert layer_objects(layer)[1] == []
+    assert layer_keys(obj) == (set(), True)
     late = next(p for p in obj.pose.bones if p.jointlimit.enabled and p.rotation_mode == "QUATERNION")
     late.rotation_quaternion = (0.0, 1.0, 0.0, 0.0)
     late.keyframe_insert("rotation_quaternion", frame=20)
-    played = play(scene, obj, [20])
-    assert len(layer_objects(layer)[1]) == 4
+    played = play(scene, obj, [20, 21])
+    assert layer.covers(obj) and paths(layer_keys(obj)[0]) == {late.path_from_id("rotation_quaternion")}
     handlers.on_playback_stop(scene, None)
-    assert_same_frames(played, play(scene, obj, [20]))
+    assert_same_frames(played, play(scene, obj, [20, 21]))
     scene.jointlimit.clamp_playback = False
 
 
-def test_driven_channels_hold_the_clamped_values_exactly(scene, mods):
-    """A driven channel holds the value the layer computed, as the playback clamp stores it:
-    0.5 stays 0.5 and 5e-5 stays 5e-5 (the keys (0, 0) and (1, 1) Blender 5 gives a new driver
-    made them 0.49999994 and 0)."""
+def test_keyed_channels_hold_the_clamped_values_exactly(scene, mods):
+    """A channel the layer keys holds the value the layer computed, as the playback clamp stores
+    it: 0.5 stays 0.5 and 5e-5 stays 5e-5 (drivers, which earlier versions used, made them
+    0.49999994 and 0 through the keys Blender 5 gives a new driver)."""
     from rigs import make_armature
 
     handlers, layer = mods["handlers"], mods["playback_layer"]
@@ -280,7 +307,7 @@ def test_driven_channels_hold_the_clamped_values_exactly(scene, mods):
     reference = play(scene, obj, [5])
     handlers.on_playback_start(scene)
     played = play(scene, obj, [1, 5])[1:]
-    assert len(layer_objects(layer)[1]) == 8
+    assert len(layer_keys(obj)[0]) == 8
     x = [stored[1][1] for stored in played[0][0]]
     assert x == [stored[1][1] for stored in reference[0][0]]
     assert x == [pytest.approx(5e-5, rel=1e-6), 0.5]
@@ -288,10 +315,10 @@ def test_driven_channels_hold_the_clamped_values_exactly(scene, mods):
     scene.jointlimit.clamp_playback = False
 
 
-def test_a_bone_is_driven_once_the_clamp_moves_it(scene, mods):
-    """An animation posed within the limits costs no driver; a bone that leaves its limit later
-    in the shot gets its drivers with the batch of frames that reaches that part, before it is
-    shown; every frame is the playback clamp's."""
+def test_a_bone_is_keyed_once_the_clamp_moves_it(scene, mods):
+    """An animation posed within the limits gets no key; a bone that leaves its limit later in
+    the shot gets its keys with the batch of frames that reaches that part, before it is shown;
+    every frame is the playback clamp's."""
     handlers, layer = mods["handlers"], mods["playback_layer"]
     obj = still_rig(handlers)
     late = next(pb for pb in obj.pose.bones if pb.jointlimit.enabled and pb.rotation_mode == "QUATERNION")
@@ -303,10 +330,10 @@ def test_a_bone_is_driven_once_the_clamp_moves_it(scene, mods):
     reference = play(scene, obj, frames)
     handlers.on_playback_start(scene)
     played = play(scene, obj, frames[:layer.AHEAD])
-    assert layer.covers(obj) and len(layer_objects(layer)[0]) == 1 and layer_objects(layer)[1] == []
+    assert layer.covers(obj) and layer_keys(obj) == (set(), True)
     played += play(scene, obj, frames[layer.AHEAD:])
-    assert {fc.data_path for fc in layer_objects(layer)[1]} == {late.path_from_id("rotation_quaternion")}
-    assert len(layer_objects(layer)[1]) == 4
+    assert paths(layer_keys(obj)[0]) == {late.path_from_id("rotation_quaternion")}
+    assert len(layer_keys(obj)[0]) == 4
     assert_same_frames(played, reference)
     assert reference[79][0][obj.pose.bones.find(late.name)][1] != (0.0, 1.0, 0.0, 0.0)    # clamped at frame 80
     handlers.on_playback_stop(scene, None)
@@ -369,19 +396,18 @@ def test_a_channel_deleted_or_keyed_during_playback(scene, mods):
     handlers.on_playback_start(scene)
     play(scene, obj, [1, 3])
     assert layer.covers(obj)
-    driven = {fc.data_path for fc in obj.animation_data.drivers}
-    assert still.path_from_id("rotation_euler") not in driven
+    assert still.path_from_id("rotation_euler") not in paths(layer_keys(obj)[0])
     assert tuple(still.rotation_euler) != (2.5, 0.0, 0.0)   # clamped once when installed
     gone = next(pb for pb in obj.pose.bones if pb.jointlimit.enabled and pb.rotation_mode == "QUATERNION")
     for index in range(4):          # the bone no longer animated
         fcurves_of(obj).remove(fcurves_of(obj).find(gone.path_from_id("rotation_quaternion"), index=index))
     played = play(scene, obj, [4, 5])
     assert layer.covers(obj)
-    assert gone.path_from_id("rotation_quaternion") not in {fc.data_path for fc in obj.animation_data.drivers}
+    assert gone.path_from_id("rotation_quaternion") not in paths(layer_keys(obj)[0])
     still.rotation_euler = (2.5, 0.0, 0.0)
-    still.keyframe_insert("rotation_euler", frame=1)        # outside its limit: driven
-    play(scene, obj, [6])
-    assert still.path_from_id("rotation_euler") in {fc.data_path for fc in obj.animation_data.drivers}
+    still.keyframe_insert("rotation_euler", frame=1)        # outside its limit: keyed by the layer
+    play(scene, obj, [6, 7])
+    assert still.path_from_id("rotation_euler") in paths(layer_keys(obj)[0])
     handlers.on_playback_stop(scene, None)
     assert_same_frames(played, play(scene, obj, [4, 5]))
     scene.jointlimit.clamp_playback = False
@@ -402,50 +428,68 @@ def test_rigs_the_layer_leaves_to_the_playback_clamp(scene, mods):
     scene.jointlimit.clamp_playback = True
     handlers.on_playback_start(scene)
     play(scene, obj, [2, 7])
-    assert not layer.is_installed() and layer_objects(layer) == ([], [])
+    assert not layer.is_installed() and layer_keys(obj) == (set(), False)
     assert mods["handlers"].clamp_scene(scene, only_changed=False) == 0     # the playback clamp did it
     handlers.on_playback_stop(scene, None)
     scene.jointlimit.clamp_playback = False
 
 
-def test_saving_during_playback_leaves_no_layer_in_the_file(scene, mods, tmp_path):
+def user_action(obj):
+    """Every key (co and both handles, interpolation) and modifier of ``obj``'s action."""
+    from rigs import compat
+
+    data = obj.animation_data
+    return [(fc.data_path, fc.array_index, [(tuple(k.co), tuple(k.handle_left), tuple(k.handle_right), k.interpolation)
+                                            for k in fc.keyframe_points], [m.type for m in fc.modifiers])
+            for fc in compat().action_fcurve_collection(data.action, data.action_slot)]
+
+
+def test_saving_during_playback_saves_the_users_action(scene, mods, tmp_path):
+    """The layer stays while the file is saved, and the file holds the user's keys."""
     import bpy
 
     handlers, layer, obj = playing_rig(scene, mods, seed=10)
+    before = user_action(obj)
     path = str(tmp_path / "saved.blend")
     bpy.ops.wm.save_as_mainfile(filepath=path, copy=True)
-    assert not layer.is_installed() and layer_objects(layer) == ([], [])
     play(scene, obj, [3])
-    assert layer.is_installed()                          # back on the next frame
-    with bpy.data.libraries.load(path) as (source, _):
-        assert layer.EMPTY_NAME not in source.objects
+    assert layer.covers(obj) and layer_keys(obj)[1]
+    name = obj.animation_data.action.name
+    with bpy.data.libraries.load(path) as (_, target):
+        target.objects = [obj.name]
+    saved = next(o for o in bpy.data.objects if o.name != obj.name and o.name.startswith(obj.name))
+    assert saved.animation_data.action.name != name and user_action(saved) == before == user_action(obj)
     handlers.on_playback_stop(scene, None)
     scene.jointlimit.clamp_playback = False
 
 
-def test_a_layer_saved_in_a_file_is_removed_on_load(scene, mods, tmp_path):
-    """A file written while the layer was installed (an autosave, which runs no save handlers)
-    loses it on load: no helper empty, no driver reading it, the bones follow their keys."""
+def test_an_earlier_versions_layer_saved_in_a_file_is_removed_on_load(scene, mods, tmp_path):
+    """Earlier versions drove the bones through drivers reading a helper empty; a file saved with
+    them (an autosave during playback) loses them on load, and the bones follow their keys."""
     import bpy
 
-    handlers, layer, obj = playing_rig(scene, mods, seed=11)
+    handlers, layer = mods["handlers"], mods["playback_layer"]
+    obj = keyed_rig(seed=11)
+    empty = bpy.data.objects.new(layer.LEGACY_EMPTY_NAME, None)
+    empty[layer.MARK] = 1
+    empty["rig_0"] = [0.5] * 4
+    empty.use_fake_user = True      # else not saved (the drivers do not keep it), as it was then
+    pb = next(pb for pb in obj.pose.bones if pb.jointlimit.enabled and pb.rotation_mode == "QUATERNION")
+    for i in range(4):
+        driver = obj.driver_add(pb.path_from_id("rotation_quaternion"), i).driver
+        var = driver.variables.new()
+        var.name, var.targets[0].id, var.targets[0].data_path = layer.MARK, empty, f'["rig_0"][{i}]'
     path = str(tmp_path / "autosave.blend")
-    bpy.app.handlers.save_pre.remove(handlers.on_save_pre)
-    try:
-        bpy.ops.wm.save_as_mainfile(filepath=path, copy=True)
-    finally:
-        bpy.app.handlers.save_pre.append(handlers.on_save_pre)
-    handlers.on_playback_stop(scene, None)
+    bpy.ops.wm.save_as_mainfile(filepath=path, copy=True)
     bpy.app.handlers.load_post.remove(handlers.on_load)
     try:
         bpy.ops.wm.open_mainfile(filepath=path)
     finally:
         bpy.app.handlers.load_post.append(handlers.on_load)
-    assert len(layer_objects(layer)[1]) > 100          # the file holds the drivers
-    handlers.on_load()                                  # what load_post does
-    assert layer_objects(layer) == ([], [])
     obj = bpy.data.objects["Live"]
-    assert len(obj.animation_data.drivers) == 0
+    assert len(obj.animation_data.drivers) == 4 and layer.LEGACY_EMPTY_NAME in bpy.data.objects
+    handlers.on_load()                                  # what load_post does
+    assert len(obj.animation_data.drivers) == 0 and not [o for o in bpy.data.objects if o.get(layer.MARK)]
     bpy.context.scene.jointlimit.clamp_playback = False
     first = snapshot(obj)
     bpy.context.scene.frame_set(6)
@@ -453,18 +497,21 @@ def test_a_layer_saved_in_a_file_is_removed_on_load(scene, mods, tmp_path):
 
 
 def test_renamed_rig_and_bone_during_playback_leave_nothing_behind(scene, mods, tmp_path):
-    """A bone renamed (Blender renames the drivers' paths) and the armature renamed while the
-    layer is installed: stopping removes every driver; a file loaded while playing is not
-    playing (scrubbing it adds no driver)."""
+    """A bone renamed (Blender renames the action's paths, which copies it anew) and the armature
+    renamed while the layer is installed: the frames are the playback clamp's, and stopping
+    leaves the evaluated action as the user's; a file loaded while playing is not playing
+    (scrubbing it sets up no layer)."""
     import bpy
 
     handlers, layer, obj = playing_rig(scene, mods, seed=12)
     pb = next(pb for pb in obj.pose.bones if pb.jointlimit.enabled)
     obj.data.bones[pb.name].name = "renamed bone"
     obj.name = "Renamed Rig"
-    play(scene, obj, [3])
+    played = play(scene, obj, [3, 4])
+    assert layer.covers(obj)
     handlers.on_playback_stop(scene, None)
-    assert layer_objects(layer) == ([], [])
+    assert layer_keys(obj) == (set(), False)
+    assert_same_frames(played, play(scene, obj, [3, 4]))
     handlers.on_playback_start(scene)
     play(scene, obj, [4])
     assert layer.covers(obj)
@@ -473,7 +520,7 @@ def test_renamed_rig_and_bone_during_playback_leave_nothing_behind(scene, mods, 
     bpy.ops.wm.open_mainfile(filepath=path)             # Blender stops playing a file it replaces
     scene = bpy.context.scene
     scene.frame_set(5)
-    assert not layer.is_installed() and layer_objects(layer) == ([], [])
+    assert not layer.is_installed() and layer_keys(bpy.data.objects["Renamed Rig"]) == (set(), False)
     scene.jointlimit.clamp_playback = False
 
 
@@ -501,7 +548,7 @@ def test_a_driver_added_during_playback_is_the_users(scene, mods):
     """A driver the user adds during playback on a limited bone's rotation (not driven by the
     layer yet) hands the rig to the playback clamp, and stays when playback stops."""
     handlers, layer, obj = playing_still_rig(scene, mods)
-    assert layer.covers(obj) and layer_objects(layer)[1] == []
+    assert layer.covers(obj) and layer_keys(obj)[0] == set()
     pb = next(p for p in obj.pose.bones if p.jointlimit.enabled and p.rotation_mode == "QUATERNION")
     fc = obj.driver_add(pb.path_from_id("rotation_quaternion"), 1)
     fc.driver.type = "SCRIPTED"
@@ -515,29 +562,77 @@ def test_a_driver_added_during_playback_is_the_users(scene, mods):
     scene.jointlimit.clamp_playback = False
 
 
-def test_a_layer_driver_the_user_edited_goes_when_playback_stops(scene, mods):
-    """A variable the user adds to one of the layer's drivers during playback does not keep that
-    driver in the rig (its empty is gone when playback stops): stopping removes it with the others."""
-    handlers, layer, obj = playing_rig(scene, mods, seed=11)
-    ours = layer_objects(layer)[1]
-    assert ours
-    var = ours[0].driver.variables.new()
-    var.name, var.type = "mine", "SINGLE_PROP"
-    var.targets[0].id = obj
-    var.targets[0].data_path = "location[0]"
-    play(scene, obj, [3])
+def test_the_users_action_is_never_touched(scene, mods):
+    """Keys, handles, interpolation and modifiers of the user's action are the same after
+    playing with the layer; a channel with F-curve modifiers (a Noise, computed into the values)
+    plays as the playback clamp has it."""
+    handlers, layer = mods["handlers"], mods["playback_layer"]
+    obj = keyed_rig(seed=23)
+    pb = next(p for p in obj.pose.bones if p.jointlimit.enabled and p.rotation_mode == "QUATERNION")
+    noise = fcurves_of(obj).find(pb.path_from_id("rotation_quaternion"), index=2).modifiers.new("NOISE")
+    noise.strength, noise.scale = 2.0, 3.0
+    before = user_action(obj)
+    scene.jointlimit.clamp_playback = True
+    reference = play(scene, obj)
+    handlers.on_playback_start(scene)
+    played = play(scene, obj)
+    assert layer.covers(obj) and (pb.path_from_id("rotation_quaternion"), 2) in layer_keys(obj)[0]
+    assert user_action(obj) == before
     handlers.on_playback_stop(scene, None)
-    assert layer_objects(layer) == ([], [])
-    assert not (obj.animation_data and len(obj.animation_data.drivers))
+    assert user_action(obj) == before and layer_keys(obj) == (set(), False)
+    assert_same_frames(played, reference)
+    scene.jointlimit.clamp_playback = False
+
+
+def test_an_action_animating_another_armature_too_is_left_to_the_playback_clamp(scene, mods):
+    """Two armatures playing one action would share its evaluated copy, keys included."""
+    import bpy
+
+    handlers, layer = mods["handlers"], mods["playback_layer"]
+    obj = keyed_rig(seed=24, skin=False)
+    assert layer._covered_bones(obj)
+    other = obj.copy()
+    bpy.context.scene.collection.objects.link(other)
+    other.animation_data.action = obj.animation_data.action
+    other.animation_data.action_slot = obj.animation_data.action_slot
+    assert layer._covered_bones(obj) is None and layer._covered_bones(other) is None
+    scene.jointlimit.clamp_playback = True
+    reference = play(scene, obj, [2, 7])
+    handlers.on_playback_start(scene)
+    played = play(scene, obj, [2, 7])
+    assert not layer.is_installed()
+    assert_same_frames(played, reference)
+    handlers.on_playback_stop(scene, None)
+    scene.jointlimit.clamp_playback = False
+
+
+def test_a_view_layer_evaluated_later_gets_the_keys(scene, mods):
+    """A second view layer's depsgraph, evaluated during playback after the layer was set up,
+    has its own copy of the action: it gets the keys before the next frame."""
+    import bpy
+
+    handlers, layer, obj = playing_rig(scene, mods, seed=25)
+    second = scene.view_layers.new("Second")
+    second.update()
+    assert layer_keys(obj, second) == (set(), False)     # made from the user's action
+    play(scene, obj, [3])
+    second.update()
+    keyed, marked = layer_keys(obj, second)
+    assert marked and keyed == layer_keys(obj)[0] and keyed
+    matrices = [np.array(pb.matrix) for pb in obj.evaluated_get(second.depsgraph).pose.bones]
+    for a, b in zip(matrices, play(scene, obj, [3])[0][1]):
+        np.testing.assert_allclose(a, b, atol=1e-6)
+    handlers.on_playback_stop(scene, None)
+    assert layer_keys(obj, second) == (set(), False)
+    scene.view_layers.remove(second)
     scene.jointlimit.clamp_playback = False
 
 
 def test_the_layer_is_built_once_and_left_alone_by_the_playback_clamp(scene, mods, monkeypatch):
     """Frames, a selection and the rig moved do not rebuild the layer; the playback clamp does
-    not touch the covered rig; this frame's values reach the drivers through the evaluated empty
-    (no tag) and the original (what a new evaluated copy starts from); a covered bone's rotation
-    mode changed rebuilds it, with the playback clamp's result; a bone without keys turned while
-    playing is clamped."""
+    not touch the covered rig; the evaluated copy of the action holds the latest batch, and this
+    frame's values at its time; a covered bone's rotation mode changed rebuilds it, with the
+    playback clamp's result; a bone without keys turned while playing is clamped."""
     import bpy
 
     handlers, layer = mods["handlers"], mods["playback_layer"]
@@ -545,6 +640,7 @@ def test_the_layer_is_built_once_and_left_alone_by_the_playback_clamp(scene, mod
     still = next(pb for pb in obj.pose.bones if pb.jointlimit.enabled and pb.rotation_mode == "QUATERNION")
     for fc in [fc for fc in fcurves_of(obj) if fc.data_path == still.path_from_id("rotation_quaternion")]:
         fcurves_of(obj).remove(fc)
+    bpy.context.view_layer.update()
     installs = record_calls(monkeypatch, layer, "install")
     clamped = record_calls(monkeypatch, handlers, "clamp_object", lambda o, only_changed: o.name)
     scene.jointlimit.clamp_playback = True
@@ -557,11 +653,15 @@ def test_the_layer_is_built_once_and_left_alone_by_the_playback_clamp(scene, mod
     clamped.clear()
     play(scene, obj, [4, 5])
     assert len(installs) == 1 and obj.name not in clamped
-    empty = layer._empty()
-    evaluated = layer._evaluated(empty, bpy.context.view_layer)
-    prop = layer._layer["covers"][0].prop
-    assert evaluated is not None and list(evaluated[prop]) == list(empty[prop]) == list(
-        layer._layer["covers"][0].values(scene.frame_current_final))
+    cover = layer._layer["covers"][0]
+    copy = obj.animation_data.action.evaluated_get(bpy.context.view_layer.depsgraph)
+    assert copy.get(layer.MARK) == cover.batch
+    values = cover.values(scene.frame_current_final).astype(np.float32).tolist()
+    curves = mods["compat"].action_fcurve_collection(copy, obj.animation_data.action_slot)
+    for b in np.flatnonzero(cover.moved).tolist():
+        bone = cover.bones[b]
+        got = [curves.find(bone.path, index=i).evaluate(scene.frame_current_final) for i in range(bone.width)]
+        assert got == values[cover.offsets[b]:cover.offsets[b] + bone.width]
     still.rotation_quaternion = (0.0, 0.0, 0.0, 1.0)           # 180° about Z: outside
     bpy.context.view_layer.update()
     assert mods["handlers"].clamp_object_per_bone(obj, False) == 0     # clamped at once
@@ -597,22 +697,25 @@ def test_a_channel_without_keys_is_not_keyed(scene, mods):
 
 
 def test_a_failing_install_leaves_nothing_and_is_not_retried_every_frame(scene, mods, monkeypatch):
+    import bpy
+
     handlers, layer = mods["handlers"], mods["playback_layer"]
     keyed_rig(seed=15)
     calls = []
 
     def broken(*args):
         calls.append(1)
-        raise RuntimeError("driver refused")
+        raise RuntimeError("keys refused")
 
-    monkeypatch.setattr(layer, "_add_drivers", broken)
+    monkeypatch.setattr(layer._Cover, "write_keys", broken)
     scene.jointlimit.clamp_playback = True
+    bpy.context.view_layer.update()         # the evaluated copy of the action, to write into
     handlers.on_playback_start(scene)
     with pytest.raises(RuntimeError):
         layer.before_frame(scene)
     for frame in (1, 2, 3):
         scene.frame_set(frame)
-    assert len(calls) == 1 and not layer.is_installed() and layer_objects(layer) == ([], [])
+    assert len(calls) == 1 and not layer.is_installed()
     assert handlers.clamp_scene(scene, only_changed=False) == 0     # the playback clamp did it
     handlers.on_playback_stop(scene, None)
     scene.jointlimit.clamp_playback = False

@@ -8,7 +8,8 @@ outside go to a correction, a few of them one at a time through the core's singl
 path (cheaper than numpy for a handful), many of them through the vectorised one. When there
 are few swing-twist rotations in all, each goes through the single-rotation path. Other limit
 kinds (hinge, Euler, quaternion swing) check each group in one vectorised call and correct the
-rotations outside in another.
+rotations outside in another, or, in small groups of a kind with a float path (the hinge), take
+that path one rotation at a time.
 
 The result of each rotation equals ``limit.clamp`` of that rotation: rotations inside are
 returned unchanged, the others as the limit corrects them.
@@ -20,9 +21,10 @@ from .limits import JointLimit
 from .projection import NP, _parts
 
 # Below this many rotations to correct, one at a time is cheaper than numpy's per-call cost
-# (measured crossovers: ~25 for RECT, OVAL and POLYGON, ~50 for the numeric smooth shapes).
+# (measured crossovers: ~25 for RECT, OVAL and POLYGON, ~75 for the numeric smooth shapes).
 SINGLE_MAX = 24
-SINGLE_MAX_SMOOTH = 48
+SINGLE_MAX_SMOOTH = 72
+SINGLE_MAX_FLOATS = 64     # other limits with a float path (the hinge: 3 µs a rotation, numpy ~200 µs a call)
 
 
 def _outside_swing_twist(q, groups):
@@ -62,8 +64,13 @@ def clamp_groups(q, groups):
                 for i in bad:
                     out[i] = limit.clamp(q[i])
     for limit, rows in groups:
-        if len(rows) and not isinstance(limit, JointLimit):
-            bad = rows[~limit.contains(q[rows])]     # the check costs about half the clamp
-            if len(bad):
-                out[bad] = limit.clamp(q[bad])
+        if not len(rows) or isinstance(limit, JointLimit):
+            continue
+        if len(rows) < SINGLE_MAX_FLOATS and hasattr(limit, "clamp1"):
+            for i in rows.tolist():
+                out[i] = limit.clamp1(tuple(q[i].tolist()))
+            continue
+        bad = rows[~limit.contains(q[rows])]     # the check costs about half the clamp
+        if len(bad):
+            out[bad] = limit.clamp(q[bad])
     return out

@@ -58,7 +58,8 @@ class _OutlineSearch:
     NEWTON_DONE = 1e-8  # after a Newton step this small the error is ~1e-16 * |f''' / f''|
     NEWTON_ITERS = 80
     CHUNK = 1 << 14
-    ONE_BY_ONE = 32     # up to this many points, one at a time (``nearest_boundary_st1``)
+    ONE_BY_ONE = 72     # up to this many points, one at a time (``nearest_boundary_st1``, ~7 µs a point;
+                        # the batch's Newton and certificates cost ~0.4 ms a call in numpy)
     _kinks = np.zeros(0)
     _sub_order = 2.0    # chord deviation of a sub-interval ~ width ** _sub_order
     _singular = np.zeros(0)   # kinks next to which f'' is unbounded (or f' jumps)

@@ -126,14 +126,16 @@ class _SmoothRegion(_CertifiedLocalSearch, _OutlineSearch, PlaneRegion):
         if len(Q) <= self.ONE_BY_ONE:     # the search's fixed numpy cost outweighs a few points
             s, t = np.array([self.nearest_boundary_st1(*P) for P in Q.tolist()]).reshape(-1, 2).T
         else:
-            tau = np.empty(len(Q))
+            s, t = np.empty(len(Q)), np.empty(len(Q))
             for i in range(0, len(Q), self.CHUNK):
-                part, proved = self._short_way(Q[i:i + self.CHUNK])
+                tau, proved = self._short_way(Q[i:i + self.CHUNK])
                 rest = np.flatnonzero(~proved)
-                if rest.size:
-                    part[rest] = self._nearest_tau(Q[i + rest])
-                tau[i:i + self.CHUNK] = part
-            s, t = self._outline(tau)[:2]
+                if 0 < rest.size <= self.ONE_BY_ONE:     # a few: each the short way on floats
+                    s[i + rest], t[i + rest] = np.array([self.nearest_boundary_st1(*P) for P in Q[i + rest].tolist()]).T
+                elif rest.size:
+                    tau[rest] = self._nearest_tau(Q[i + rest])
+                done = i + np.flatnonzero(proved) if 0 < rest.size <= self.ONE_BY_ONE else np.arange(i, i + len(tau))
+                s[done], t[done] = self._outline(tau[done - i])[:2]
         return tuple(c.reshape(shape) for c in projection._plane_to_sphere(s, t))
 
     def boundary_points(self, n):
