@@ -274,8 +274,8 @@ def _covered_bones(obj):
             return None
         if all(fc is None for fc in keyed):
             continue    # not animated: clamped once on install
-        if any(fc is None or fc.mute for fc in keyed):
-            return None
+        if any(fc is None or fc.mute or (fc.group is not None and fc.group.mute) for fc in keyed):
+            return None     # a muted channel: Blender leaves it alone, keys the layer writes included
         bones.append(_Bone(pb.name, pb.rotation_mode, path, width, limit))
     return bones
 

@@ -414,7 +414,8 @@ def test_a_channel_deleted_or_keyed_during_playback(scene, mods):
 
 
 def test_rigs_the_layer_leaves_to_the_playback_clamp(scene, mods):
-    """An NLA track playing, a bone keyed on some of its channels: the playback clamp."""
+    """An NLA track playing, a muted channel group, a bone keyed on some of its channels: the
+    playback clamp."""
     handlers, layer = mods["handlers"], mods["playback_layer"]
     obj = keyed_rig(seed=9, skin=False)
     assert layer._covered_bones(obj)
@@ -422,6 +423,10 @@ def test_rigs_the_layer_leaves_to_the_playback_clamp(scene, mods):
     assert layer._covered_bones(obj) is None
     track.mute = True
     assert layer._covered_bones(obj)
+    group = fcurves_of(obj)[0].group            # a muted group: Blender leaves its channels alone
+    group.mute = True
+    assert layer._covered_bones(obj) is None
+    group.mute = False
     pb = next(pb for pb in obj.pose.bones if pb.jointlimit.enabled and pb.rotation_mode == "AXIS_ANGLE")
     fcurves_of(obj).remove(fcurves_of(obj).find(pb.path_from_id("rotation_axis_angle"), index=0))
     assert layer._covered_bones(obj) is None

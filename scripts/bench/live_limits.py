@@ -233,6 +233,7 @@ def chain_rows(addon, rounds, inside):
     ratio = [(o - b) / (c - b) for o, b, c in zip(ours, base, blender) if c - b > 0.02]
     ratio_first = [(o - b) / (c - b) for o, b, c in zip(first, base, blender) if c - b > 0.02]
     ratio_playing = [(o - b) / (c - b) for o, b, c in zip(playing, base, blender) if c - b > 0.02]
+    ratio_playing_first = [(o - b) / (c - b) for o, b, c in zip(playing_first, base, blender) if c - b > 0.02]
     rows = [
         (f"keys {where}: frame change, no limits", span(base), "-", "-"),
         (f"keys {where}: + JointLimit playback clamp", span(ours), added(ours, base), span(ours_handler)),
@@ -243,7 +244,7 @@ def chain_rows(addon, rounds, inside):
         (f"keys {where}: + same, playing, first play", span(playing_first), added(playing_first, base), "-"),
         (f"keys {where}: + Limit Rotation constraints", span(blender), added(blender, base), "-"),
     ]
-    return rows, (ratio, ratio_first, ratio_playing), obj
+    return rows, (ratio, ratio_first, ratio_playing, ratio_playing_first), obj
 
 
 def idle_rows(addon, rounds):
@@ -415,7 +416,8 @@ def main():
     ratios = [f"keys {k} {span(v)}×" if v else f"keys {k}: n/a (the constraints' cost is within timing noise)"
               for k, v in (("outside", ratio_out[0]), ("inside", ratio_in[0]),
                            ("outside, first play", ratio_out[1]), ("inside, first play", ratio_in[1]),
-                           ("outside, playing", ratio_out[2]), ("inside, playing", ratio_in[2]))]
+                           ("outside, playing", ratio_out[2]), ("inside, playing", ratio_in[2]),
+                           ("outside, playing, first play", ratio_out[3]), ("inside, playing, first play", ratio_in[3]))]
     print("JointLimit / Limit Rotation added cost: " + ", ".join(ratios))
     rows, ratios, n = rigify_rows(addon, rounds)
     print(table(("per frame, Rigify rig", "total ms", "added ms", "handler ms"), rows))
