@@ -78,11 +78,13 @@ class _Cover:
     """A covered armature: its bones, the frames computed, which bones the clamp moved, and what
     tells that its animation is still the one covered."""
 
-    __slots__ = ("obj_name", "uid", "bones", "animation", "frames", "codes", "kinds", "groups", "used",
-                 "offsets", "moved", "batch", "drivers")
+    __slots__ = ("obj_name", "uid", "action_name", "action_uid", "bones", "animation", "frames", "codes", "kinds",
+                 "groups", "used", "offsets", "moved", "batch", "drivers")
 
     def __init__(self, obj, bones):
         self.obj_name, self.uid, self.bones = obj.name, obj.session_uid, bones
+        action = obj.animation_data.action
+        self.action_name, self.action_uid = action.name, action.session_uid     # the action keyed
         self.animation = _animation_key(obj)
         self.frames = {}    # scene time -> values (a row of its batch), while the keys are unchanged
         self.codes, self.kinds = (np.array(a, dtype=np.int64).reshape(-1)
@@ -170,11 +172,17 @@ class _Cover:
         self.moved |= moved.reshape(len(self.bones), n).any(axis=1)
         return values.reshape(len(self.bones), n, 4).transpose(1, 0, 2)[:, self.used]
 
+    def action(self):
+        """The covered action (found again when renamed), or ``None`` when it was deleted."""
+        action = bpy.data.actions.get(self.action_name)
+        if action is None or action.session_uid != self.action_uid:
+            action = next((a for a in bpy.data.actions if a.session_uid == self.action_uid), None)
+        return action
+
     def copies(self, scene):
-        """The evaluated copies of the armature's action, one per view layer of ``scene`` whose
-        depsgraph animates it (``[]`` when the armature is gone)."""
-        obj = self.object()
-        action = None if obj is None else obj.animation_data.action
+        """The evaluated copies of the covered action, one per view layer of ``scene`` whose
+        depsgraph has one (also after the armature took another action)."""
+        action = self.action()
         if action is None:
             return []
         return [copy for copy in (_evaluated(action, view_layer) for view_layer in scene.view_layers)
@@ -183,13 +191,15 @@ class _Cover:
     def write_keys(self, copy):
         """Write the remembered frames of each moved bone as keys into ``copy`` (an evaluated
         copy of the action): a key per frame, at the frame's time, with the value to store. The
-        copy is marked first, so that ``remove`` has it made anew even when this stops halfway."""
+        copy is marked first, so that ``remove`` has it made anew even when this stops halfway.
+        ``False`` when a channel is missing from the copy (the layer then goes)."""
         copy[MARK] = -1
         if not self.moved.any() or not self.frames:
             copy[MARK] = self.batch
-            return
-        obj = self.object()
-        fcurves = compat.action_fcurve_collection(copy, obj.animation_data.action_slot)
+            return True
+        fcurves = compat.action_fcurve_collection(copy, self.object().animation_data.action_slot)
+        if fcurves is None:
+            return False
         times = sorted(self.frames)
         rows = np.array([self.frames[t] for t in times])
         co = np.empty((len(times), 2), dtype=np.float32)
@@ -199,6 +209,8 @@ class _Cover:
             bone, offset = self.bones[b], self.offsets[b]
             for i in range(bone.width):
                 fc = find(bone.path, index=i)
+                if fc is None:
+                    return False
                 for modifier in list(fc.modifiers):     # the values were computed with them
                     fc.modifiers.remove(modifier)
                 points = fc.keyframe_points
@@ -209,6 +221,7 @@ class _Cover:
                 co[:, 1] = rows[:, offset + i]
                 points.foreach_set("co", co.ravel())
         copy[MARK] = self.batch
+        return True
 
 
 def _fcurves(obj):
@@ -335,7 +348,8 @@ def install(scene):
             if cover.values(frame, ahead) is None:
                 raise RuntimeError(f"the animation of {cover.obj_name!r} changed while the layer was set up")
             for copy in cover.copies(scene):
-                cover.write_keys(copy)
+                if not cover.write_keys(copy):
+                    raise RuntimeError(f"the evaluated action of {cover.obj_name!r} lacks a channel")
     except Exception:
         remove()    # the playback clamp takes over, and the layer is not tried again every frame
         _layer.update(scene=scene.session_uid, generation=props.settings_generation())
@@ -349,11 +363,9 @@ def remove():
     scene = next((s for s in bpy.data.scenes if s.session_uid == _layer["scene"]), None)
     _layer.update(scene=None, covers=[], generation=None, stale=False)
     for cover in covers:
-        obj = cover.object()
-        if obj is None or scene is None:
-            continue
-        if any(copy.get(MARK) is not None for copy in cover.copies(scene)):
-            obj.animation_data.action.update_tag()
+        action = cover.action()
+        if action is not None and scene is not None and any(copy.get(MARK) is not None for copy in cover.copies(scene)):
+            action.update_tag()
 
 
 def remove_leftovers():
@@ -410,8 +422,9 @@ def before_frame(scene):
             return
     for cover in _layer["covers"]:
         for copy in cover.copies(scene):
-            if copy.get(MARK) != cover.batch:
-                cover.write_keys(copy)
+            if copy.get(MARK) != cover.batch and not cover.write_keys(copy):
+                remove()
+                return
 
 
 def after_frame(scene, depsgraph):
@@ -423,8 +436,7 @@ def after_frame(scene, depsgraph):
     if _layer["scene"] != scene.session_uid or _layer["playing"] != scene.session_uid:
         return
     for cover in _layer["covers"]:
-        obj = cover.object()
-        action = None if obj is None or obj.animation_data is None else obj.animation_data.action
+        action = cover.action()
         copy = None if action is None else action.evaluated_get(depsgraph)
         if copy is not None and copy.is_evaluated and copy.get(MARK) is None:
             remove()

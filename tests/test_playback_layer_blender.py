@@ -724,3 +724,30 @@ def test_a_failing_install_leaves_nothing_and_is_not_retried_every_frame(scene, 
     assert handlers.clamp_scene(scene, only_changed=False) == 0     # the playback clamp did it
     handlers.on_playback_stop(scene, None)
     scene.jointlimit.clamp_playback = False
+
+
+def test_an_action_swapped_or_cleared_during_playback(scene, mods):
+    """Another action assigned while playing: that frame is the playback clamp's, the next one the
+    layer's with the new action's keys; the first action's copy is made anew (no keys left in it
+    when it plays again). Animation data cleared while playing: the layer goes, nothing fails."""
+    handlers, layer, obj = playing_rig(scene, mods, seed=26)
+    first = obj.animation_data.action
+    second = first.copy()
+    obj.animation_data.action = second
+    obj.animation_data.action_slot = second.slots[0]
+    played = play(scene, obj, [3, 4])
+    assert layer.covers(obj) and layer_keys(obj)[1]
+    obj.animation_data.action = first
+    obj.animation_data.action_slot = first.slots[0]
+    played += play(scene, obj, [5, 6])
+    assert layer.covers(obj) and layer_keys(obj)[1]
+    handlers.on_playback_stop(scene, None)
+    assert layer_keys(obj) == (set(), False)
+    assert_same_frames(played, play(scene, obj, [3, 4, 5, 6]))
+    handlers.on_playback_start(scene)
+    play(scene, obj, [7])
+    obj.animation_data_clear()
+    play(scene, obj, [8, 9])
+    assert not layer.is_installed()
+    handlers.on_playback_stop(scene, None)
+    scene.jointlimit.clamp_playback = False
