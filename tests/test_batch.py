@@ -266,8 +266,8 @@ def test_motion_keys_every_frame_between_key_poses(run, scene, addon, tmp_path):
         pb.rotation_quaternion = axis_x(angle)
         pb.keyframe_insert("rotation_quaternion", frame=frame)
     path = save(tmp_path / "motion.blend")
-    out = ok(run("motion", "--frames", 1, 21, "--profile", "min-jerk", blend=path))
-    assert "smoothed 1 bones" in out
+    out = ok(run("motion", "--frames", 1, 21, "--profile", "min-jerk", "--bones", "upper,lower", blend=path))
+    assert "smoothed 1 bones" in out and "left lower (fewer than two rotation keys in the range)" in out
     obj = load(path)
     animation = importlib.import_module(f"{addon.__name__}.animation")
     assert animation.keyed_frames(obj, obj.pose.bones["upper"], "rotation_quaternion", 0, 100) == list(range(1, 22))

@@ -79,5 +79,7 @@ def cmd_motion(args):
         run_op(bpy.ops.pose.jointlimit_motion, "motion", frame_start=start, frame_end=end,
                profile=args.profile.upper().replace("-", "_"), channels=args.channels.upper().replace("-", "_"),
                step=args.step, use_via_points=not args.no_via_points, via_velocity=args.via_velocity.upper())
-    return Outcome(f"smoothed {len(keyed)} bones of {arm.name!r} over frames {start}..{end} ({args.profile})",
+    skipped = [n for n in args.bones or () if n not in keyed]     # named, with fewer than two keys
+    note = f"; left {', '.join(skipped)} (fewer than two rotation keys in the range)" if skipped else ""
+    return Outcome(f"smoothed {len(keyed)} bones of {arm.name!r} over frames {start}..{end} ({args.profile}){note}",
                    bones=keyed, objects=[arm.name])
