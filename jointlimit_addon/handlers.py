@@ -151,7 +151,8 @@ def on_load(*_args):
 
 @bpy.app.handlers.persistent
 def on_frame_change_pre(scene, *_args):
-    playback_layer.before_frame(scene)
+    if threading.current_thread() is threading.main_thread():     # not a render's thread
+        playback_layer.before_frame(scene)
 
 
 @bpy.app.handlers.persistent
@@ -175,7 +176,7 @@ def unsafe_render(scene):
 
 @bpy.app.handlers.persistent
 def on_frame_change(scene, depsgraph=None):
-    if depsgraph is not None:
+    if depsgraph is not None and threading.current_thread() is threading.main_thread():
         playback_layer.after_frame(scene, depsgraph)
     if not scene.jointlimit.clamp_playback:
         return

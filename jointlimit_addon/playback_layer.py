@@ -31,9 +31,11 @@ part of the frame's only evaluation instead:
   layer up again from the edited keys.
 
 An armature is covered when its rotations come from its action alone and the action animates
-nothing else: an action with no other user, no NLA track playing, full influence, Replace, every
-channel of each limited bone's rotation keyed (not muted, not empty, no driver of the user), the
-rotation mode not keyed, the rig not linked. Otherwise it keeps the playback clamp. Limited bones
+nothing else: a local action with no other user (checked each frame) and no Action constraint
+reading it, no NLA track playing, full influence, Replace, every channel of each limited bone's
+rotation keyed (keys, not samples; not muted, not empty, no driver of the user), the rotation
+mode not keyed, the rig not linked. A render's frames (its own thread and depsgraph) are left to
+the playback clamp. Otherwise it keeps the playback clamp. Limited bones
 without keys are clamped when the layer is installed and when they are turned during playback.
 
 The layer is removed when playback stops (the evaluated copies made anew from the user's action,
@@ -241,8 +243,8 @@ def _evaluated(action, view_layer):
 
 def _animation_key(obj):
     """What decides how an armature's action animates it, to tell a change each frame: the
-    action, its slot, its number of F-curves, and how it is blended (influence, blend type,
-    tweak mode, NLA tracks playing)."""
+    action, its slot, its number of F-curves and of users (another rig given it would play the
+    layer's keys), and how it is blended (influence, blend type, tweak mode, NLA tracks playing)."""
     data = obj.animation_data
     action = data.action if data is not None else None
     if action is None:
@@ -250,7 +252,7 @@ def _animation_key(obj):
     slot = data.action_slot
     fcurves = compat.action_fcurve_collection(action, slot)
     return (action.session_uid, None if slot is None else slot.identifier, -1 if fcurves is None else len(fcurves),
-            data.action_influence, data.action_blend_type, data.use_tweak_mode,
+            action.users, data.action_influence, data.action_blend_type, data.use_tweak_mode,
             sum(not track.mute for track in data.nla_tracks))
 
 
@@ -264,8 +266,9 @@ def _covered_bones(obj):
     if obj.library is not None or obj.override_library is not None or data is None or data.action is None:
         return None
     if (data.use_tweak_mode or data.action_blend_type != "REPLACE" or data.action_influence != 1.0
-            or any(not track.mute for track in data.nla_tracks) or _shared(data.action, obj)):
-        return None
+            or any(not track.mute for track in data.nla_tracks) or data.action.library is not None
+            or _shared(data.action, obj)):
+        return None     # (a linked action's evaluated copy is read-only: keys would be written as zeros)
     fcurves = _fcurves(obj)
     if fcurves is None:
         return None
@@ -282,6 +285,8 @@ def _covered_bones(obj):
         attr, width = bone_limits.rotation_path(pb)
         path = pb.path_from_id(attr)
         keyed = [curves.get((path, i)) for i in range(width)]
+        if any(fc is not None and len(fc.sampled_points) for fc in keyed):
+            return None     # baked to samples: no keys to write among
         keyed = [None if fc is None or _is_empty(fc) else fc for fc in keyed]
         if (pb.path_from_id("rotation_mode"), 0) in curves or any((path, i) in driven for i in range(width)):
             return None
@@ -294,8 +299,11 @@ def _covered_bones(obj):
 
 
 def _shared(action, obj):
-    """Whether anything but ``obj`` uses ``action`` (an NLA strip, another armature): they would
-    be animated from the same evaluated copy, keys included."""
+    """Whether anything but ``obj``'s own animation uses ``action`` (an NLA strip, another
+    armature, an Action constraint): they would read the same evaluated copy, keys included."""
+    if any(con.type == "ACTION" and con.action == action
+           for owner in (obj, *obj.pose.bones) for con in owner.constraints):
+        return True
     if action.users - int(action.use_fake_user) <= 1:
         return False
     users = bpy.data.user_map(subset=[action]).get(action, ())
@@ -433,8 +441,8 @@ def after_frame(scene, depsgraph):
     frame's evaluation made the action's copy anew from the edited keys, without the layer's
     keys or its mark: the layer is removed, so that the playback clamp clamps this frame, and the
     next frame sets it up again."""
-    if _layer["scene"] != scene.session_uid or _layer["playing"] != scene.session_uid:
-        return
+    if _layer["scene"] != scene.session_uid or _layer["playing"] != scene.session_uid or depsgraph.mode != "VIEWPORT":
+        return      # a render's depsgraph has copies of its own, which the layer leaves alone
     for cover in _layer["covers"]:
         action = cover.action()
         copy = None if action is None else action.evaluated_get(depsgraph)

@@ -751,3 +751,72 @@ def test_an_action_swapped_or_cleared_during_playback(scene, mods):
     assert not layer.is_installed()
     handlers.on_playback_stop(scene, None)
     scene.jointlimit.clamp_playback = False
+
+
+def test_actions_the_layer_cannot_key_are_left_to_the_playback_clamp(scene, mods, tmp_path):
+    """A linked action (its evaluated copy is read-only: keys would be written as zeros), F-curves
+    baked to samples (no keys to write among), and an Action constraint reading the rig's own
+    action (it would read the layer's keys): the playback clamp, with its results."""
+    import bpy
+
+    handlers, layer = mods["handlers"], mods["playback_layer"]
+    obj = keyed_rig(seed=27, skin=False)
+    action = obj.animation_data.action
+    action.name, action.use_fake_user = "Library action", True
+    library = str(tmp_path / "library.blend")
+    bpy.data.libraries.write(library, {action}, fake_user=True)
+    with bpy.data.libraries.load(library, link=True) as (_, target):
+        target.actions = ["Library action"]
+    linked = target.actions[0]
+    assert linked.library is not None
+    obj.animation_data.action = linked
+    obj.animation_data.action_slot = linked.slots[0]
+    assert layer._covered_bones(obj) is None
+    obj.animation_data.action = action
+    obj.animation_data.action_slot = action.slots[0]
+    assert layer._covered_bones(obj)
+    pb = next(p for p in obj.pose.bones if p.jointlimit.enabled and p.rotation_mode == "QUATERNION")
+    con = pb.constraints.new("ACTION")
+    con.action = action
+    assert layer._covered_bones(obj) is None
+    pb.constraints.remove(con)
+    fcurves_of(obj).find(pb.path_from_id("rotation_quaternion"), index=0).convert_to_samples(1, 12)
+    assert layer._covered_bones(obj) is None
+    scene.jointlimit.clamp_playback = True
+    reference = play(scene, obj, [2, 7])
+    handlers.on_playback_start(scene)
+    played = play(scene, obj, [2, 7])
+    assert not layer.is_installed()
+    assert_same_frames(played, reference)
+    handlers.on_playback_stop(scene, None)
+    scene.jointlimit.clamp_playback = False
+
+
+def test_another_rig_given_the_action_during_playback(scene, mods):
+    """A rig without limits given the covered action during playback would play the layer's keys:
+    the layer goes (the action's users changed) and is not set up again while both play it."""
+    import bpy
+
+    handlers, layer = mods["handlers"], mods["playback_layer"]
+    obj = keyed_rig(seed=28, skin=False)
+    other = obj.copy()
+    other.data = obj.data.copy()
+    other.animation_data_clear()
+    for pb in other.pose.bones:
+        pb.jointlimit.enabled = False
+    bpy.context.scene.collection.objects.link(other)
+    bpy.context.view_layer.update()
+    scene.jointlimit.clamp_playback = True
+    handlers.on_playback_start(scene)
+    play(scene, obj, [1, 2])
+    assert layer.covers(obj)
+    action = obj.animation_data.action
+    other.animation_data_create()
+    other.animation_data.action = action
+    other.animation_data.action_slot = action.slots[0]
+    bpy.context.view_layer.update()
+    played = play(scene, other, [3, 4, 5])
+    assert not layer.is_installed()
+    handlers.on_playback_stop(scene, None)
+    assert_same_frames(played, play(scene, other, [3, 4, 5]))
+    scene.jointlimit.clamp_playback = False
