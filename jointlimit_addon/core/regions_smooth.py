@@ -128,14 +128,14 @@ class _SmoothRegion(_CertifiedLocalSearch, _OutlineSearch, PlaneRegion):
         else:
             s, t = np.empty(len(Q)), np.empty(len(Q))
             for i in range(0, len(Q), self.CHUNK):
-                tau, proved = self._short_way(Q[i:i + self.CHUNK])
+                chunk = Q[i:i + self.CHUNK]
+                tau, proved = self._short_way(chunk)
                 rest = np.flatnonzero(~proved)
-                if 0 < rest.size <= self.ONE_BY_ONE:     # a few: each the short way on floats
-                    s[i + rest], t[i + rest] = np.array([self.nearest_boundary_st1(*P) for P in Q[i + rest].tolist()]).T
-                elif rest.size:
-                    tau[rest] = self._nearest_tau(Q[i + rest])
-                done = i + np.flatnonzero(proved) if 0 < rest.size <= self.ONE_BY_ONE else np.arange(i, i + len(tau))
-                s[done], t[done] = self._outline(tau[done - i])[:2]
+                if rest.size > self.ONE_BY_ONE:
+                    tau[rest] = self._nearest_tau(chunk[rest])
+                s[i:i + len(chunk)], t[i:i + len(chunk)] = self._outline(tau)[:2]
+                if 0 < rest.size <= self.ONE_BY_ONE:     # a few left: each the short way on floats
+                    s[i + rest], t[i + rest] = np.array([self.nearest_boundary_st1(*P) for P in chunk[rest].tolist()]).T
         return tuple(c.reshape(shape) for c in projection._plane_to_sphere(s, t))
 
     def boundary_points(self, n):

@@ -5,7 +5,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from jointlimit_addon.core import quat
@@ -182,6 +182,7 @@ def test_batch_short_way_finds_the_global_nearest_point(region, seed):
     """The rows a certificate proves in a batch are as near as the global search's point and
     the nearest of 20001 outline samples; a batch's points (proved or searched) too."""
     P = outside_points(region, 200, seed)
+    assume(len(P) > 0)      # a region covering nearly the whole sphere
     tau, proved = region._short_way(P)
     full = np.array([_sphere1(*global_search(region, p)) for p in P.tolist()])
     d_full = geodesic(P, full)
@@ -218,3 +219,21 @@ def test_batch_certificates_reject_every_local_maximum_that_is_not_global(region
 def test_most_points_of_a_batch_take_the_short_way(region):
     P = outside_points(region, 400, 5)
     assert region._short_way(P)[1].mean() >= 0.8
+
+
+@pytest.mark.parametrize("unproved", [5, 150])
+def test_batch_rows_no_certificate_proves(monkeypatch, unproved):
+    """Rows the batch's certificates leave go one at a time when they are a few, else to the
+    vectorised global search; either way the same points as the one-rotation path."""
+    region = REGIONS[0]
+    P = outside_points(region, 400, 8)
+    short_way = type(region)._short_way
+
+    def leave_some(self, Q):
+        tau, proved = short_way(self, Q)
+        proved[:unproved] = False
+        return tau, proved
+
+    monkeypatch.setattr(type(region), "_short_way", leave_some)
+    one = np.array([_sphere1(*region.nearest_boundary_st1(*p)) for p in P.tolist()])
+    assert np.abs(region.nearest_boundary(P) - one).max() <= 1e-12
