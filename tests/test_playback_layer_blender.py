@@ -340,10 +340,11 @@ def test_a_bone_is_keyed_once_the_clamp_moves_it(scene, mods):
     scene.jointlimit.clamp_playback = False
 
 
-@pytest.mark.parametrize("old, new", [(100, 70), (100, 300)])
+@pytest.mark.parametrize("old, new", [(100, 70), (100, 300), (1, 200)])
 def test_frames_ahead_with_time_remapped(scene, mods, monkeypatch, old, new):
     """With Time Remapping, the times computed ahead are those the frames show (float32 scene
-    times): one batch for the range played, equal to the playback clamp's frames."""
+    times): one batch for the range played, equal to the playback clamp's frames; also with the
+    layer's keys 0.005 frames apart (1 : 200)."""
     handlers, layer = mods["handlers"], mods["playback_layer"]
     obj = keyed_rig(seed=19, skin=False)
     scene.render.frame_map_old, scene.render.frame_map_new = old, new
