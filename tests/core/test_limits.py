@@ -130,7 +130,7 @@ def inside_quats(lim, rng, n=32):
     lo, hi = lim.twist if lim.twist else (-np.pi, np.pi)
     if lim.fix_twist:
         lo = hi = 0.0
-    psi = rng.uniform(lo, hi, ok.sum())
+    psi = lo + (hi - lo) * rng.random(ok.sum())     # (not rng.uniform: it refuses a range (0.0, -0.0))
     return from_swing_twist(s[ok][:n], t[ok][:n], psi[:n])
 
 
