@@ -294,7 +294,7 @@ def test_keyed_channels_hold_the_clamped_values_exactly(scene, mods):
     0.49999994 and 0 through the keys Blender 5 gives a new driver)."""
     from rigs import make_armature
 
-    handlers, layer = mods["handlers"], mods["playback_layer"]
+    handlers = mods["handlers"]
     obj = make_armature([("a", (0, 0, 0), (0, 0, 1), None, 0.0), ("b", (1, 0, 0), (1, 0, 1), None, 0.0)], "Hinges")
     for pb, low in zip(obj.pose.bones, (1e-4, math.radians(60))):   # sin(low / 2) = 5e-5 and 0.5
         s = pb.jointlimit
@@ -615,8 +615,6 @@ def test_an_action_animating_another_armature_too_is_left_to_the_playback_clamp(
 def test_a_view_layer_evaluated_later_gets_the_keys(scene, mods):
     """A second view layer's depsgraph, evaluated during playback after the layer was set up,
     has its own copy of the action: it gets the keys before the next frame."""
-    import bpy
-
     handlers, layer, obj = playing_rig(scene, mods, seed=25)
     second = scene.view_layers.new("Second")
     second.update()
