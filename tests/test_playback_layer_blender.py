@@ -590,6 +590,18 @@ def test_the_users_action_is_never_touched(scene, mods):
     scene.jointlimit.clamp_playback = False
 
 
+def assert_left_to_the_playback_clamp(scene, handlers, layer, obj):
+    """Played, ``obj`` gets no layer and the frames the playback clamp gives it."""
+    scene.jointlimit.clamp_playback = True
+    reference = play(scene, obj, [2, 7])
+    handlers.on_playback_start(scene)
+    played = play(scene, obj, [2, 7])
+    assert not layer.is_installed()
+    assert_same_frames(played, reference)
+    handlers.on_playback_stop(scene, None)
+    scene.jointlimit.clamp_playback = False
+
+
 def test_an_action_animating_another_armature_too_is_left_to_the_playback_clamp(scene, mods):
     """Two armatures playing one action would share its evaluated copy, keys included."""
     import bpy
@@ -602,14 +614,7 @@ def test_an_action_animating_another_armature_too_is_left_to_the_playback_clamp(
     other.animation_data.action = obj.animation_data.action
     other.animation_data.action_slot = obj.animation_data.action_slot
     assert layer._covered_bones(obj) is None and layer._covered_bones(other) is None
-    scene.jointlimit.clamp_playback = True
-    reference = play(scene, obj, [2, 7])
-    handlers.on_playback_start(scene)
-    played = play(scene, obj, [2, 7])
-    assert not layer.is_installed()
-    assert_same_frames(played, reference)
-    handlers.on_playback_stop(scene, None)
-    scene.jointlimit.clamp_playback = False
+    assert_left_to_the_playback_clamp(scene, handlers, layer, obj)
 
 
 def test_a_view_layer_evaluated_later_gets_the_keys(scene, mods):
@@ -781,14 +786,7 @@ def test_actions_the_layer_cannot_key_are_left_to_the_playback_clamp(scene, mods
     pb.constraints.remove(con)
     fcurves_of(obj).find(pb.path_from_id("rotation_quaternion"), index=0).convert_to_samples(1, 12)
     assert layer._covered_bones(obj) is None
-    scene.jointlimit.clamp_playback = True
-    reference = play(scene, obj, [2, 7])
-    handlers.on_playback_start(scene)
-    played = play(scene, obj, [2, 7])
-    assert not layer.is_installed()
-    assert_same_frames(played, reference)
-    handlers.on_playback_stop(scene, None)
-    scene.jointlimit.clamp_playback = False
+    assert_left_to_the_playback_clamp(scene, handlers, layer, obj)
 
 
 def test_another_rig_given_the_action_during_playback(scene, mods):
