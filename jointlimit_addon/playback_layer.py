@@ -459,6 +459,11 @@ def _frames_ahead(scene):
     now; the times are computed only when asked for (a remembered frame needs none)."""
     frame = scene.frame_current
     last, _layer["last"] = _layer["last"], frame
+    return lambda: _scene_times(scene, _next_frames(scene, frame, last))
+
+
+def _next_frames(scene, frame, last):
+    """The frame numbers of ``_frames_ahead``, from ``frame`` and the one shown before (``last``)."""
     step = max(scene.frame_step, 1)
     if last is not None and 0 < abs(frame - last) <= 4 * step:
         step = frame - last
@@ -466,8 +471,7 @@ def _frames_ahead(scene):
         start, end = scene.frame_preview_start, scene.frame_preview_end
     else:
         start, end = scene.frame_start, scene.frame_end
-    ahead = [frame + k * step for k in range(1, AHEAD)]
-    return lambda: _scene_times(scene, [f for f in ahead if start <= f <= end])
+    return [f for f in range(frame + step, frame + AHEAD * step, step) if start <= f <= end]
 
 
 def _scene_times(scene, frames):

@@ -99,10 +99,12 @@ def _in_arc1(x, lo, hi, tol=_ANGLE_TOL):
 
 def _off_axis1(a, b):
     """``quat.angle_between`` of two quaternion tuples."""
-    if ((a[0] * b[0] + a[1] * b[1]) + a[2] * b[2]) + a[3] * b[3] < 0:
-        b = tuple(-c for c in b)
-    minus = math.sqrt(_sum_sq(p - q for p, q in zip(a, b)))
-    plus = math.sqrt(_sum_sq(p + q for p, q in zip(a, b)))
+    aw, ax, ay, az = a
+    bw, bx, by, bz = b
+    if ((aw * bw + ax * bx) + ay * by) + az * bz < 0:
+        bw, bx, by, bz = -bw, -bx, -by, -bz
+    minus = math.sqrt(_sum_sq((aw - bw, ax - bx, ay - by, az - bz)))
+    plus = math.sqrt(_sum_sq((aw + bw, ax + bx, ay + by, az + bz)))
     return 4.0 * math.atan2(minus, plus)
 
 
@@ -206,6 +208,7 @@ class HingeLimit:
                 raise ValueError("hinge axis has zero length")
             vec = quat.normalize(vec)
         self.axis = vec
+        self._axis1 = tuple(vec.tolist())
 
     def hinge_angle(self, q):
         """Angle in (-pi, pi] of the rotation about the hinge axis nearest to ``q``."""
@@ -231,7 +234,7 @@ class HingeLimit:
         w, x, y, z = q
         norm = math.sqrt(((w * w + x * x) + y * y) + z * z)      # quat.as_unit_quats
         w, x, y, z = w / norm, x / norm, y / norm, z / norm
-        ax, ay, az = self.axis.tolist()
+        ax, ay, az = self._axis1
         theta = math.pi - (math.pi - 2.0 * math.atan2((x * ax + y * ay) + z * az, w)) % TAU   # hinge_angle
         lo, hi = self.angle
         if _in_arc1(theta, lo, hi) and _off_axis1((w, x, y, z), self._about_axis(theta)) <= _ANGLE_TOL:
@@ -240,14 +243,15 @@ class HingeLimit:
         theta = lo + d if width >= TAU or d <= width else hi if (d - width) <= (TAU - d) else lo
         out = self._about_axis(theta)
         if ((out[0] * w + out[1] * x) + out[2] * y) + out[3] * z < 0.0:   # _same_hemisphere
-            return tuple(-c for c in out)
+            return -out[0], -out[1], -out[2], -out[3]
         return out
 
     def _about_axis(self, theta):
         """``quat.from_axis_angle(self.axis, theta)`` on floats."""
         half = 0.5 * theta
         s = math.sin(half)
-        return (math.cos(half), *(s * c for c in self.axis.tolist()))
+        ax, ay, az = self._axis1
+        return math.cos(half), s * ax, s * ay, s * az
 
     def __repr__(self):
         return f"HingeLimit(angle={self.angle}, axis={tuple(self.axis)})"

@@ -51,26 +51,39 @@ def clamp_groups(q, groups):
     disjoint integer ``rows`` into ``q`` (rows in no group are returned unchanged)."""
     q = np.asarray(q, dtype=np.float64)
     out = q.copy()
+    one_by_one = []     # (limit, rows) taking the float path, one rotation at a time
     swing = [(limit, rows) for limit, rows in groups if isinstance(limit, JointLimit) and len(rows)]
     if sum(len(rows) for _, rows in swing) < SINGLE_MAX:    # few in all (small groups): one at a time
-        for limit, rows in swing:
-            for i in rows:
-                out[i] = limit.clamp(q[i])
+        one_by_one += swing
     elif swing:
         for (limit, _), bad in zip(swing, _outside_swing_twist(q, swing)):
             if len(bad) >= _single_max(limit):
                 out[bad] = limit.clamp(q[bad])
             else:
-                for i in bad:
-                    out[i] = limit.clamp(q[i])
+                one_by_one.append((limit, bad))
     for limit, rows in groups:
         if not len(rows) or isinstance(limit, JointLimit):
             continue
         if len(rows) < SINGLE_MAX_FLOATS and hasattr(limit, "clamp1"):
-            for i in rows.tolist():
-                out[i] = limit.clamp1(tuple(q[i].tolist()))
+            one_by_one.append((limit, rows))
             continue
         bad = rows[~limit.contains(q[rows])]     # the check costs about half the clamp
         if len(bad):
             out[bad] = limit.clamp(q[bad])
+    if one_by_one:
+        _clamp_each(q, out, one_by_one)
     return out
+
+
+def _clamp_each(q, out, groups):
+    """``out[rows] = limit.clamp1`` of each row of ``q``, on Python floats (``limit.clamp`` of
+    one rotation takes the same path), written in one assignment."""
+    rows = np.concatenate([r for _, r in groups])
+    if not len(rows):
+        return
+    floats = q.tolist()
+    values = []
+    for limit, r in groups:
+        clamp1 = limit.clamp1
+        values += [clamp1(floats[i]) for i in r.tolist()]
+    out[rows] = values

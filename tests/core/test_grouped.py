@@ -51,3 +51,11 @@ def test_empty_groups_and_no_groups():
     q = quat.random_unit(5, 1)
     assert np.array_equal(clamp_groups(q, []), q)
     assert np.array_equal(clamp_groups(q, [(_limits()[0], np.zeros(0, dtype=np.int64))]), q)
+
+
+def test_groups_with_every_rotation_inside():
+    """Enough rotations for the shared check, none of them outside: nothing is corrected."""
+    limit = _limits()[1]
+    q = quat.normalize(np.c_[np.ones(40), np.random.default_rng(5).uniform(-0.02, 0.02, (40, 3))])
+    assert limit.contains(q).all() and _limits()[0].contains(q).all()
+    assert np.array_equal(clamp_groups(q, [(limit, np.arange(20)), (_limits()[0], np.arange(20, 40))]), q)
