@@ -127,6 +127,37 @@ def test_unreachable_target_stretches_toward_it(arm, mods):
     assert np.linalg.norm(hand - root) == pytest.approx(_chain(arm, mods)[1].d_max, rel=1e-5)
 
 
+def test_a_target_reached_at_the_hinge_limit_is_exact(arm, mods):
+    """A hand posed with the elbow at its hinge limit, its head taken as the target: the limb
+    reaches it (the float32 target may lie 1e-7 nearer than the fold allows), so the report says
+    exact, not out of reach. A target nearer than the hinge allows is reported folded, not
+    stretched."""
+    import bpy
+
+    h = _hinge_forearm(arm)
+    fore = arm.pose.bones["forearm"]
+    bad = []
+    for hinge in np.radians(np.arange(100.0, 146.0, 1.5)):
+        h.hinge_max = hinge
+        fore.rotation_quaternion = (math.cos(hinge / 2), math.sin(hinge / 2), 0.0, 0.0)
+        target = _hand_head(arm)
+        fore.rotation_quaternion = (1, 0, 0, 0)
+        op = OperatorStandIn(bpy.types.POSE_OT_jointlimit_limb_ik, **dict(PROPS, target=target))
+        assert op.execute(bpy.context) == {"FINISHED"}
+        assert np.linalg.norm(_hand_head(arm) - target) < 1e-5 * _limb_length(arm)
+        if op.reports[-1][0] != {"INFO"} or "exact" not in op.reports[-1][1]:
+            bad.append((round(math.degrees(hinge), 1), op.reports[-1][1]))
+    assert not bad
+    root = np.array(arm.pose.bones["upper_arm"].head)
+    near = root + (target - root) * 0.5
+    op = OperatorStandIn(bpy.types.POSE_OT_jointlimit_limb_ik, **dict(PROPS, target=near))
+    assert op.execute(bpy.context) == {"FINISHED"}
+    assert op.reports[-1][0] == {"WARNING"} and "out of reach: folded toward target" in op.reports[-1][1]
+    op = OperatorStandIn(bpy.types.POSE_OT_jointlimit_limb_ik, **dict(PROPS, target=root + (target - root) * 9.0))
+    assert op.execute(bpy.context) == {"FINISHED"}
+    assert "out of reach: stretched toward target" in op.reports[-1][1]
+
+
 def test_refuses_unconnected_chain(scene):
     import bpy
 

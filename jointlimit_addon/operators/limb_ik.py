@@ -147,11 +147,13 @@ class LimbSolver:
                 "ignored": self.ignored,
                 "wrist": wrist, "reach": float(np.linalg.norm(target - root)), "max_reach": self.chain.d_max}
         info.update(swivel_info(pose, self.bones))
+        hinge = None if self.limits is None else self.limits.hinge
+        info["folded"] = info["reach"] < self.chain.distance_range(hinge)[1]    # nearer than the limb reaches
         if locked:
             info["tip_error"] = float(np.linalg.norm(wrist - target))
             if info["tip_error"] > EVALUATED_TOLERANCE * self.chain.reach:
                 info["status"] = "LOCKED"
-        return quats, info
+        return quats, _reached(info, EVALUATED_TOLERANCE * self.chain.reach * self.chain.base_scale)
 
     def __call__(self, target, swivel):
         if self.view_layer is None:
@@ -166,7 +168,17 @@ class LimbSolver:
         quats, info = evaluated.solve_through_rig(self.view_layer, written, once, lambda: self.bones[2].head,
                                                   target, tolerance)
         info["tip_error"] = info["evaluated_error"]
-        return quats, info
+        return quats, _reached(info, tolerance)
+
+
+def _reached(info, tolerance):
+    """``info`` with the status ``OK`` when the wrist is on the target within ``tolerance``: the
+    model's out-of-reach and limited verdicts hold to 1e-9 of the limb, and a target read from
+    Blender's float32 pose (a hand posed at the elbow's hinge limit) may lie that far outside
+    what the limits allow and still be reached."""
+    if info["status"] in ("OUT_OF_REACH", "LIMITED") and info["tip_error"] <= tolerance:
+        info["status"] = "OK"
+    return info
 
 
 def swivel_info(pose, bones):
@@ -265,7 +277,8 @@ class POSE_OT_jointlimit_limb_ik(ModalDragMixin, ActiveBonePoll, bpy.types.Opera
 
 def status_text(info):
     reach = f"reach {info['reach']:.3f}/{info['max_reach']:.3f}"
-    labels = {"OK": "exact", "LIMITED": "nearest pose inside the joint limits", "OUT_OF_REACH": "out of reach: stretched toward target",
+    out = "folded toward target" if info.get("folded") else "stretched toward target"
+    labels = {"OK": "exact", "LIMITED": "nearest pose inside the joint limits", "OUT_OF_REACH": f"out of reach: {out}",
               "TOO_CLOSE": "target too close to the shoulder/hip", "LOCKED": "target missed: locked channels hold the limb back"}
     limits = "limits on" if info.get("limits") else "limits off"
     locked = info.get("locked") and f"locked rotation channels kept on {', '.join(info['locked'])}"
