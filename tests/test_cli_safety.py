@@ -276,7 +276,9 @@ def test_frames_outside_blenders_range_are_bad_input(run, scene, tmp_path, args)
     args = [{"CSV": str(csv_path), "JSON": str(json_path)}.get(a, a) for a in args]
     result = run(*args, rig)
     assert result.returncode == 2, result.stdout + result.stderr
-    assert "outside Blender's frame range" in one_error_line(result)
+    line = one_error_line(result)
+    assert "outside Blender's frame range" in line
+    assert line.count("--frames") <= 1 and line.count("--targets") <= 1     # the option named once
     assert rig.read_bytes() == before
 
 

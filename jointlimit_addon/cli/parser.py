@@ -47,7 +47,7 @@ def frame_number(text):
     except ValueError:
         raise argparse.ArgumentTypeError(f"invalid frame number: {text!r}") from None
     try:
-        return check_frame(value, "--frames")
+        return check_frame(value)     # argparse says "argument --frames: ..."
     except UsageError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
@@ -149,7 +149,7 @@ def add_to_constraints(p):
 def add_limb_ik(p):
     ik_options(p, "the end bone (hand/foot) of three connected bones")
     p.add_argument("--hinge-axis", choices=("AUTO", "X", "NEG_X", "Z", "NEG_Z"), default="AUTO",
-                   help="axis of the middle joint (default: from the rest bend)")
+                   help="axis of the middle joint (default: the middle bone's Hinge limit axis if it has one, else from the rest bend)")
 
 
 def add_ccd(p):

@@ -12,11 +12,13 @@ TARGET_KEYS = ("frame", "x", "y", "z")
 FRAME_MIN, FRAME_MAX = -1048574, 1048574
 
 
-def check_frame(frame, where):
-    """``frame`` as an int inside Blender's frame range, else ``UsageError`` naming ``where``."""
+def check_frame(frame, where=None):
+    """``frame`` as an int inside Blender's frame range, else ``UsageError`` naming ``where`` (if
+    given: argparse names the option itself)."""
     if not FRAME_MIN <= frame <= FRAME_MAX:
         shown = int(frame) if abs(frame) < 1e15 else f"{frame:g}"
-        raise UsageError(f"{where}: frame {shown} is outside Blender's frame range {FRAME_MIN}..{FRAME_MAX}")
+        prefix = "" if where is None else f"{where}: "
+        raise UsageError(f"{prefix}frame {shown} is outside Blender's frame range {FRAME_MIN}..{FRAME_MAX}")
     return int(frame)
 
 
