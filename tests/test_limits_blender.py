@@ -246,6 +246,66 @@ def test_bake_keeps_the_keyed_euler_values_where_they_are_inside(rig, playhead):
     assert np.abs(after - before).max() < math.radians(2.0)
 
 
+def _channel_keys(obj, action, bone):
+    """Every key of the bone's rotation F-curves in ``action``: (path, index) -> rows of co,
+    handles, interpolation and handle types."""
+    fcurves = compat().action_fcurves(action, obj.animation_data.action_slot)
+    return {(fc.data_path, fc.array_index): [(tuple(k.co), tuple(k.handle_left), tuple(k.handle_right), k.interpolation,
+                                              k.handle_left_type, k.handle_right_type) for k in fc.keyframe_points]
+            for fc in fcurves if fc.data_path.startswith(f'pose.bones["{bone}"].rotation')}
+
+
+@pytest.mark.parametrize("mode", ["QUATERNION", "XYZ", "AXIS_ANGLE"])
+def test_bake_keys_as_keyframe_insert_on_each_frame(rig, core, mode):
+    """The baked keys (written straight into the F-curves, handles computed once) equal those of
+    keyframe_insert on each frame with the same values: existing keys inside the range (one on a
+    subframe) and after it, Bezier handles and all."""
+    import bpy
+
+    pb = rig.pose.bones["upper_arm.L"]
+    configure(pb.jointlimit, "SWING_TWIST")
+    pb.rotation_mode = mode
+    for frame, q in zip((1, 4.5, 10, 30), random_rotations(core, 4, 3)):
+        _key_any(pb, q, frame, core)
+    action = rig.animation_data.action
+    reference = action.copy()
+    assert bpy.ops.pose.jointlimit_bake(frame_start=2, frame_end=20) == {"FINISHED"}
+    baked = _channel_keys(rig, action, pb.name)
+    path, width = core["bone_limits"].rotation_path(pb)
+    values = {f: [next(k[0][1] for k in baked[(pb.path_from_id(path), i)] if k[0][0] == f) for i in range(width)]
+              for f in range(2, 21)}
+    rig.animation_data.action = reference
+    if rig.animation_data.action_slot is None and compat().action_fcurve_collection(reference, None) is None:
+        rig.animation_data.action_slot = reference.slots[0]
+    for f in range(2, 21):
+        setattr(pb, path, values[f])
+        pb.keyframe_insert(path, frame=f, group=pb.name)
+    assert len(baked[(pb.path_from_id(path), 0)]) == 19 + 2 + 1    # 2..20, 1 and 30, 4.5
+    assert _channel_keys(rig, reference, pb.name) == baked
+
+
+def test_bake_in_nla_tweak_mode_keys_the_tweaked_action_at_its_own_times(rig, core):
+    """A strip starting at frame 101 tweaked: frames 101..110 are keyed at the action's 1..10."""
+    import bpy
+
+    pb = rig.pose.bones["upper_arm.L"]
+    configure(pb.jointlimit, "SWING_TWIST")
+    for frame, q in zip((1, 10), random_rotations(core, 2, 5)):
+        _key_any(pb, q, frame, core)
+    data = rig.animation_data
+    action = data.action
+    track = data.nla_tracks.new()
+    track.strips.new("strip", 101, action)
+    data.action = None
+    data.use_tweak_mode = True
+    assert data.use_tweak_mode and data.action == action
+    assert bpy.ops.pose.jointlimit_bake(frame_start=101, frame_end=110) == {"FINISHED"}
+    data.use_tweak_mode = False
+    assert _keyed_frames(rig, 'pose.bones["upper_arm.L"]') == set()     # no action of its own now
+    fcurves = compat().action_fcurves(action, track.strips[0].action_slot)
+    assert {round(k.co[0]) for fc in fcurves for k in fc.keyframe_points} == set(range(1, 11))
+
+
 def test_bake_bad_range_reports_error(rig):
     import bpy
 

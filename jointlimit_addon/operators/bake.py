@@ -4,7 +4,7 @@ import bpy
 import numpy as np
 from bpy.props import BoolProperty, IntProperty
 
-from .. import bone_limits
+from .. import bone_limits, compat
 from ._common import PosePoll, target_bones_skipping
 
 
@@ -32,13 +32,37 @@ def key_rotations(bones, frames, rotations, stored, corrected):
     ``corrected[f, b]`` is false the Euler or axis-angle values as stored (their turns), else
     ``rotations[f, b]`` written next to the stored values of that frame (the same Euler turn and
     quaternion sign as the keys had); quaternions are always keyed unit length."""
-    for f, frame in enumerate(frames):
-        for b, pb in enumerate(bones):
-            path, _ = bone_limits.rotation_path(pb)
-            setattr(pb, path, stored[f][b])
-            if corrected[f, b] or path == "rotation_quaternion":
-                bone_limits.write_rotation(pb, rotations[f, b])
+    for b, pb in enumerate(bones):
+        path, _ = bone_limits.rotation_path(pb)
+        mode = pb.rotation_mode
+        values = [bone_limits.values_for_mode(mode, rotations[f, b], stored[f][b])[1]
+                  if corrected[f, b] or path == "rotation_quaternion" else stored[f][b] for f in range(len(frames))]
+        key_values(pb, path, frames, values)
+
+
+def key_values(pb, path, frames, values):
+    """Key the pose bone's channel ``path`` to ``values[f]`` on each of ``frames``, as
+    ``keyframe_insert`` on each frame would. The first key goes through ``keyframe_insert`` (it
+    makes the F-curves, in the bone's group and the action's slot), the others straight into the
+    F-curves, at the action's time of each frame (a tweaked NLA strip maps it), their handles
+    computed once at the end: ``keyframe_insert`` computes every handle of the curve again for
+    each key, so that a long bake took the square of its frames."""
+    setattr(pb, path, values[0])
+    pb.keyframe_insert(data_path=path, frame=frames[0], group=pb.name)
+    data = pb.id_data.animation_data
+    fcurves = None if data is None else compat.action_fcurve_collection(data.action, data.action_slot)
+    curves = [None if fcurves is None else fcurves.find(pb.path_from_id(path), index=i) for i in range(len(values[0]))]
+    if any(fc is None for fc in curves):    # not keyed where an action keeps it: as keyframe_insert does
+        for frame, value in zip(frames[1:], values[1:]):
+            setattr(pb, path, value)
             pb.keyframe_insert(data_path=path, frame=frame, group=pb.name)
+        return
+    times = [data.nla_tweak_strip_time_to_scene(f, invert=True) for f in frames[1:]] if data.use_tweak_mode else frames[1:]
+    for i, fc in enumerate(curves):
+        insert = fc.keyframe_points.insert
+        for time, value in zip(times, values[1:]):
+            insert(time, value[i], options={"FAST"})
+        fc.update()
 
 
 class POSE_OT_jointlimit_bake(PosePoll, bpy.types.Operator):
