@@ -282,7 +282,8 @@ MESSAGES = {
     "Use Limits": "制限を使用",
     "Respect the bones' joint limits and hinge range": "ボーンの関節制限とヒンジの範囲を守ります",
     "Axis of the middle joint in the lower bone's space": "下側ボーンの空間での中間関節の軸",
-    "From the rest-pose bend (local X when straight)": "レストポーズの曲がりから判定（まっすぐならローカル X）",
+    "The middle bone's Hinge limit axis if it has one, else from the rest-pose bend (local X when straight)":
+        "中間ボーンにヒンジ制限があればその軸、なければレストポーズの曲がりから判定（まっすぐならローカル X）",
     "Local +X": "ローカル +X",
     "Local -X": "ローカル -X",
     "Local +Z": "ローカル +Z",
