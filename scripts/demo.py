@@ -252,11 +252,26 @@ def arm_keys(rig):
            f"max {max(errors) * 1000:.1f} mm"
 
 
-TAIL_TARGETS = {36: (0.35, 0.45, 0.35), 72: (-0.4, 0.4, 0.3)}  # from the tail's root, armature space
+TAIL_TARGETS = {36: (-9.0, 11.0), 72: (5.0, -11.0)}  # each tail joint's turn about its X and Z (degrees)
 
 
 def tail_target(rig, chains, frame):
-    return np.array(rig.pose.bones[chains["tail"][0]].head) + np.array(TAIL_TARGETS[frame])
+    """Where the tail tip is when each of its joints takes the turn ``TAIL_TARGETS[frame]``
+    clamped by its limit: a target the tail can reach within its limits. The pose is left as
+    it was."""
+    tail = [rig.pose.bones[name] for name in chains["tail"]]
+    kept = [tuple(pb.rotation_quaternion) for pb in tail]
+    x, z = TAIL_TARGETS[frame]
+    for pb in tail:
+        pb.rotation_quaternion = _qmul(_axis_angle((1, 0, 0), x), _axis_angle((0, 0, 1), z))
+    pose_mode(rig, tail[-1].name, [pb.name for pb in tail])
+    bpy.ops.pose.jointlimit_apply()
+    bpy.context.view_layer.update()
+    target = np.array(tail[-1].tail)
+    for pb, q in zip(tail, kept):
+        pb.rotation_quaternion = q
+    bpy.context.view_layer.update()
+    return target
 
 
 def tail_keys(rig, chains):
@@ -269,6 +284,7 @@ def tail_keys(rig, chains):
         scene.frame_set(frame)
         if frame in TAIL_TARGETS:
             target = tail_target(rig, chains, frame)
+            pose_mode(rig, tail[-1])
             bpy.ops.pose.jointlimit_ccd_ik(target=target, chain_length=len(tail))
             bpy.context.view_layer.update()
             errors.append(np.linalg.norm(np.array(rig.pose.bones[tail[-1]].tail) - target))

@@ -652,7 +652,9 @@ def ccd_figure(ctx):
         for obj in bpy.data.objects:
             if obj.name.startswith("Target"):
                 obj.hide_render = True
-        bpy.ops.mesh.primitive_uv_sphere_add(radius=0.045, location=demo.tail_target(rig, chains, frame))
+        target = demo.tail_target(rig, chains, frame)
+        demo.object_mode()
+        bpy.ops.mesh.primitive_uv_sphere_add(radius=0.06, location=target)
         ball = bpy.context.object
         ball.name, ball.color = f"Target{frame}", (0.1, 0.35, 1.0, 1.0)
         demo_scene.character_view(scene, ctx.size(420, 420), location=(0.9, 3.3, 2.3), target=(0.0, 0.35, 0.95),
