@@ -18,7 +18,7 @@ import threading
 
 import bpy
 
-from . import bone_limits, live_pose, playback_layer, props
+from . import bone_limits, deformer, live_pose, playback_layer, props
 
 _state = {"busy": False, "live": False, "generation": None, "warned": False}
 # (object name, bone name) -> (settings signature, rotation tuple) when last seen (per-bone path)
@@ -122,6 +122,7 @@ def clamp_scene(scene, only_changed, depsgraph=None, view_layer=None):
 def on_depsgraph_update(scene, depsgraph=None):
     if depsgraph is not None:
         playback_layer.check_updates(depsgraph)
+        deformer.check_updates(depsgraph)
     if scene.jointlimit.live:
         clamp_scene(scene, only_changed=True, depsgraph=depsgraph)
         _state["live"] = True

@@ -403,6 +403,34 @@ def test_deformer_add_on_a_mesh_that_has_it_names_it(run, scene, tmp_path):
         assert path.read_bytes() == before
 
 
+def test_a_mesh_bound_by_mmd_tools_needs_take_over(run, scene, tmp_path):
+    """deformer-add refuses a mesh bound by mmd_tools' SDEF unless --take-over (exit 2, one line),
+    deformer-bake says to take it over first; with --take-over both work."""
+    import bpy
+    from test_deformer_blender import bind_like_mmd_tools
+
+    arm = build_rig()
+    obj = build_limb_mesh(arm)
+    bpy.context.view_layer.objects.active = obj
+    obj.select_set(True)
+    assert bpy.ops.object.jointlimit_sdef_derive(write_mmd=True) == {"FINISHED"}
+    bind_like_mmd_tools(obj, arm)
+    path = save(tmp_path / "bound.blend")
+    before = path.read_bytes()
+    for args, want in ((("deformer-add",), "bound by mmd_tools' SDEF: pass --take-over"),
+                       (("deformer-bake", "--frames", 1, 2), "run deformer-add --take-over first")):
+        result = run(*args, blend=path)
+        assert result.returncode == 2, result.stdout + result.stderr
+        assert want in one_error_line(result) and "'Skin'" in one_error_line(result)
+        assert path.read_bytes() == before
+    ok(run("deformer-add", "--take-over", blend=path))
+    ok(run("deformer-bake", "--frames", 1, 2, blend=path))
+    load(path)
+    skin = bpy.data.objects["Skin"]
+    assert skin.data.shape_keys.key_blocks["mmd_sdef_skinning"].mute
+    assert skin.modifiers["mmd_armature"].vertex_group == "jl_deformer_skip"
+
+
 @pytest.mark.parametrize("case", ["apply-nan", "bake-reversed", "to-constraints-nan", "limb-ik-reversed"])
 def test_invalid_limit_settings_in_the_file_are_bad_input(run, scene, tmp_path, case):
     obj = build_rig()

@@ -803,6 +803,31 @@ def test_shape_keys_bake(limb):
     assert np.abs(co.reshape(-1, 3) - live).max() < 1e-5 * size(truth)
 
 
+def test_baked_keys_play_alone_with_animated_morphs(limb):
+    """Bake with Disable Modifiers: the baked keys hold each frame's whole shape, morphs included,
+    so the morph keys are muted and playback equals the live deformer frame by frame."""
+    import bpy
+
+    arm, obj, truth = limb
+    add_morphs(obj, truth)
+    blocks = obj.data.shape_keys.key_blocks
+    for frame, bulge in ((1, 1.0), (3, 0.2)):
+        blocks["bulge"].value = bulge
+        blocks["bulge"].keyframe_insert("value", frame=frame)
+    animate(arm, ((1, 41), (3, 42)))
+    assert bpy.ops.object.jointlimit_deformer_add(mode="SDEF") == {"FINISHED"}
+    live = {}
+    for frame in (1, 2, 3):
+        bpy.context.scene.frame_set(frame)
+        live[frame] = evaluated(obj)
+    assert bpy.ops.object.jointlimit_deformer_bake(use_scene_range=False, frame_start=1, frame_end=3,
+                                                   mute_modifiers=True) == {"FINISHED"}
+    assert blocks["bulge"].mute and blocks["wave"].mute and not blocks["jl_frame_0002"].mute
+    for frame in (1, 2, 3):
+        bpy.context.scene.frame_set(frame)
+        assert np.abs(evaluated(obj) - live[frame]).max() < 1e-5 * size(truth), frame
+
+
 def mmd_layout(obj):
     keys = obj.data.shape_keys.key_blocks
     out = {}
@@ -916,6 +941,65 @@ def test_take_over_an_mmd_tools_binding_and_restore_it(scene, mods):
     assert snapshot(obj) == before
     assert mod.vertex_group == "mmd_sdef_mask" and mod.invert_vertex_group and not kb.mute and not fc.mute
     assert np.array_equal(evaluated(obj), bound)
+
+
+def test_mmd_tools_binding_again_switches_the_deformer_off(scene, mods, capfd):
+    """After the take-over, mmd_tools' Bind SDEF (its key and driver playing, its mask back on
+    the Armature modifier) and its Use SDEF off (the mask cleared) would let the SDEF vertices be
+    deformed twice: the deformer switches itself off on the next update (saying why); Toggle
+    takes over again; Remove gives back the binding as Add found it."""
+    import bpy
+
+    arm, obj, truth = build_limb(scene)
+    bpy.ops.object.jointlimit_sdef_derive(write_mmd=True)
+    kb, fc, sdef = bind_like_mmd_tools(obj, arm)
+    pose(arm, 45)
+    skinned = truth["rest"].copy()
+    skinned[truth["two"]] = expected(mods, "SDEF", obj, arm, truth, derived(obj, truth))
+    kb.data.foreach_set("co", skinned.astype(np.float32).ravel())
+    fc.mute = True  # the driver function is mmd_tools' (absent); hold the value it returns
+    kb.value = 1.0
+    fc.mute = False
+    bound = evaluated(obj)
+    before = snapshot(obj)
+    assert bpy.ops.object.jointlimit_deformer_add(take_over=True, mode="SDEF") == {"FINISHED"}
+    ours = evaluated(obj)
+    mod, tol = obj.modifiers["mmd_armature"], 1e-5 * size(truth)
+    deformer = mods["deformer"]
+
+    def bind():     # what mmd_tools' Bind SDEF (and Assemble All) does to the shared parts
+        mod.vertex_group, mod.invert_vertex_group = "mmd_sdef_mask", True
+        kb.mute = fc.mute = False
+
+    bind()
+    capfd.readouterr()
+    assert np.abs(evaluated(obj) - bound).max() < tol  # deformed once, by mmd_tools' key
+    assert not deformer.is_enabled(obj) and "switched off" in capfd.readouterr().err
+    assert bpy.ops.object.jointlimit_deformer_toggle() == {"FINISHED"}  # on: takes over again
+    assert deformer.is_enabled(obj) and kb.mute and fc.mute
+    assert mod.vertex_group == mods["deformer.tree"].SKIP_GROUP
+    assert np.abs(evaluated(obj) - ours).max() < tol
+    mod.vertex_group, mod.invert_vertex_group = "", False  # mmd_tools' Use SDEF off: no mask, key muted
+    deformer.set_enabled(obj, False)
+    alone = evaluated(obj)      # the Armature modifier alone on every vertex
+    deformer.set_enabled(obj, True)
+    mod.vertex_group, mod.invert_vertex_group = "", False
+    assert np.abs(evaluated(obj) - alone).max() < tol and not deformer.is_enabled(obj)
+    assert bpy.ops.object.jointlimit_deformer_remove() == {"FINISHED"}
+    assert snapshot(obj) == before and not kb.mute and mod.vertex_group == "mmd_sdef_mask"
+    assert np.array_equal(evaluated(obj), bound)
+
+
+def test_bake_of_a_mesh_bound_by_mmd_tools_says_what_to_do(scene):
+    import bpy
+
+    arm, obj, truth = build_limb(scene)
+    bpy.ops.object.jointlimit_sdef_derive(write_mmd=True)
+    bind_like_mmd_tools(obj, arm)
+    with pytest.raises(RuntimeError, match="bound by mmd_tools' SDEF .*Take Over"):
+        bpy.ops.object.jointlimit_deformer_bake(use_scene_range=False, frame_start=1, frame_end=2)
+    assert bpy.ops.object.jointlimit_deformer_add(take_over=True) == {"FINISHED"}
+    assert bpy.ops.object.jointlimit_deformer_bake(use_scene_range=False, frame_start=1, frame_end=2) == {"FINISHED"}
 
 
 def test_add_remove_and_bake_on_several_meshes(scene):

@@ -185,6 +185,16 @@ def add_deformer_add(p, mode_default="sdef", mode_help="sdef"):
     p.add_argument("--blend", type=blend_value, default=0.5, help="SDEF blend s in [0, 1] (default 0.5)")
 
 
+def add_deformer_add_command(p):
+    add_deformer_add(p)
+    p.add_argument("--take-over", action="store_true",
+                   help="unbind mmd_tools' own SDEF of a mesh bound by it while the deformer is on "
+                        "(deformer-remove gives it back)")
+    p.add_argument("--strongest-two", action="store_true",
+                   help="vertices with three or more groups use their two strongest, renormalised "
+                        "(otherwise they follow the Armature modifier)")
+
+
 def add_deformer_bake(p):
     add_deformer_add(p, None, "the mesh's deformer mode, else sdef")
     frame_range(p)
@@ -218,7 +228,7 @@ COMMANDS = {
     "limb-ik": ("analytic limb IK to targets from a file, keyed per frame", add_limb_ik, True),
     "ccd": ("CCD IK of a chain to targets from a file, keyed per frame", add_ccd, True),
     "motion": ("smooth, limit-respecting motion between key poses", add_motion, True),
-    "deformer-add": ("add the SDEF/SBS/Bezier deformer to meshes", add_deformer_add, True),
+    "deformer-add": ("add the SDEF/SBS/Bezier deformer to meshes", add_deformer_add_command, True),
     "deformer-bake": ("bake the deformer per frame (shape keys or meshes)", add_deformer_bake, True),
     "sdef-derive": ("derive SDEF parameters C, R0, R1 for meshes", add_sdef_derive, True),
 }

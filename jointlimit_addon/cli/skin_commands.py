@@ -19,16 +19,31 @@ def cmd_deformer_add(args):
                          f"{'has' if len(having) == 1 else 'have'} the JointLimit deformer "
                          f"({deformer_of(having[0])[0].name!r}); remove it first or name other meshes with --mesh")
     meshes = [o for o in meshes if o not in having]
+    bound = [o for o in meshes if mmd_bound(o)]
+    if bound and not args.take_over:
+        raise UsageError(f"{', '.join(repr(o.name) for o in bound)} {'is' if len(bound) == 1 else 'are'} bound by "
+                         "mmd_tools' SDEF: pass --take-over to unbind it while the deformer is on")
     for obj in meshes:
         with active_in_mode(obj, "OBJECT"):
             run_op(bpy.ops.object.jointlimit_deformer_add, f"deformer-add {obj.name!r}", mode=args.mode.upper(),
-                   source=args.source.upper(), blend=args.blend, use_selected=False)
+                   source=args.source.upper(), blend=args.blend, take_over=args.take_over,
+                   strongest_two=args.strongest_two, use_selected=False)
     return Outcome(f"added the {args.mode.upper()} deformer to {', '.join(o.name for o in meshes)}",
                    objects=[o.name for o in meshes])
 
 
+def mmd_bound(obj):
+    """mmd_tools' SDEF binding of ``obj`` deforms its SDEF vertices (its skinning key plays)."""
+    bound = deformer.mmd.binding(obj)
+    return bound is not None and not bound[0].mute
+
+
 def cmd_deformer_bake(args):
     meshes = pick_meshes(args.mesh)
+    bound = [o for o in meshes if mmd_bound(o)]
+    if bound:
+        raise UsageError(f"{', '.join(repr(o.name) for o in bound)} {'is' if len(bound) == 1 else 'are'} bound by "
+                         "mmd_tools' SDEF: run deformer-add --take-over first (or unbind it in mmd_tools)")
     start, end = frames_of(args, 1)
     done = []
     for obj in meshes:

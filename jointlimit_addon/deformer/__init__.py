@@ -18,6 +18,8 @@ matrices for both; ``derive.py`` derives SDEF parameters; ``mmd.py`` writes mmd_
 takes over its SDEF binding.
 """
 
+import sys
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import bpy
@@ -319,8 +321,9 @@ def _reconfigure(obj, mod, helper):
 def set_enabled(obj, enabled):
     """Switch the deformer of ``obj`` off or on again. Off: its modifiers' viewport and render
     switches off and the Armature modifier unmasked, so the Armature modifier alone deforms every
-    vertex, in the viewport and in renders, as without the deformer. On: the switches on and the
-    Armature modifier masked again where it still can skip the two-bone vertices
+    vertex, in the viewport and in renders, as without the deformer. On: the switches on, an
+    mmd_tools SDEF binding bound again meanwhile taken over again (:func:`binding_conflict`), and
+    the Armature modifier masked again where it still can skip the two-bone vertices
     (:func:`_configure`: the input modifier takes over where it no longer can)."""
     mod, helper = find(obj)
     if mod is None:
@@ -331,12 +334,65 @@ def set_enabled(obj, enabled):
     if not enabled:
         _unmask(obj)
     else:
+        bound = mmd.binding(obj)
+        if bound is not None and not bound[0].mute:
+            state = mmd.take_over(obj, bound)
+            if isinstance(helper, bpy.types.Object) and mmd.STATE_PROP not in helper:
+                helper[mmd.STATE_PROP] = state     # given back by remove()
         _reconfigure(obj, mod, helper)
         if isinstance(helper, bpy.types.Object) and _helper_users(helper) > 1 and _skips(helper):
             arm_mod = data.armature_modifier(obj)
             if arm_mod is not None and arm_mod.vertex_group == "":
                 _mask(arm_mod)
     obj.update_tag()
+
+
+def binding_conflict(obj):
+    """Why the deformer of ``obj``, while on, and what else now deforms its two-bone vertices would
+    move them twice, or ``None``: mmd_tools bound its SDEF again (its skinning key playing: *Bind
+    SDEF*, *Assemble All*), or the Armature modifier no longer skips the two-bone vertices the
+    deformer expects it to skip (its mask changed: mmd_tools' *Use SDEF* off, or by hand)."""
+    mod, helper = find(obj)
+    if mod is None or not mod.show_viewport:
+        return None
+    bound = mmd.binding(obj)
+    if bound is not None and not bound[0].mute:
+        return f"mmd_tools' SDEF binding ('{mmd.SKINNING_KEY}') deforms its SDEF vertices again"
+    if isinstance(helper, bpy.types.Object) and _skips(helper):
+        arm_mod = data.armature_modifier(obj)
+        if arm_mod is not None and (arm_mod.vertex_group != tree.SKIP_GROUP or not arm_mod.invert_vertex_group):
+            return f"the Armature modifier '{arm_mod.name}' no longer skips the two-bone vertices (its mask changed)"
+    return None
+
+
+_suspended = [0]    # > 0 while our own code changes the mask for a moment (the bake's evaluation)
+
+
+@contextmanager
+def unchecked():
+    """Within: :func:`check_updates` leaves every mesh alone (the caller restores the state it changes)."""
+    _suspended[0] += 1
+    try:
+        yield
+    finally:
+        _suspended[0] -= 1
+
+
+def check_updates(depsgraph):
+    """``depsgraph_update_post``: a mesh whose deformer meets a :func:`binding_conflict` (mmd_tools'
+    operators change the binding they share with it) gets its deformer switched off, so that no
+    vertex is deformed twice, and the console says why and how to go on."""
+    if _suspended[0]:
+        return
+    for update in depsgraph.updates:
+        obj = update.id.original if isinstance(update.id, bpy.types.Object) else None
+        if obj is None or obj.type != "MESH" or obj.library is not None:
+            continue
+        why = binding_conflict(obj)
+        if why is not None:
+            set_enabled(obj, False)
+            print(f"JointLimit: the deformer of '{obj.name}' is switched off: {why}. Switch it on again "
+                  "(Toggle JointLimit Deformer) to take the SDEF vertices over, or remove it", file=sys.stderr)
 
 
 def add(context, obj, source="AUTO", mode="SDEF", blend=0.5, strongest_two=False, take_over=False):

@@ -23,6 +23,7 @@ import numpy as np
 from . import tree
 
 MMD_KEYS = ("mmd_sdef_c", "mmd_sdef_r0", "mmd_sdef_r1")
+MMD_MASK_GROUP = "mmd_sdef_mask"  # mmd_tools' SDEF binding masks the Armature modifier with it (mmd.py)
 DERIVED_ATTRS = ("jl_sdef_c", "jl_sdef_r0", "jl_sdef_r1")
 SOURCES = ("AUTO", "MMD", "DERIVED")
 
@@ -86,6 +87,10 @@ def check_modifiers(obj, arm_mod):
     if arm_mod.use_multi_modifier:
         raise DataError(f"Armature modifier '{arm_mod.name}' uses Multi Modifier (blends with the previous "
                         "modifier); turn it off")
+    if arm_mod.vertex_group == MMD_MASK_GROUP:
+        raise DataError(f"'{obj.name}' is bound by mmd_tools' SDEF (its Armature modifier '{arm_mod.name}' is masked "
+                        f"by '{MMD_MASK_GROUP}'): add the JointLimit deformer with Take Over mmd_tools SDEF, or "
+                        "unbind mmd_tools' SDEF")
     if arm_mod.vertex_group and arm_mod.vertex_group != tree.SKIP_GROUP:  # not the deformer's own skip mask
         raise DataError(f"Armature modifier '{arm_mod.name}' is masked by the vertex group '{arm_mod.vertex_group}'; "
                         "clear the mask")

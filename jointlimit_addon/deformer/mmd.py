@@ -21,7 +21,7 @@ import numpy as np
 from . import data
 
 SKINNING_KEY = "mmd_sdef_skinning"
-MASK_GROUP = "mmd_sdef_mask"
+MASK_GROUP = data.MMD_MASK_GROUP
 STATE_PROP = "jl_mmd_binding"  # on the deformer's helper: the binding's state before take-over
 
 

@@ -38,17 +38,24 @@ def _evaluate(context, obj, arm_mod, plan, two, frames):
     modifiers; read with it switched off when the mesh has either). Modifiers after the Armature
     modifier, its skip mask of the deformer (``tree.SKIP_GROUP``) and earlier ``jl_frame_*`` keys
     are switched off meanwhile; the frame and every switch are restored."""
-    scene = context.scene
     mods = list(obj.modifiers)
     after = [(m, m.show_viewport) for m in mods[mods.index(arm_mod) + 1:]]
     morphed = plan is not None and (obj.data.shape_keys is not None or mods.index(arm_mod) > 0)
     keys = obj.data.shape_keys
     baked = [(kb, kb.mute) for kb in keys.key_blocks if kb.name.startswith(KEY_PREFIX)] if keys else []
+    out = np.empty((len(frames), len(obj.data.vertices), 3), np.float32)
+    with deformer.unchecked():     # the skip mask is off for a moment, on purpose
+        _evaluate_frames(context, obj, arm_mod, plan, two, frames, out, after, morphed, baked)
+    return out
+
+
+def _evaluate_frames(context, obj, arm_mod, plan, two, frames, out, after, morphed, baked):
+    """``_evaluate``'s frames into ``out``, every switch restored."""
+    scene = context.scene
     arm_shown = arm_mod.show_viewport
     mask = (arm_mod.vertex_group, arm_mod.invert_vertex_group)
     frame, subframe = scene.frame_current, scene.frame_subframe
     n = len(obj.data.vertices)
-    out = np.empty((len(frames), n, 3), np.float32)
     buf = np.empty(n * 3, np.float32)
     try:
         for m, _ in after:
@@ -76,7 +83,6 @@ def _evaluate(context, obj, arm_mod, plan, two, frames):
         for kb, mute in baked:
             kb.mute = mute
         scene.frame_set(frame, subframe=subframe)
-    return out
 
 
 def _write_shape_keys(obj, frames, positions, current):
@@ -93,6 +99,17 @@ def _write_shape_keys(obj, frames, positions, current):
             kb.value = value
             kb.keyframe_insert("value", frame=at)
         kb.value = float(f == current)
+
+
+def _mute_other_keys(obj):
+    """Mute every shape key but the basis and the baked ones: the baked keys hold the whole
+    shape of their frame, morphs included, and play alone (a morph still playing would count
+    twice). Returns the report's note."""
+    keys = obj.data.shape_keys
+    muted = [kb.name for kb in keys.key_blocks[1:] if not kb.name.startswith(KEY_PREFIX) and not kb.mute]
+    for name in muted:
+        keys.key_blocks[name].mute = True
+    return f"; muted {len(muted)} other shape keys (the baked keys include them)" if muted else ""
 
 
 def _write_meshes(obj, frames, positions):
@@ -131,7 +148,8 @@ class OBJECT_OT_jointlimit_deformer_bake(MeshPoll, bpy.types.Operator):
     output: EnumProperty(name="Output", description="What to write per frame", items=OUTPUT_ITEMS,
                          default="SHAPE_KEYS")
     mute_modifiers: BoolProperty(name="Disable Modifiers", description="Turn off the Armature modifier and "
-                                 "every modifier after it, so the baked shape keys alone play the animation",
+                                 "every modifier after it, and mute the other shape keys (the baked ones include "
+                                 "them), so the baked shape keys alone play the animation",
                                  default=False)
 
     strongest_two: strongest_two_prop()
@@ -166,9 +184,12 @@ class OBJECT_OT_jointlimit_deformer_bake(MeshPoll, bpy.types.Operator):
             _write_shape_keys(obj, frames, positions, context.scene.frame_current)
         else:
             _write_meshes(obj, frames, positions)
+        muted = ""
         if self.mute_modifiers:
             mods = list(obj.modifiers)
             for m in mods[mods.index(arm_mod):]:
                 m.show_viewport = m.show_render = False
+            if self.output == "SHAPE_KEYS":
+                muted = _mute_other_keys(obj)
         return (f"Baked frames {frames[0]}..{frames[-1]} of '{obj.name}' ({self.mode}, {len(two.index)} "
-                "two-bone vertices)")
+                f"two-bone vertices){muted}")
