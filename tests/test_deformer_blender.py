@@ -873,6 +873,28 @@ def test_derive_writes_mmd_layout_and_it_reads_back_the_same(scene, mods, group_
         assert np.abs(results["MMD"][mode][idx] - want).max() < 1e-5 * size(truth), mode
 
 
+@pytest.mark.parametrize("group_order", [("lower", "upper", "other"), ("upper", "lower", "other")])
+def test_write_mmd_warns_when_pmx_export_would_swap_r0_and_r1(scene, mods, group_order, capfd):
+    """mmd_tools' PMX export writes a vertex's bones in its bone order (MMD bone ID, then name) and
+    keeps R0, which its layout gives the lower vertex-group index: where the two orders differ the
+    export swaps R0 and R1, and Write as mmd_tools SDEF Data says so (the count)."""
+    import bpy
+
+    arm, obj, truth = build_limb(scene, group_order)
+    mmd = importlib.import_module(mods["deformer"].__name__ + ".mmd")
+    n = len(truth["two"])
+    swapped = group_order.index("upper") < group_order.index("lower")   # by name "lower" goes first
+    capfd.readouterr()
+    assert bpy.ops.object.jointlimit_sdef_derive(write_mmd=True) == {"FINISHED"}
+    out = capfd.readouterr().out
+    assert (f"{n} SDEF vertices have their two vertex groups in the opposite order" in out) == swapped, out
+    prep = mods["deformer"].prepare(obj, "MMD", False)
+    assert mmd.export_swapped(obj, prep.two) == (n if swapped else 0)
+    for i, name in enumerate(group_order[:2]):   # MMD bone IDs in the groups' order: nothing swaps
+        arm.pose.bones[name]["mmd_bone"] = {"bone_id": i}
+    assert mmd.export_swapped(obj, prep.two) == 0
+
+
 def bind_like_mmd_tools(obj, arm):
     """mmd_tools' SDEF bind as its FnSDEF.bind builds it: a 'mmd_sdef_skinning' key (value 0,
     driven), the SDEF vertices (C differs from the basis) in 'mmd_sdef_mask', which masks the
@@ -1362,9 +1384,14 @@ def test_a_vertex_on_the_bones_line_stays_sdef_in_the_mmd_layout(scene, mods):
     k = len(prep.two.index) // 2
     i = int(prep.two.index[k])
     c[k] = rest[i]
-    importlib.import_module(mods["deformer"].__name__ + ".mmd").write_layout(obj, prep.two, c, prep.r0, prep.r1)
+    mmd = importlib.import_module(mods["deformer"].__name__ + ".mmd")
+    mmd.write_layout(obj, prep.two, c, prep.r0, prep.r1)
     layout = mmd_layout(obj)
-    assert np.abs(layout["mmd_sdef_c"][i] - rest[i]).max() < 1e-5
+    gap = layout["mmd_sdef_c"][i].astype(np.float64) - rest[i]
     assert Vector(layout["mmd_sdef_c"][i]) != Vector(rest[i])                  # mmd_tools' test
+    assert np.linalg.norm(gap) * 12.5 >= 0.001     # its PMX export's (at its default scale)
+    assert np.linalg.norm(gap) < 2e-4
+    core = prep.r1[k] - prep.r0[k]
+    assert np.linalg.norm(np.cross(gap, core)) < 1e-3 * np.linalg.norm(gap) * np.linalg.norm(core)   # along it
     sdef = np.flatnonzero((layout["mmd_sdef_c"] != rest).any(axis=1))
     assert i in sdef and len(sdef) == len(prep.two.index)

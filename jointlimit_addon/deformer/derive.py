@@ -13,7 +13,9 @@ from . import data, mmd
 
 
 def derive(obj, centre="project", boundary="fit", pad=0.0, strongest_two=False, write_mmd=False):
-    """Derive and store the SDEF parameters of ``obj``; returns the :class:`data.TwoBone` used.
+    """Derive and store the SDEF parameters of ``obj``; returns the :class:`data.TwoBone` used and,
+    with ``write_mmd``, how many vertices mmd_tools' PMX export would write with R0 and R1
+    swapped (``mmd.export_swapped``; else 0).
 
     Raises :class:`data.DataError` (or ``ValueError`` from the core) before writing anything.
     """
@@ -30,7 +32,6 @@ def derive(obj, centre="project", boundary="fit", pad=0.0, strongest_two=False, 
         if name in attrs:
             attrs.remove(attrs[name])
         attrs.new(name, "FLOAT_VECTOR", "POINT").data.foreach_set("vector", full.astype(np.float32).ravel())
-    if write_mmd:
-        mmd.write_layout(obj, two, *params)
+    swapped = mmd.write_layout(obj, two, *params) if write_mmd else 0
     obj.data.update()
-    return two
+    return two, swapped

@@ -39,7 +39,13 @@ class OBJECT_OT_jointlimit_sdef_derive(MeshPoll, bpy.types.Operator):
 
     def execute(self, context):
         def work(obj):
-            two = derive.derive(obj, self.centre, self.boundary, self.pad, self.strongest_two, self.write_mmd)
+            two, swapped = derive.derive(obj, self.centre, self.boundary, self.pad, self.strongest_two,
+                                         self.write_mmd)
+            if swapped:
+                self.report({"WARNING"}, f"'{obj.name}': {swapped} SDEF vertices have their two vertex groups in "
+                            "the opposite order to mmd_tools' bone order, so its PMX export would swap their R0 "
+                            "and R1: order the vertex groups as the bones (or give the bones MMD bone IDs in "
+                            "that order) before exporting")
             where = " (also as mmd_tools shape keys)" if self.write_mmd else ""
             return f"Derived SDEF parameters for {len(two.index)} vertices of '{obj.name}'{where}"
 
