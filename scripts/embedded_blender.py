@@ -215,5 +215,20 @@ def main():
     return 0
 
 
+def release_data():
+    """Open an empty file before the interpreter ends: the bpy 4.5 module hangs in its teardown when
+    the open file holds a Python driver whose expression failed (an mmd_tools model's SDEF driver
+    without mmd_tools, or with auto-run off), and freeing the file's data first avoids it."""
+    bpy = sys.modules.get("bpy")
+    if bpy is not None:
+        try:
+            bpy.ops.wm.read_homefile(use_empty=True)
+        except Exception:   # nothing to keep at this point: exit as Blender would
+            pass
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    finally:
+        release_data()

@@ -68,6 +68,27 @@ def test_launcher_runs_a_registered_command_like_blender(tmp_path, body, args, c
     assert text in result.stdout + result.stderr
 
 
+@pytest.mark.parametrize("tail, code", [([], 0), (["--python-expr", "import sys; sys.exit(3)"], 3), (["-c", "nothing"], 1)])
+def test_launcher_exits_from_a_file_with_a_failing_python_driver(tmp_path, tail, code):
+    """A file with a Python driver whose expression fails (an mmd_tools model's SDEF driver without
+    mmd_tools): the bpy 4.5 module hung in its teardown after opening one; the launcher exits
+    with the run's code on every version."""
+    import bpy
+
+    bpy.ops.wm.read_homefile(use_empty=True)
+    obj = bpy.data.objects.new("Driven", None)
+    bpy.context.scene.collection.objects.link(obj)
+    fc = obj.driver_add("location", 0)
+    fc.driver.type = "SCRIPTED"
+    fc.driver.expression = "function_of_an_absent_add_on(1)"
+    path = tmp_path / "driven.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(path))
+    bpy.ops.wm.read_homefile(use_empty=True)
+    result = subprocess.run([str(launcher()), "-b", "--factory-startup", str(path), *tail], capture_output=True,
+                            text=True, timeout=120)
+    assert result.returncode == code, result.stderr[-2000:]
+
+
 def test_help_of_every_command(run):
     top = run("--help")
     assert top.returncode == 0 and "usage: blender -c jointlimit" in top.stdout
