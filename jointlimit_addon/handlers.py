@@ -122,13 +122,14 @@ def clamp_scene(scene, only_changed, depsgraph=None, view_layer=None):
 def on_depsgraph_update(scene, depsgraph=None):
     if depsgraph is not None:
         playback_layer.check_updates(depsgraph)
-        deformer.check_updates(depsgraph)
     if scene.jointlimit.live:
         clamp_scene(scene, only_changed=True, depsgraph=depsgraph)
         _state["live"] = True
     else:
         _state["live"] = False
         live_pose.recheck_bones()   # unseen edits while off: check before the next pass
+    if depsgraph is not None:
+        deformer.check_updates(depsgraph)
 
 
 @bpy.app.handlers.persistent

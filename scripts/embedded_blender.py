@@ -216,15 +216,21 @@ def main():
 
 
 def release_data():
-    """Open an empty file before the interpreter ends: the bpy 4.5 module hangs in its teardown when
-    the open file holds a Python driver whose expression failed (an mmd_tools model's SDEF driver
-    without mmd_tools, or with auto-run off), and freeing the file's data first avoids it."""
+    """Free the open file's data and the app handlers before the interpreter ends: the bpy 4.5
+    module hangs in its teardown when the open file holds a Python driver whose expression failed
+    (an mmd_tools model's SDEF driver without mmd_tools, or with auto-run off) or when a script
+    left a persistent handler. The handlers go first, so none of them runs on the empty file."""
     bpy = sys.modules.get("bpy")
-    if bpy is not None:
-        try:
-            bpy.ops.wm.read_homefile(use_empty=True)
-        except Exception:   # nothing to keep at this point: exit as Blender would
-            pass
+    if bpy is None:
+        return
+    for name in dir(bpy.app.handlers):
+        handlers = getattr(bpy.app.handlers, name)
+        if isinstance(handlers, list):
+            handlers.clear()
+    try:
+        bpy.ops.wm.read_homefile(use_empty=True)
+    except Exception:   # nothing to keep at this point: exit as Blender would
+        pass
 
 
 if __name__ == "__main__":

@@ -403,9 +403,11 @@ def test_deformer_add_on_a_mesh_that_has_it_names_it(run, scene, tmp_path):
         assert path.read_bytes() == before
 
 
-def test_a_mesh_bound_by_mmd_tools_needs_take_over(run, scene, tmp_path):
-    """deformer-add refuses a mesh bound by mmd_tools' SDEF unless --take-over (exit 2, one line),
-    deformer-bake says to take it over first; with --take-over both work."""
+@pytest.mark.parametrize("state", ["bound", "use-sdef-off"])
+def test_a_mesh_bound_by_mmd_tools_needs_take_over(run, scene, tmp_path, state):
+    """deformer-add refuses a mesh with mmd_tools' SDEF binding unless --take-over (exit 2, one
+    line), also with mmd_tools' Use SDEF off (key muted, mask cleared); deformer-bake of a mesh
+    that binding deforms says to take it over first; with --take-over both work."""
     import bpy
     from test_deformer_blender import bind_like_mmd_tools
 
@@ -414,11 +416,15 @@ def test_a_mesh_bound_by_mmd_tools_needs_take_over(run, scene, tmp_path):
     bpy.context.view_layer.objects.active = obj
     obj.select_set(True)
     assert bpy.ops.object.jointlimit_sdef_derive(write_mmd=True) == {"FINISHED"}
-    bind_like_mmd_tools(obj, arm)
+    kb, fc, _ = bind_like_mmd_tools(obj, arm)
+    if state == "use-sdef-off":
+        kb.mute, obj.modifiers["mmd_armature"].vertex_group = True, ""
     path = save(tmp_path / "bound.blend")
     before = path.read_bytes()
-    for args, want in ((("deformer-add",), "bound by mmd_tools' SDEF: pass --take-over"),
-                       (("deformer-bake", "--frames", 1, 2), "run deformer-add --take-over first")):
+    refused = [(("deformer-add",), "bound by mmd_tools' SDEF: pass --take-over")]
+    if state == "bound":
+        refused.append((("deformer-bake", "--frames", 1, 2), "run deformer-add --take-over first"))
+    for args, want in refused:
         result = run(*args, blend=path)
         assert result.returncode == 2, result.stdout + result.stderr
         assert want in one_error_line(result) and "'Skin'" in one_error_line(result)

@@ -68,11 +68,17 @@ def test_launcher_runs_a_registered_command_like_blender(tmp_path, body, args, c
     assert text in result.stdout + result.stderr
 
 
-@pytest.mark.parametrize("tail, code", [([], 0), (["--python-expr", "import sys; sys.exit(3)"], 3), (["-c", "nothing"], 1)])
+PERSISTENT = ("import bpy\n@bpy.app.handlers.persistent\ndef on_load(*_args):\n    print('LOAD_POST')\n"
+              "bpy.app.handlers.load_post.append(on_load)\n")
+
+
+@pytest.mark.parametrize("tail, code", [([], 0), (["--python-expr", "import sys; sys.exit(3)"], 3), (["-c", "nothing"], 1),
+                                        (["--python-expr", PERSISTENT], 0)])
 def test_launcher_exits_from_a_file_with_a_failing_python_driver(tmp_path, tail, code):
     """A file with a Python driver whose expression fails (an mmd_tools model's SDEF driver without
-    mmd_tools): the bpy 4.5 module hung in its teardown after opening one; the launcher exits
-    with the run's code on every version."""
+    mmd_tools), and a script that leaves a persistent handler: the bpy 4.5 module hung in its
+    teardown after either; the launcher exits with the run's code on every version, running no
+    handler on its way out."""
     import bpy
 
     bpy.ops.wm.read_homefile(use_empty=True)
@@ -87,6 +93,7 @@ def test_launcher_exits_from_a_file_with_a_failing_python_driver(tmp_path, tail,
     result = subprocess.run([str(launcher()), "-b", "--factory-startup", str(path), *tail], capture_output=True,
                             text=True, timeout=120)
     assert result.returncode == code, result.stderr[-2000:]
+    assert "LOAD_POST" not in result.stdout
 
 
 def test_help_of_every_command(run):

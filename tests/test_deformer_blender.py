@@ -1012,6 +1012,36 @@ def test_mmd_tools_binding_again_switches_the_deformer_off(scene, mods, capfd):
     assert np.array_equal(evaluated(obj), bound)
 
 
+def test_binding_check_leaves_edit_mode_and_odd_inputs_alone(limb, mods, capfd):
+    """Switched on in Edit Mode the deformer masks the Armature modifier again and stays on (also
+    after leaving Edit Mode); a Bone Frames input that is not a mesh makes no handler fail."""
+    import bpy
+
+    arm, obj, truth = limb
+    deformer = mods["deformer"]
+    assert bpy.ops.object.jointlimit_sdef_derive() == {"FINISHED"}
+    assert bpy.ops.object.jointlimit_deformer_add(mode="SDEF") == {"FINISHED"}
+    pose(arm, 47)
+    on = evaluated(obj)
+    bpy.ops.object.mode_set(mode="EDIT")
+    deformer.set_enabled(obj, False)
+    bpy.context.evaluated_depsgraph_get()
+    deformer.set_enabled(obj, True)
+    assert obj.modifiers["Armature"].vertex_group == mods["deformer.tree"].SKIP_GROUP
+    bpy.context.evaluated_depsgraph_get()
+    bpy.ops.object.mode_set(mode="OBJECT")
+    assert np.abs(evaluated(obj) - on).max() < 1e-6 * size(truth) and deformer.is_enabled(obj)
+    mod = obj.modifiers["JointLimit Deformer"]
+    empty = bpy.data.objects.new("Empty", None)
+    frames = mods["deformer.tree"].input_id(mod.node_group, mods["deformer.tree"].FRAMES_INPUT)
+    mods["deformer"].compat.set_modifier_input(mod, frames, empty)
+    capfd.readouterr()
+    assert deformer.binding_conflict(obj) is None
+    obj.update_tag()
+    bpy.context.evaluated_depsgraph_get()
+    assert "Error" not in capfd.readouterr().err
+
+
 def test_bake_of_a_mesh_bound_by_mmd_tools_says_what_to_do(scene):
     import bpy
 

@@ -284,6 +284,22 @@ def test_bake_keys_as_keyframe_insert_on_each_frame(rig, core, mode):
     assert _channel_keys(rig, reference, pb.name) == baked
 
 
+def test_bake_leaves_locked_fcurves_as_keyframe_insert_does(rig, core):
+    """A locked F-curve takes no keys from the bake, as keyframe_insert
+    refuses them; the other channels are baked."""
+    import bpy
+
+    pb = rig.pose.bones["upper_arm.L"]
+    configure(pb.jointlimit, "SWING_TWIST")
+    for frame, q in zip((1, 10), random_rotations(core, 2, 9)):
+        _key_any(pb, q, frame, core)
+    fcurves = compat().action_fcurves(rig.animation_data.action, rig.animation_data.action_slot)
+    curves = [fc for fc in fcurves if fc.data_path.endswith("rotation_quaternion")]
+    curves[1].lock = True
+    assert bpy.ops.pose.jointlimit_bake(frame_start=1, frame_end=12) == {"FINISHED"}
+    assert [len(fc.keyframe_points) for fc in curves] == [12, 2, 12, 12]
+
+
 def test_bake_in_nla_tweak_mode_keys_the_tweaked_action_at_its_own_times(rig, core):
     """A strip starting at frame 101 tweaked: frames 101..110 are keyed at the action's 1..10."""
     import bpy

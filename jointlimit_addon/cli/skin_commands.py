@@ -19,7 +19,7 @@ def cmd_deformer_add(args):
                          f"{'has' if len(having) == 1 else 'have'} the JointLimit deformer "
                          f"({deformer_of(having[0])[0].name!r}); remove it first or name other meshes with --mesh")
     meshes = [o for o in meshes if o not in having]
-    bound = [o for o in meshes if mmd_bound(o)]
+    bound = [o for o in meshes if deformer.mmd.binding(o) is not None]
     if bound and not args.take_over:
         raise UsageError(f"{', '.join(repr(o.name) for o in bound)} {'is' if len(bound) == 1 else 'are'} bound by "
                          "mmd_tools' SDEF: pass --take-over to unbind it while the deformer is on")
@@ -33,9 +33,10 @@ def cmd_deformer_add(args):
 
 
 def mmd_bound(obj):
-    """mmd_tools' SDEF binding of ``obj`` deforms its SDEF vertices (its skinning key plays)."""
+    """mmd_tools' SDEF binding of ``obj`` deforms its SDEF vertices (its skinning key plays, or its
+    mask keeps them from the Armature modifier)."""
     bound = deformer.mmd.binding(obj)
-    return bound is not None and not bound[0].mute
+    return bound is not None and (not bound[0].mute or bound[1] is not None)
 
 
 def cmd_deformer_bake(args):

@@ -340,9 +340,11 @@ def set_enabled(obj, enabled):
             if isinstance(helper, bpy.types.Object) and mmd.STATE_PROP not in helper:
                 helper[mmd.STATE_PROP] = state     # given back by remove()
         _reconfigure(obj, mod, helper)
-        if isinstance(helper, bpy.types.Object) and _helper_users(helper) > 1 and _skips(helper):
+        if isinstance(helper, bpy.types.Object) and helper.type == "MESH" and _skips(helper):
+            # where _reconfigure left the configuration (Edit Mode, a helper shared by copies), the
+            # skip group is still there: mask with it again
             arm_mod = data.armature_modifier(obj)
-            if arm_mod is not None and arm_mod.vertex_group == "":
+            if arm_mod is not None and arm_mod.vertex_group == "" and tree.SKIP_GROUP in obj.vertex_groups:
                 _mask(arm_mod)
     obj.update_tag()
 
@@ -358,7 +360,7 @@ def binding_conflict(obj):
     bound = mmd.binding(obj)
     if bound is not None and not bound[0].mute:
         return f"mmd_tools' SDEF binding ('{mmd.SKINNING_KEY}') deforms its SDEF vertices again"
-    if isinstance(helper, bpy.types.Object) and _skips(helper):
+    if isinstance(helper, bpy.types.Object) and helper.type == "MESH" and _skips(helper):
         arm_mod = data.armature_modifier(obj)
         if arm_mod is not None and (arm_mod.vertex_group != tree.SKIP_GROUP or not arm_mod.invert_vertex_group):
             return f"the Armature modifier '{arm_mod.name}' no longer skips the two-bone vertices (its mask changed)"
@@ -386,8 +388,8 @@ def check_updates(depsgraph):
         return
     for update in depsgraph.updates:
         obj = update.id.original if isinstance(update.id, bpy.types.Object) else None
-        if obj is None or obj.type != "MESH" or obj.library is not None:
-            continue
+        if obj is None or obj.type != "MESH" or obj.library is not None or obj.mode == "EDIT":
+            continue    # (Edit Mode keeps the configuration: see _reconfigure)
         why = binding_conflict(obj)
         if why is not None:
             set_enabled(obj, False)

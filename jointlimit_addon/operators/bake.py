@@ -52,17 +52,26 @@ def key_values(pb, path, frames, values):
     data = pb.id_data.animation_data
     fcurves = None if data is None else compat.action_fcurve_collection(data.action, data.action_slot)
     curves = [None if fcurves is None else fcurves.find(pb.path_from_id(path), index=i) for i in range(len(values[0]))]
-    if any(fc is None for fc in curves):    # not keyed where an action keeps it: as keyframe_insert does
-        for frame, value in zip(frames[1:], values[1:]):
+    times = [data.nla_tweak_strip_time_to_scene(f, invert=True) for f in frames] if data.use_tweak_mode else frames
+    if not all(_took_key(fc, times[0]) for fc in curves):
+        for frame, value in zip(frames[1:], values[1:]):     # as keyframe_insert does (and refuses)
             setattr(pb, path, value)
             pb.keyframe_insert(data_path=path, frame=frame, group=pb.name)
         return
-    times = [data.nla_tweak_strip_time_to_scene(f, invert=True) for f in frames[1:]] if data.use_tweak_mode else frames[1:]
     for i, fc in enumerate(curves):
         insert = fc.keyframe_points.insert
-        for time, value in zip(times, values[1:]):
+        for time, value in zip(times[1:], values[1:]):
             insert(time, value[i], options={"FAST"})
         fc.update()
+
+
+def _took_key(fc, time):
+    """Whether ``keyframe_insert`` keyed the F-curve ``fc`` at ``time`` (it refuses a locked curve,
+    or one whose modifiers make keys meaningless); ``False`` for no curve (the channel is not in
+    an action this looks in)."""
+    if fc is None or fc.lock or (fc.group is not None and fc.group.lock):
+        return False
+    return any(abs(point.co[0] - time) < 1e-4 for point in fc.keyframe_points)
 
 
 class POSE_OT_jointlimit_bake(PosePoll, bpy.types.Operator):
