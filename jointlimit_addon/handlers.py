@@ -4,9 +4,10 @@
 (posing with R, trackball, typed values); ``frame_change_post`` clamps every limited bone on each
 frame when playback clamping is on, except during playback on the armatures that the playback
 layer covers (``playback_layer``: Blender evaluates their clamped rotations itself, installed and
-removed by the ``frame_change_pre``, ``animation_playback_pre``/``_post`` and ``save_pre``
-handlers). Both are cheap when nothing changed, never recurse (writing a
-rotation triggers one more update, which finds nothing to do), and are removed on unregister.
+removed by the ``frame_change_pre`` and ``animation_playback_pre``/``_post`` handlers). Both are
+cheap when nothing changed, never recurse (writing a rotation triggers one more update, which finds
+nothing to do), and are removed on unregister. ``depsgraph_update_post`` then lets the deformer
+check that nothing else deforms its two-bone vertices now (``deformer.check_updates``).
 
 The handlers work on whole armatures at once (``live_pose.clamp_armature``); an update that
 touched no armature (and no limit setting) returns at once. ``clamp_object_per_bone`` is the

@@ -15,7 +15,9 @@ scrubbing and renders evaluate the tree. ``remove(obj)`` undoes all of it; ``upg
 (run by ``add``) moves deformers saved with an older node-tree version to the current one. The numpy fallback
 (``bake``) lives in the bake operator; ``data.py`` reads weights, SDEF parameters and bone
 matrices for both; ``derive.py`` derives SDEF parameters; ``mmd.py`` writes mmd_tools' layout and
-takes over its SDEF binding.
+takes over its SDEF binding. ``check_updates`` (after each depsgraph update) switches a deformer
+off when something else now deforms its two-bone vertices too (mmd_tools bound its SDEF again, the
+Armature modifier's mask changed).
 """
 
 import sys

@@ -52,7 +52,8 @@ def key_values(pb, path, frames, values):
     data = pb.id_data.animation_data
     fcurves = None if data is None else compat.action_fcurve_collection(data.action, data.action_slot)
     curves = [None if fcurves is None else fcurves.find(pb.path_from_id(path), index=i) for i in range(len(values[0]))]
-    times = [data.nla_tweak_strip_time_to_scene(f, invert=True) for f in frames] if data.use_tweak_mode else frames
+    tweaked = data is not None and data.use_tweak_mode
+    times = [data.nla_tweak_strip_time_to_scene(f, invert=True) for f in frames] if tweaked else frames
     if not all(_took_key(fc, times[0]) for fc in curves):
         for frame, value in zip(frames[1:], values[1:]):     # as keyframe_insert does (and refuses)
             setattr(pb, path, value)
