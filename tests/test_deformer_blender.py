@@ -826,6 +826,16 @@ def test_baked_keys_play_alone_with_animated_morphs(limb):
     for frame in (1, 2, 3):
         bpy.context.scene.frame_set(frame)
         assert np.abs(evaluated(obj) - live[frame]).max() < 1e-5 * size(truth), frame
+    # baked again: evaluated as before the first bake (modifiers on, morphs playing), so the same keys
+    first = {f: np.array([v.co for v in blocks[f"jl_frame_{f:04d}"].data]) for f in (1, 2, 3)}
+    assert bpy.ops.object.jointlimit_deformer_bake(use_scene_range=False, frame_start=1, frame_end=3,
+                                                   mute_modifiers=True) == {"FINISHED"}
+    for f in (1, 2, 3):
+        again = np.array([v.co for v in blocks[f"jl_frame_{f:04d}"].data])
+        assert np.abs(again - first[f]).max() < 1e-6 * size(truth), f
+    assert blocks["bulge"].mute and not obj.modifiers["Armature"].show_viewport
+    assert bpy.ops.object.jointlimit_deformer_bake(use_scene_range=False, frame_start=1, frame_end=1) == {"FINISHED"}
+    assert not blocks["bulge"].mute and obj.modifiers["Armature"].show_viewport   # switched on again, kept on
 
 
 def mmd_layout(obj):

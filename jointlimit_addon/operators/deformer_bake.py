@@ -11,6 +11,7 @@ from ._common import MeshPoll, run_on_meshes, target_meshes
 from .deformer_add import MODE_ITEMS, SOURCE_ITEMS, selected_prop, strongest_two_prop
 
 KEY_PREFIX = "jl_frame_"
+SWITCHED_OFF = "jl_bake_switched_off"  # on the mesh object: what Disable Modifiers switched off (a bake again switches it on)
 MAX_FRAMES = 100000
 OUTPUT_ITEMS = [
     ("SHAPE_KEYS", "Shape Keys", "One shape key per frame (jl_frame_0001, ...), keyed to 1 on its frame and 0 on "
@@ -104,12 +105,34 @@ def _write_shape_keys(obj, frames, positions, current):
 def _mute_other_keys(obj):
     """Mute every shape key but the basis and the baked ones: the baked keys hold the whole
     shape of their frame, morphs included, and play alone (a morph still playing would count
-    twice). Returns the report's note."""
+    twice). Returns the names muted."""
     keys = obj.data.shape_keys
     muted = [kb.name for kb in keys.key_blocks[1:] if not kb.name.startswith(KEY_PREFIX) and not kb.mute]
     for name in muted:
         keys.key_blocks[name].mute = True
-    return f"; muted {len(muted)} other shape keys (the baked keys include them)" if muted else ""
+    return muted
+
+
+def _switch(obj, modifiers, keys, on):
+    """Switch the named modifiers on (or off) and unmute (or mute) the named shape keys, those
+    still there."""
+    for name in modifiers:
+        mod = obj.modifiers.get(name)
+        if mod is not None:
+            mod.show_viewport = mod.show_render = on
+    blocks = obj.data.shape_keys.key_blocks if obj.data.shape_keys is not None else {}
+    for name in keys:
+        kb = blocks.get(name)
+        if kb is not None:
+            kb.mute = not on
+
+
+def _switched_off(obj):
+    """``(modifiers, shape keys)`` an earlier bake with Disable Modifiers switched off."""
+    record = obj.get(SWITCHED_OFF)
+    if record is None:
+        return [], []
+    return [str(n) for n in record.get("modifiers", ())], [str(n) for n in record.get("keys", ())]
 
 
 def _write_meshes(obj, frames, positions):
@@ -173,23 +196,33 @@ class OBJECT_OT_jointlimit_deformer_bake(MeshPoll, bpy.types.Operator):
                              lambda obj: self._bake(context, obj, frames), "bake")
 
     def _bake(self, context, obj, frames):
-        prep = deformer.prepare(obj, self.source, self.strongest_two)
-        two, arm_mod = prep.two, prep.arm_mod
-        rest = data.positions(obj.data)[two.index]
-        plan = skinning.SkinPlan(self.mode, rest, two.bone0, two.bone1, two.weight0, prep.c, prep.r0, prep.r1,
-                                 rest_heads=prep.heads, blend=self.blend, mirror_axes=prep.axes)
-        lbs_through = self.mode == "LBS" and not (self.strongest_two and two.many)     # as the deformer's LBS
-        positions = _evaluate(context, obj, arm_mod, None if lbs_through else plan, two, frames)
+        off = _switched_off(obj)
+        _switch(obj, *off, True)     # an earlier bake's Disable Modifiers: evaluate as before it
+        try:
+            prep = deformer.prepare(obj, self.source, self.strongest_two)
+            two, arm_mod = prep.two, prep.arm_mod
+            rest = data.positions(obj.data)[two.index]
+            plan = skinning.SkinPlan(self.mode, rest, two.bone0, two.bone1, two.weight0, prep.c, prep.r0, prep.r1,
+                                     rest_heads=prep.heads, blend=self.blend, mirror_axes=prep.axes)
+            lbs_through = self.mode == "LBS" and not (self.strongest_two and two.many)     # as the deformer's LBS
+            positions = _evaluate(context, obj, arm_mod, None if lbs_through else plan, two, frames)
+        except Exception:
+            _switch(obj, *off, False)
+            raise
+        obj.pop(SWITCHED_OFF, None)
         if self.output == "SHAPE_KEYS":
             _write_shape_keys(obj, frames, positions, context.scene.frame_current)
         else:
             _write_meshes(obj, frames, positions)
-        muted = ""
+        muted = []
         if self.mute_modifiers:
             mods = list(obj.modifiers)
+            switched = [m.name for m in mods[mods.index(arm_mod):] if m.show_viewport or m.show_render]
             for m in mods[mods.index(arm_mod):]:
                 m.show_viewport = m.show_render = False
             if self.output == "SHAPE_KEYS":
                 muted = _mute_other_keys(obj)
+            obj[SWITCHED_OFF] = {"modifiers": switched, "keys": muted}
+        note = f"; muted {len(muted)} other shape keys (the baked keys include them)" if muted else ""
         return (f"Baked frames {frames[0]}..{frames[-1]} of '{obj.name}' ({self.mode}, {len(two.index)} "
-                f"two-bone vertices){muted}")
+                f"two-bone vertices){note}")
