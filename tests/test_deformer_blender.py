@@ -936,7 +936,10 @@ def bind_like_mmd_tools(obj, arm):
     return kb, fc, sdef
 
 
-def test_take_over_an_mmd_tools_binding_and_restore_it(scene, mods):
+def bound_and_posed(scene, mods):
+    """A limb with derived parameters in mmd_tools' layout, bound like mmd_tools binds it and posed,
+    its skinning key holding what mmd_tools' driver would write (the SDEF positions, value 1):
+    ``(arm, obj, truth, key block, driver F-curve, skinned positions)``."""
     import bpy
 
     arm, obj, truth = build_limb(scene)
@@ -945,13 +948,19 @@ def test_take_over_an_mmd_tools_binding_and_restore_it(scene, mods):
     kb, fc, sdef = bind_like_mmd_tools(obj, arm)
     assert set(sdef) == set(truth["two"])
     pose(arm, 45)
-    # what mmd_tools' driver would write: the SDEF positions, relative to the basis, value 1
     skinned = truth["rest"].copy()
     skinned[truth["two"]] = expected(mods, "SDEF", obj, arm, truth, params)
     kb.data.foreach_set("co", skinned.astype(np.float32).ravel())
     fc.mute = True  # the driver function is mmd_tools' (absent); hold the value it returns
     kb.value = 1.0
     fc.mute = False
+    return arm, obj, truth, kb, fc, skinned
+
+
+def test_take_over_an_mmd_tools_binding_and_restore_it(scene, mods):
+    import bpy
+
+    arm, obj, truth, kb, fc, skinned = bound_and_posed(scene, mods)
     bound = evaluated(obj)
     before = snapshot(obj)
     with pytest.raises(RuntimeError, match="Take Over"):
@@ -982,16 +991,7 @@ def test_mmd_tools_binding_again_switches_the_deformer_off(scene, mods, capfd):
     takes over again; Remove gives back the binding as Add found it."""
     import bpy
 
-    arm, obj, truth = build_limb(scene)
-    bpy.ops.object.jointlimit_sdef_derive(write_mmd=True)
-    kb, fc, sdef = bind_like_mmd_tools(obj, arm)
-    pose(arm, 45)
-    skinned = truth["rest"].copy()
-    skinned[truth["two"]] = expected(mods, "SDEF", obj, arm, truth, derived(obj, truth))
-    kb.data.foreach_set("co", skinned.astype(np.float32).ravel())
-    fc.mute = True  # the driver function is mmd_tools' (absent); hold the value it returns
-    kb.value = 1.0
-    fc.mute = False
+    arm, obj, truth, kb, fc, skinned = bound_and_posed(scene, mods)
     bound = evaluated(obj)
     before = snapshot(obj)
     assert bpy.ops.object.jointlimit_deformer_add(take_over=True, mode="SDEF") == {"FINISHED"}
