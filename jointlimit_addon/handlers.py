@@ -4,7 +4,9 @@
 (posing with R, trackball, typed values); ``frame_change_post`` clamps every limited bone on each
 frame when playback clamping is on, except during playback on the armatures that the playback
 layer covers (``playback_layer``: Blender evaluates their clamped rotations itself, installed and
-removed by the ``frame_change_pre`` and ``animation_playback_pre``/``_post`` handlers). Both are
+removed by the ``frame_change_pre`` and ``animation_playback_pre``/``_post`` handlers; while the
+layer covers every limited armature, ``frame_change_post`` looks no further until something
+changes, ``_quiet_key``). Both are
 cheap when nothing changed, never recurse (writing a rotation triggers one more update, which finds
 nothing to do), and are removed on unregister. ``depsgraph_update_post`` then lets the deformer
 check that nothing else deforms its two-bone vertices now (``deformer.check_updates``).
@@ -21,7 +23,8 @@ import bpy
 
 from . import bone_limits, deformer, live_pose, playback_layer, props
 
-_state = {"busy": False, "live": False, "generation": None, "warned": False}
+_state = {"busy": False, "live": False, "generation": None, "warned": False,
+          "quiet": None}   # a frame's _quiet_key when the playback clamp found nothing of its own to clamp
 # (object name, bone name) -> (settings signature, rotation tuple) when last seen (per-bone path)
 _cache = {}
 
@@ -121,6 +124,7 @@ def clamp_scene(scene, only_changed, depsgraph=None, view_layer=None):
 
 @bpy.app.handlers.persistent
 def on_depsgraph_update(scene, depsgraph=None):
+    _state["quiet"] = None      # objects, bones or settings may have changed
     if depsgraph is not None:
         playback_layer.check_updates(depsgraph)
     if scene.jointlimit.live:
@@ -136,6 +140,7 @@ def on_depsgraph_update(scene, depsgraph=None):
 @bpy.app.handlers.persistent
 def on_undo_or_load(*_args, loaded=False):
     """Settings and poses come back from the file or the undo step: regroup everything."""
+    _state["quiet"] = None
     _scene_armatures.clear()
     live_pose.invalidate()
     props.settings_changed()
@@ -189,7 +194,25 @@ def on_frame_change(scene, depsgraph=None):
                   "(changing the pose from the render thread could crash Blender)", file=sys.stderr)
         _state["warned"] = True
         return
-    clamp_scene(scene, only_changed=False, view_layer=None if depsgraph is None else depsgraph.view_layer)
+    view_layer = None if depsgraph is None else depsgraph.view_layer
+    quiet = _quiet_key(scene, view_layer)
+    if quiet is not None and quiet == _state["quiet"]:
+        return
+    clamp_scene(scene, only_changed=False, view_layer=view_layer)
+    if quiet is not None and all(playback_layer.covers(obj) or live_pose.found_no_limits(obj)
+                                 for obj in _armatures(scene, view_layer)):
+        _state["quiet"] = quiet
+
+
+def _quiet_key(scene, view_layer):
+    """While the playback layer plays a view layer's frames: what tells that the playback clamp
+    has nothing to do again when it had nothing on the frame before (every armature covered by the
+    layer or without limited bones). Another layer, objects added or removed, or limits edited
+    change it; any depsgraph update forgets it (``on_depsgraph_update``). ``None`` otherwise."""
+    serial = playback_layer.installed_serial()
+    if serial is None or view_layer is None:
+        return None
+    return serial, scene.session_uid, view_layer.name, len(view_layer.objects), props.settings_generation()
 
 
 HANDLERS = (

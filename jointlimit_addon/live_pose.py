@@ -94,6 +94,12 @@ def invalidate(obj=None):
         _armatures.pop(obj.session_uid, None)
 
 
+def found_no_limits(obj):
+    """Whether the last pass over ``obj`` found no limited bone (the settings unchanged since)."""
+    state = _armatures.get(obj.session_uid)
+    return state is not None and state.generation == props.settings_generation() and not len(state.members)
+
+
 def forget_results():
     """Forget the remembered results of every armature (the next pass clamps every rotation again;
     the benchmark's first-play figures)."""

@@ -64,7 +64,15 @@ _layer = {
     "generation": None,  # props.settings_generation() when installed
     "stale": False,     # keys, bones or limits changed: rebuild before the next frame
     "last": None,       # the frame number shown before (the step to the next one)
+    "installs": 0,      # layers installed so far (tells one layer from the next)
+    "keyed": None,      # _batches() when the frame just evaluated had every copy keyed, until an update
+                        # (used when the scene has one view layer: another one's copy may lack keys)
 }
+
+
+def _batches():
+    """What tells one layer's batches from the next: the layer and each cover's batch count."""
+    return _layer["installs"], [cover.batch for cover in _layer["covers"]]
 
 
 class _Bone:
@@ -328,6 +336,11 @@ def is_installed():
     return bool(_layer["covers"])
 
 
+def installed_serial():
+    """A number that differs for each layer installed, ``None`` when none is."""
+    return _layer["installs"] if _layer["covers"] else None
+
+
 def covers(obj):
     """Whether ``obj`` is clamped by the layer (the playback clamp leaves it alone)."""
     uid = obj.session_uid
@@ -350,7 +363,8 @@ def install(scene):
             continue
         handlers.clamp_object(obj, only_changed=False)     # the bones without keys, once
         covers.append(_Cover(obj, bones))
-    _layer.update(scene=scene.session_uid, covers=covers, generation=props.settings_generation(), stale=False)
+    _layer.update(scene=scene.session_uid, covers=covers, generation=props.settings_generation(), stale=False,
+                  installs=_layer["installs"] + 1)
     try:
         for cover in covers:
             if cover.values(frame, ahead) is None:
@@ -369,7 +383,7 @@ def remove():
     hold its keys are made anew from the user's action at the next evaluation."""
     covers = _layer["covers"]
     scene = next((s for s in bpy.data.scenes if s.session_uid == _layer["scene"]), None)
-    _layer.update(scene=None, covers=[], generation=None, stale=False)
+    _layer.update(scene=None, covers=[], generation=None, stale=False, keyed=None)
     for cover in covers:
         action = cover.action()
         if action is not None and scene is not None and any(copy.get(MARK) is not None for copy in cover.copies(scene)):
@@ -391,7 +405,7 @@ def remove_leftovers():
 def forget(loaded=False):
     """Forget the installed layer without touching it (undo or a file load replaced the data its
     references point to, and the evaluated copies with it). A loaded file is not playing."""
-    _layer.update(scene=None, covers=[], generation=None, stale=False)
+    _layer.update(scene=None, covers=[], generation=None, stale=False, keyed=None)
     if loaded:
         _layer["playing"] = None
 
@@ -428,6 +442,8 @@ def before_frame(scene):
         if cover.values(frame, ahead) is None:
             remove()    # the animation changed: the playback clamp, and set up anew next frame
             return
+    if _layer["keyed"] == _batches() and len(scene.view_layers) == 1:
+        return      # no batch since the last frame found the copy keyed, and no update since
     for cover in _layer["covers"]:
         for copy in cover.copies(scene):
             if copy.get(MARK) != cover.batch and not cover.write_keys(copy):
@@ -443,12 +459,19 @@ def after_frame(scene, depsgraph):
     next frame sets it up again."""
     if _layer["scene"] != scene.session_uid or _layer["playing"] != scene.session_uid or depsgraph.mode != "VIEWPORT":
         return      # a render's depsgraph has copies of its own, which the layer leaves alone
+    keyed = True
     for cover in _layer["covers"]:
         action = cover.action()
         copy = None if action is None else action.evaluated_get(depsgraph)
-        if copy is not None and copy.is_evaluated and copy.get(MARK) is None:
-            remove()
-            return
+        if copy is not None and copy.is_evaluated:
+            mark = copy.get(MARK)
+            if mark is None:
+                remove()
+                return
+            keyed = keyed and mark == cover.batch
+        else:
+            keyed = False
+    _layer["keyed"] = _batches() if keyed else None
 
 
 def _frames_ahead(scene):
@@ -515,6 +538,7 @@ def check_updates(depsgraph):
     without keys are clamped when turned (what the playback clamp would do on the next frame),
     unless live limits do it. Anything else (a selection, the rig moved) changes nothing. F-curves
     added or removed need no update: each frame checks their number and looks them up anew."""
+    _layer["keyed"] = None     # a view layer evaluated, an action edited: look at the copies again
     if _layer["scene"] is None:
         return      # every depsgraph update of the session passes here
     from . import handlers

@@ -817,3 +817,70 @@ def test_another_rig_given_the_action_during_playback(scene, mods):
     handlers.on_playback_stop(scene, None)
     assert_same_frames(played, play(scene, other, [3, 4, 5]))
     scene.jointlimit.clamp_playback = False
+
+
+def hinge_at(pb, degrees):
+    """``pb`` limited to a 0..140° hinge about X (or left free with ``None``), turned ``degrees``."""
+    pb.jointlimit.enabled = degrees is not None
+    pb.jointlimit.kind, pb.jointlimit.hinge_min, pb.jointlimit.hinge_max = "HINGE", 0.0, math.radians(140)
+    pb.rotation_mode = "XYZ"
+    pb.rotation_euler = (math.radians(degrees or 170), 0.0, 0.0)
+
+
+def test_armatures_beside_a_covered_rig_are_clamped_once_they_have_limits(scene, mods, monkeypatch):
+    """While the layer covers every limited rig of the view layer, frame after frame the playback
+    clamp has nothing to do and does not look again; an armature given a limit, or a limited one
+    added, is clamped on the next frame all the same (no update in between)."""
+    import bpy
+    from rigs import make_armature
+
+    handlers, layer = mods["handlers"], mods["playback_layer"]
+    other = make_armature([("a", (0, 0, 0), (0, 0, 1), None, 0.0)], "Unlimited")
+    hinge_at(other.pose.bones["a"], None)
+    obj = keyed_rig(seed=31)
+    scene.jointlimit.clamp_playback = True
+    handlers.on_playback_start(scene)
+    looked = []
+    clamp_object = handlers.clamp_object
+    monkeypatch.setattr(handlers, "clamp_object", lambda o, only_changed: looked.append(o.name) or clamp_object(o, only_changed))
+    play(scene, obj, [1, 2])
+    assert layer.covers(obj) and "Unlimited" in looked
+    looked.clear()
+    play(scene, obj, [3, 4])
+    assert looked == []                                     # nothing of its own to clamp
+    hinge_at(other.pose.bones["a"], 170)                    # a limit given by a script: no update
+    play(scene, obj, [5])
+    assert math.degrees(other.pose.bones["a"].rotation_euler[0]) == pytest.approx(140, abs=1e-4)
+    added = make_armature([("a", (0, 0, 0), (0, 0, 1), None, 0.0)], "Added")
+    hinge_at(added.pose.bones["a"], 170)
+    other.pose.bones["a"].rotation_euler = (math.radians(175), 0.0, 0.0)
+    play(scene, obj, [6])
+    for rig in (added, other):
+        assert math.degrees(rig.pose.bones["a"].rotation_euler[0]) == pytest.approx(140, abs=1e-4)
+    assert layer.covers(obj) and bpy.data.objects["Added"].name in looked
+    handlers.on_playback_stop(scene, None)
+    scene.jointlimit.clamp_playback = False
+
+
+def test_copies_are_looked_at_again_after_an_update_or_a_new_batch(scene, mods, monkeypatch):
+    """Between batches a frame whose copy was keyed when the frame before was evaluated writes
+    no keys; an update in between (a copy may have been made anew) or a new batch looks again."""
+    import bpy
+
+    handlers, layer, obj = playing_rig(scene, mods, seed=32)
+    cover = layer._layer["covers"][0]
+    looked = []
+    copies = type(cover).copies
+    monkeypatch.setattr(type(cover), "copies", lambda self, scene: looked.append(1) or copies(self, scene))
+    play(scene, obj, [3, 4])
+    assert looked == []
+    bpy.context.view_layer.update()
+    obj.location.x += 1.0           # an update: the copies are looked at on the next frame
+    bpy.context.view_layer.update()
+    play(scene, obj, [5])
+    assert looked == [1]
+    layer.forget_results()          # the next frame is computed anew: a batch, written to the copy
+    play(scene, obj, [6])
+    assert looked == [1, 1] and layer_keys(obj)[1]
+    handlers.on_playback_stop(scene, None)
+    scene.jointlimit.clamp_playback = False
