@@ -40,9 +40,10 @@ without keys are clamped when the layer is installed and when they are turned du
 
 The layer is removed when playback stops (the evaluated copies made anew from the user's action,
 the stopped frame clamped by the playback clamp), when the playback clamp is switched off, and
-rebuilt when limits, keys or a covered bone's rotation mode change (``check_updates``) and when
-the action or its F-curves are no longer those covered (checked each frame, the F-curves looked
-up anew). Only the scene that plays uses it. Earlier versions drove the bones with drivers
+rebuilt when limits, keys or a covered bone's rotation mode change (``check_updates``), when
+the action or how it is blended is no longer the one covered (checked each frame), and when a
+frame's evaluation made the copy anew (``after_frame``; the F-curves are looked up anew for each
+batch). Only the scene that plays uses it. Earlier versions drove the bones with drivers
 reading a helper empty; a file saved with those during playback (an autosave) loses them on load
 (``remove_leftovers``).
 """
@@ -130,8 +131,8 @@ class _Cover:
 
     def values(self, frame, ahead=list):
         """The values of every covered bone at ``frame``, or ``None`` when the armature's
-        animation is no longer the one covered (another action or slot, F-curves added or
-        removed, blended otherwise, a driver added, the armature gone). Those of the frames
+        animation is no longer the one covered (another action or slot, blended otherwise, a
+        driver added, the armature gone, F-curves missing from a batch). Those of the frames
         ``ahead()`` (the ones playback is expected to show next; asked only when ``frame`` is
         not remembered) are computed with them, in one batch."""
         obj = self.object()
@@ -141,7 +142,8 @@ class _Cover:
         if out is not None:
             return out
         frames = [frame, *dict.fromkeys(f for f in ahead() if f != frame and f not in self.frames)]
-        computed = self._compute(_fcurves(obj), frames)
+        fcurves = _fcurves(obj)
+        computed = None if fcurves is None else self._compute(fcurves, frames)
         if computed is None:
             return None
         if (len(self.frames) + len(frames)) * computed.shape[1] > MEMO_FLOATS:
@@ -251,17 +253,16 @@ def _evaluated(action, view_layer):
 
 def _animation_key(obj):
     """What decides how an armature's action animates it, to tell a change each frame: the
-    action, its slot, its number of F-curves and of users (another rig given it would play the
-    layer's keys), and how it is blended (influence, blend type, tweak mode, NLA tracks playing)."""
+    action, its slot, its number of users (another rig given it would play the layer's keys), and
+    how it is blended (influence, blend type, tweak mode, NLA tracks playing). F-curves added or
+    removed tag the action, whose copy the frame's evaluation then makes anew (``after_frame``)."""
     data = obj.animation_data
     action = data.action if data is not None else None
     if action is None:
         return None
     slot = data.action_slot
-    fcurves = compat.action_fcurve_collection(action, slot)
-    return (action.session_uid, None if slot is None else slot.identifier, -1 if fcurves is None else len(fcurves),
-            action.users, data.action_influence, data.action_blend_type, data.use_tweak_mode,
-            sum(not track.mute for track in data.nla_tracks))
+    return (action.session_uid, None if slot is None else slot.identifier, action.users, data.action_influence,
+            data.action_blend_type, data.use_tweak_mode, sum(not track.mute for track in data.nla_tracks))
 
 
 # --- which armatures the layer covers --------------------------------------------------------
@@ -537,7 +538,8 @@ def check_updates(depsgraph):
     stale, and so does a covered bone's rotation mode changed. A covered armature's limited bones
     without keys are clamped when turned (what the playback clamp would do on the next frame),
     unless live limits do it. Anything else (a selection, the rig moved) changes nothing. F-curves
-    added or removed need no update: each frame checks their number and looks them up anew."""
+    added or removed by a script right before a frame tag the action: that frame's evaluation
+    makes its copy anew, which ``after_frame`` sees; each batch looks them up anew."""
     _layer["keyed"] = None     # a view layer evaluated, an action edited: look at the copies again
     if _layer["scene"] is None:
         return      # every depsgraph update of the session passes here

@@ -272,6 +272,31 @@ def test_keys_edited_right_before_a_frame_are_seen_on_that_frame(scene, mods, mo
     scene.jointlimit.clamp_playback = False
 
 
+def test_channels_removed_right_before_a_remembered_frame(scene, mods):
+    """F-curves removed by a script with no update before a frame computed ahead: that frame's
+    evaluation makes the action's copy anew (the removal tags the action), so it is shown as the
+    playback clamp shows it, without the layer's keys of the removed channels; the next frame
+    sets the layer up again without them."""
+    handlers, layer = mods["handlers"], mods["playback_layer"]
+    obj = keyed_rig(seed=33, skin=False)
+    scene.frame_start, scene.frame_end = 1, 12
+    scene.jointlimit.clamp_playback = True
+    handlers.on_playback_start(scene)
+    play(scene, obj, [1, 2])                    # frames 1 to 12 computed
+    gone = next(pb for pb in obj.pose.bones if pb.jointlimit.enabled and pb.rotation_mode == "QUATERNION")
+    path = gone.path_from_id("rotation_quaternion")
+    assert path in paths(layer_keys(obj)[0])
+    cover = layer._layer["covers"][0]
+    assert 3.0 in cover.frames
+    for index in range(4):
+        fcurves_of(obj).remove(fcurves_of(obj).find(path, index=index))
+    played = play(scene, obj, [3, 4])
+    assert layer.covers(obj) and path not in paths(layer_keys(obj)[0])
+    handlers.on_playback_stop(scene, None)
+    assert_same_frames(played, play(scene, obj, [3, 4]))
+    scene.jointlimit.clamp_playback = False
+
+
 def test_a_bone_keyed_outside_right_before_a_frame_is_clamped_on_that_frame(scene, mods):
     """As above, for a bone the layer does not key yet: keyed outside its limit with no update
     before a frame computed ahead as within it. That frame is the playback clamp's; the next
