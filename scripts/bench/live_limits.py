@@ -21,7 +21,10 @@ limits were edited (the playback layer then computes frames ahead in batches).
 The live-limit handler when nothing changed: on a depsgraph update that did not touch the
 armature (selecting another object), and forced to re-read the armature (every rotation compared).
 
-Rigify's generated rig (706 bones) with limits on its 18 FK controls and keys on them: frame
+Rigify's generated rig (706 bones) with limits on its FK controls and keys on them, the limits
+either from ``RIGIFY_LIMITS`` (18 controls; ELLIPSE, OVAL and RECT with the paper's inscribed fit,
+hinges) or from the shipped Arm, Leg and Spine chain presets with Fit to Rig (16 controls; OVAL
+fitted to the axes, RECT, hinges), as an animator would apply them: frame
 changes without limits against frame changes with live limits and the playback clamp on, and
 played with the playback layer (each replayed and first play), the five taking turns within
 each round.
@@ -304,11 +307,20 @@ RIGIFY_LIMITS = {   # plausible human ranges: (kind, swing X, swing Z, twist) in
 }
 
 
+PRESET_CHAINS = (   # what an animator selects for each chain preset (README, Rigify how-to)
+    ("CHAIN:ARM", [f"{b}.{side}" for side in "LR" for b in ("upper_arm_fk", "forearm_fk", "hand_fk")]),
+    ("CHAIN:LEG", [f"{b}.{side}" for side in "LR" for b in ("thigh_fk", "shin_fk", "foot_fk", "toe_fk")]),
+    ("CHAIN:SPINE", ["spine_fk.002", "spine_fk.003"]),
+)
+
+
 def _limit_key(name):
     return name.split(".")[0]
 
 
-def rigify_rig(addon):
+def rigify_rig(addon, presets=False):
+    """Rigify's generated rig with limits on its FK controls: from ``RIGIFY_LIMITS``, or with
+    ``presets`` from the shipped chain presets (Fit to Rig), applied as an animator would."""
     import addon_utils
 
     addon_utils.enable("rigify", default_set=True)
@@ -316,6 +328,32 @@ def rigify_rig(addon):
     bpy.ops.object.armature_human_metarig_add()
     bpy.ops.pose.rigify_generate()
     rig = bpy.data.objects["rig"]
+    if presets:
+        names = _apply_presets(addon, rig)
+    else:
+        names = _apply_table(addon, rig)
+    for pb in rig.pose.bones:   # the limbs follow their FK chains
+        if "IK_FK" in pb.keys():
+            pb["IK_FK"] = 1.0
+    return rig, names
+
+
+def _apply_presets(addon, rig):
+    compat = sys.modules[addon.__name__ + ".compat"]
+    bpy.ops.object.select_all(action="DESELECT")
+    bpy.context.view_layer.objects.active = rig
+    rig.select_set(True)
+    bpy.ops.object.mode_set(mode="POSE")
+    for preset, bones in PRESET_CHAINS:
+        for pb in rig.pose.bones:
+            compat.select_pose_bone(pb, pb.name in bones)
+        rig.data.bones.active = rig.data.bones[bones[0]]
+        bpy.ops.pose.jointlimit_preset_apply(preset=preset)
+    bpy.ops.object.mode_set(mode="OBJECT")
+    return [pb.name for pb in rig.pose.bones if pb.jointlimit.enabled]
+
+
+def _apply_table(addon, rig):
     mirror = sys.modules[addon.__name__ + ".settings_io"].mirror_settings
     names = []
     for pb in rig.pose.bones:
@@ -337,16 +375,13 @@ def rigify_rig(addon):
         if right is not None:
             mirror(s, right.jointlimit)
             names.append(right.name)
-    for pb in rig.pose.bones:   # the limbs follow their FK chains
-        if "IK_FK" in pb.keys():
-            pb["IK_FK"] = 1.0
-    return rig, names
+    return names
 
 
-def rigify_rows(addon, rounds):
+def rigify_rows(addon, rounds, presets=False):
     bone_limits = sys.modules[addon.__name__ + ".bone_limits"]
     handlers = sys.modules[addon.__name__ + ".handlers"]
-    rig, names = rigify_rig(addon)
+    rig, names = rigify_rig(addon, presets)
     scene = bpy.context.scene
     scene.frame_start, scene.frame_end = FRAMES[0], FRAMES[-1]     # the range played
     live_pose = sys.modules[addon.__name__ + ".live_pose"]
@@ -419,11 +454,12 @@ def main():
                            ("outside, playing", ratio_out[2]), ("inside, playing", ratio_in[2]),
                            ("outside, playing, first play", ratio_out[3]), ("inside, playing, first play", ratio_in[3]))]
     print("JointLimit / Limit Rotation added cost: " + ", ".join(ratios))
-    rows, ratios, n = rigify_rows(addon, rounds)
-    print(table(("per frame, Rigify rig", "total ms", "added ms", "handler ms"), rows))
-    print(f"Rigify playback with live limits on {n} FK controls: "
-          + ", ".join(f"keys {k} +{span([r * 100 for r in v])} % (median {statistics.median(v) * 100:+.0f} %)"
-                      for k, v in ratios.items()))
+    for presets, limits in ((False, "limits of RIGIFY_LIMITS"), (True, "limits from the chain presets")):
+        rows, ratios, n = rigify_rows(addon, rounds, presets)
+        print(table((f"per frame, Rigify rig, {limits}", "total ms", "added ms", "handler ms"), rows))
+        print(f"Rigify playback with live limits on {n} FK controls ({limits}): "
+              + ", ".join(f"keys {k} +{span([r * 100 for r in v])} % (median {statistics.median(v) * 100:+.0f} %)"
+                          for k, v in ratios.items()))
     addon.unregister()
 
 

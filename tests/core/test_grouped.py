@@ -59,3 +59,76 @@ def test_groups_with_every_rotation_inside():
     q = quat.normalize(np.c_[np.ones(40), np.random.default_rng(5).uniform(-0.02, 0.02, (40, 3))])
     assert limit.contains(q).all() and _limits()[0].contains(q).all()
     assert np.array_equal(clamp_groups(q, [(limit, np.arange(20)), (_limits()[0], np.arange(20, 40))]), q)
+
+
+def _outline_limits():
+    """Outline limits of every kind the batch corrects together: RECT, OVAL (both fits),
+    POLYGON with arcs, with a twist range, a free twist or a fixed one."""
+    return [
+        JointLimit(shape="RECT", swing_x=(D(-45), D(30)), swing_z=(D(-20), D(20)), twist=(D(-25), D(25))),
+        JointLimit(shape="RECT", swing_x=(D(-10), D(150)), swing_z=(D(-80), D(5)), twist=None),
+        JointLimit(shape="OVAL", swing_x=(D(-30), D(110)), swing_z=(D(-35), D(40)), twist=(D(-40), D(40))),
+        JointLimit(shape="OVAL", fit="AXES", swing_x=(D(-30), D(90)), swing_z=(D(-45), D(10)), twist=(D(-60), D(0))),
+        JointLimit(shape="OVAL", fit="AXES", swing_x=(D(-60), D(170)), swing_z=(D(-5), D(120)), fix_twist=True),
+        JointLimit(shape="POLYGON", outline=[(-0.3, -0.2), (0.5, -0.2, 0.5), (0.6, 0.4), (-0.2, 0.7, -0.3)],
+                   twist=(D(170), D(180))),
+    ]
+
+
+def test_outline_limits_are_corrected_together_as_each_alone(monkeypatch):
+    """Rotations outside outline limits of different shapes, a few per limit, go through one
+    pass with each row's own outline and twist range: the same as each limit's own clamp, the
+    pole and rotations with only the twist outside included."""
+    import jointlimit_addon.core.grouped as grouped
+
+    calls = []
+    together = grouped._clamp_outlines
+    monkeypatch.setattr(grouped, "_clamp_outlines", lambda *args: calls.append(1) or together(*args))
+    limits = _outline_limits() + [HingeLimit(angle=(D(5), D(140)))]
+    rng = np.random.default_rng(8)
+    q = quat.random_unit(6 * len(limits), 11)
+    q[0] = (0.0, 1.0, 0.0, 0.0)                                 # the pole (swing 180°)
+    q[7] = (math.cos(D(40)), 0.0, math.sin(D(40)), 0.0)          # twist 80° only
+    q[8] = -q[8]                                                 # the other sign
+    order = rng.permutation(len(q))
+    groups = [(limit, order[6 * i:6 * (i + 1)]) for i, limit in enumerate(limits)]
+    out = clamp_groups(q, groups)
+    assert calls == [1]
+    for limit, rows in groups:
+        expected = np.array([limit.clamp(qi) for qi in q[rows]])
+        assert np.abs(out[rows] - expected).max() <= 1e-12
+        assert np.all(np.sign(np.einsum("ij,ij->i", out[rows], q[rows])) >= 0)
+    corrected = sum(not limit.contains(q[rows]).all() for limit, rows in groups[:-1])
+    assert corrected == len(groups) - 1
+
+
+def test_outline_swing_points_are_the_single_limit_kernels_floats():
+    """The padded outlines find the same nearest points, to the last bit, as each outline alone
+    (the float path and the vectorised one)."""
+    from jointlimit_addon.core import grouped
+    from jointlimit_addon.core.projection import MATH, NP, _parts
+    from jointlimit_addon.core.regions import _nearest_on_sphere
+
+    limits = _outline_limits()
+    q = quat.random_unit(400, 12)
+    px, py, pz = _parts(*q.T, NP)[:3]
+    which = np.arange(len(q)) % len(limits)
+    got = np.stack(grouped._nearest_on_outlines(px, py, pz, which, grouped._outline_tables(limits)), axis=-1)
+    for i, limit in enumerate(limits):
+        mine = which == i
+        alone = np.stack(_nearest_on_sphere(px[mine], py[mine], pz[mine], limit.region.outline, NP), axis=-1)
+        assert np.array_equal(got[mine], alone)
+        one = [_nearest_on_sphere(a, b, c, limit.region.outline, MATH) for a, b, c in zip(px[mine], py[mine], pz[mine])]
+        assert np.array_equal(got[mine], np.array(one))
+
+
+def test_many_outline_rotations_go_in_chunks(monkeypatch):
+    """More rotations than a chunk: the same results as one chunk."""
+    import jointlimit_addon.core.grouped as grouped
+
+    limits = _outline_limits()
+    q = quat.random_unit(600, 13)
+    groups = [(limit, np.arange(i, len(q), len(limits))) for i, limit in enumerate(limits)]
+    whole = clamp_groups(q, groups)
+    monkeypatch.setattr(grouped, "OUTLINES_CHUNK", 7)
+    assert np.array_equal(clamp_groups(q, groups), whole)
