@@ -72,7 +72,8 @@ _scene_armatures = {}   # scene name (and view layer name) -> (object count, nam
 def _armatures(scene, view_layer=None):
     """The armature objects of ``scene``, or of ``view_layer`` only (the objects a frame's
     depsgraph evaluates: Rigify's widgets sit in an excluded collection); remembered while the
-    object count stays the same (a rig's scene often holds many more objects than armatures)."""
+    object count stays the same and no update or frame saw objects linked or unlinked
+    (``_relinked``; a rig's scene often holds many more objects than armatures)."""
     if view_layer is None:
         objects_of, lookup, key = scene.objects, bpy.data.objects, scene.name
     else:
@@ -125,6 +126,8 @@ def clamp_scene(scene, only_changed, depsgraph=None, view_layer=None):
 @bpy.app.handlers.persistent
 def on_depsgraph_update(scene, depsgraph=None):
     _state["quiet"] = None      # objects, bones or settings may have changed
+    if depsgraph is not None and _relinked(depsgraph):
+        _scene_armatures.clear()
     if depsgraph is not None:
         playback_layer.check_updates(depsgraph)
     if scene.jointlimit.live:
@@ -195,6 +198,9 @@ def on_frame_change(scene, depsgraph=None):
         _state["warned"] = True
         return
     view_layer = None if depsgraph is None else depsgraph.view_layer
+    if depsgraph is not None and _relinked(depsgraph):
+        _scene_armatures.clear()        # objects linked, unlinked or excluded in this evaluation
+        _state["quiet"] = None
     quiet = _quiet_key(scene, view_layer)
     if quiet is not None and quiet == _state["quiet"]:
         return
@@ -204,11 +210,19 @@ def on_frame_change(scene, depsgraph=None):
         _state["quiet"] = quiet
 
 
+def _relinked(depsgraph):
+    """Whether this evaluation saw objects linked, unlinked or excluded (collections or the scene
+    updated; a plain frame updates neither): the remembered armature lists may be wrong."""
+    return depsgraph.id_type_updated("COLLECTION") or depsgraph.id_type_updated("SCENE")
+
+
 def _quiet_key(scene, view_layer):
     """While the playback layer plays a view layer's frames: what tells that the playback clamp
     has nothing to do again when it had nothing on the frame before (every armature covered by the
     layer or without limited bones). Another layer, objects added or removed, or limits edited
-    change it; any depsgraph update forgets it (``on_depsgraph_update``). ``None`` otherwise."""
+    change it; any depsgraph update forgets it (``on_depsgraph_update``), and so does a frame
+    whose evaluation saw objects linked, unlinked or excluded (``_relinked``: a swap keeps the
+    count). ``None`` otherwise."""
     serial = playback_layer.installed_serial()
     if serial is None or view_layer is None:
         return None

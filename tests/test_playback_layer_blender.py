@@ -909,3 +909,58 @@ def test_copies_are_looked_at_again_after_an_update_or_a_new_batch(scene, mods, 
     assert looked == [1, 1] and layer_keys(obj)[1]
     handlers.on_playback_stop(scene, None)
     scene.jointlimit.clamp_playback = False
+
+
+def test_an_armature_swapped_in_with_the_object_count_unchanged_is_clamped(scene, mods):
+    """A script unlinks an armature without limits and links a limited one between frames (no
+    update, the same number of objects): the next frame's evaluation saw the collection change,
+    so the playback clamp looks again and clamps the new armature."""
+    import bpy
+    from rigs import make_armature
+
+    handlers, layer = mods["handlers"], mods["playback_layer"]
+    late = make_armature([("a", (0, 0, 0), (0, 0, 1), None, 0.0)], "Late")
+    hinge_at(late.pose.bones["a"], 170)
+    bpy.ops.object.mode_set(mode="OBJECT")
+    scene.collection.objects.unlink(late)
+    other = make_armature([("a", (0, 0, 0), (0, 0, 1), None, 0.0)], "Unlimited")
+    hinge_at(other.pose.bones["a"], None)
+    obj = keyed_rig(seed=31)
+    scene.jointlimit.clamp_playback = True
+    handlers.on_playback_start(scene)
+    play(scene, obj, [1, 2, 3, 4])
+    assert layer.covers(obj) and handlers._state["quiet"] is not None
+    scene.collection.objects.unlink(other)
+    scene.collection.objects.link(late)
+    play(scene, obj, [5, 6])
+    assert math.degrees(late.pose.bones["a"].rotation_euler[0]) == pytest.approx(140, abs=1e-4)
+    handlers.on_playback_stop(scene, None)
+    scene.jointlimit.clamp_playback = False
+
+
+@pytest.mark.parametrize("playing", [False, True])
+def test_an_object_deleted_and_a_limited_armature_added_are_seen(scene, mods, playing):
+    """An empty deleted and a limited armature added (the same number of objects, updates in
+    between): the playback clamp finds the new armature, playing or stepping frames."""
+    import bpy
+    from rigs import make_armature
+
+    handlers = mods["handlers"]
+    empty = bpy.data.objects.new("E", None)
+    scene.collection.objects.link(empty)
+    obj = keyed_rig(seed=31)
+    scene.jointlimit.clamp_playback = True
+    if playing:
+        handlers.on_playback_start(scene)
+    play(scene, obj, [1, 2, 3])
+    bpy.ops.object.mode_set(mode="OBJECT")
+    bpy.data.objects.remove(empty)
+    bpy.context.view_layer.update()
+    late = make_armature([("a", (0, 0, 0), (0, 0, 1), None, 0.0)], "Late")
+    hinge_at(late.pose.bones["a"], 170)
+    bpy.context.view_layer.update()
+    play(scene, obj, [4, 5])
+    assert math.degrees(late.pose.bones["a"].rotation_euler[0]) == pytest.approx(140, abs=1e-4)
+    if playing:
+        handlers.on_playback_stop(scene, None)
+    scene.jointlimit.clamp_playback = False

@@ -13,12 +13,13 @@ that path one rotation at a time.
 
 Limits whose OPTIMAL correction is exact on outlines of arcs and segments (RECT, OVAL, POLYGON,
 either fit) correct their rotations outside together, whatever limit each row has: their
-outlines padded to one size (``_OutlineTables``), the nearest vertex or edge foot of each row's
-own outline is found in one pass [000 §4.1-4.5], with the same arithmetic as the single-limit
-kernel (``regions._nearest_on_sphere``), so the swing points are the same floats.
+outlines padded to one size (``_OutlineTables``; outlines of up to 12 edges, larger ones alone),
+the nearest vertex or edge foot of each row's own outline is found in one pass [000 §4.1-4.5],
+with the same arithmetic as the single-limit kernel (``regions._nearest_on_sphere``), so the
+swing points are the same floats.
 
-The result of each rotation equals ``limit.clamp`` of that rotation: rotations inside are
-returned unchanged, the others as the limit corrects them.
+The result of each rotation equals ``limit.clamp`` of that rotation to round-off: rotations
+inside are returned unchanged, the others as the limit corrects them.
 """
 
 import numpy as np
@@ -33,6 +34,7 @@ SINGLE_MAX = 24
 SINGLE_MAX_SMOOTH = 72
 SINGLE_MAX_FLOATS = 64     # other limits with a float path (the hinge: 3 µs a rotation, numpy ~200 µs a call)
 OUTLINES_MIN = 16       # rotations outside outline limits corrected together from this many (measured ~15)
+OUTLINES_MAX_CANDIDATES = 24    # vertices + edges; larger outlines alone (the padded pass costs more from ~24)
 OUTLINES_CHUNK = 4096
 
 
@@ -55,7 +57,12 @@ def _outside_swing_twist(q, groups):
 
 
 def _is_outline(limit):
-    return limit.correction == "OPTIMAL" and isinstance(limit.region, _OutlineRegion)
+    """Whether ``limit`` corrects with the others of ``_clamp_outlines`` (small outlines only:
+    each row pays for the largest outline of the pass)."""
+    if limit.correction != "OPTIMAL" or not isinstance(limit.region, _OutlineRegion):
+        return False
+    outline = limit.region.outline
+    return len(outline.vertices3) + len(outline.edges3) <= OUTLINES_MAX_CANDIDATES
 
 
 def _single_max(limit):
@@ -146,6 +153,11 @@ class _OutlineTables:
 
 
 _tables = {}    # tuple of limits -> _OutlineTables (the limits kept alive with their tables)
+
+
+def forget_tables():
+    """Let go of the padded tables (and the limits they keep)."""
+    _tables.clear()
 
 
 def _outline_tables(limits):

@@ -132,3 +132,24 @@ def test_many_outline_rotations_go_in_chunks(monkeypatch):
     whole = clamp_groups(q, groups)
     monkeypatch.setattr(grouped, "OUTLINES_CHUNK", 7)
     assert np.array_equal(clamp_groups(q, groups), whole)
+
+
+def test_a_large_outline_is_corrected_alone(monkeypatch):
+    """Every row of the pass pays for the largest outline in it: a polygon of many edges takes
+    its own path, the small outlines still go together, and each row is its limit's clamp."""
+    import jointlimit_addon.core.grouped as grouped
+
+    angles = np.linspace(0.0, 2.0 * math.pi, 40, endpoint=False)
+    big = JointLimit(shape="POLYGON", outline=[(0.1 + 0.5 * math.cos(a), 0.3 * math.sin(a)) for a in angles])
+    limits = _outline_limits()[:3] + [big]
+    together = []
+    original = grouped._clamp_outlines
+    monkeypatch.setattr(grouped, "_clamp_outlines",
+                        lambda q, out, groups, parts: together.append([g[0] for g in groups]) or
+                        original(q, out, groups, parts))
+    q = quat.random_unit(40 * len(limits), 14)
+    groups = [(limit, np.arange(i, len(q), len(limits))) for i, limit in enumerate(limits)]
+    out = clamp_groups(q, groups)
+    assert len(together) == 1 and big not in together[0] and len(together[0]) == 3
+    for limit, rows in groups:
+        assert np.abs(out[rows] - np.array([limit.clamp(qi) for qi in q[rows]])).max() <= 1e-12
