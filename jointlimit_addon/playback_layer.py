@@ -342,8 +342,11 @@ def installed_serial():
     return _layer["installs"] if _layer["covers"] else None
 
 
-def covers(obj):
-    """Whether ``obj`` is clamped by the layer (the playback clamp leaves it alone)."""
+def covers(obj, scene=None):
+    """Whether ``obj`` is clamped by the layer (the playback clamp leaves it alone), in ``scene``
+    if given (a rig linked into another scene is that scene's playback clamp's there)."""
+    if scene is not None and scene.session_uid != _layer["scene"]:
+        return False
     uid = obj.session_uid
     return any(cover.uid == uid for cover in _layer["covers"])
 
@@ -405,10 +408,16 @@ def remove_leftovers():
 
 def forget(loaded=False):
     """Forget the installed layer without touching it (undo or a file load replaced the data its
-    references point to, and the evaluated copies with it). A loaded file is not playing."""
+    references point to). A loaded file is not playing. Undo keeps the evaluated copies of the
+    actions it did not change, the layer's keys in them: those are made anew."""
     _layer.update(scene=None, covers=[], generation=None, stale=False, keyed=None)
     if loaded:
         _layer["playing"] = None
+        return
+    views = [view_layer for scene in bpy.data.scenes for view_layer in scene.view_layers]
+    for action in bpy.data.actions:
+        if any(copy.get(MARK) is not None for copy in (_evaluated(action, view) for view in views) if copy is not None):
+            action.update_tag()
 
 
 def forget_results():

@@ -964,3 +964,150 @@ def test_an_object_deleted_and_a_limited_armature_added_are_seen(scene, mods, pl
     if playing:
         handlers.on_playback_stop(scene, None)
     scene.jointlimit.clamp_playback = False
+
+
+def _rendered_hinge(scene, tmp_path):
+    """One hinge bone (0..90° about X) keyed 10° at frame 1 and 170° at frame 10, a cube on it, an
+    orthographic camera and Workbench at 48 pixels; returns the rig and ``render(tag)``, the
+    pixels of frame 8 rendered as ``blender -b -a`` renders (147.8° unclamped, 90° clamped)."""
+    import bpy
+    from rigs import make_armature
+
+    obj = make_armature([("a", (0, 0, 0), (0, 0, 1), None, 0.0)], "Rendered")
+    pb = obj.pose.bones["a"]
+    hinge_at(pb, 10)
+    pb.jointlimit.hinge_max = math.radians(90)
+    for frame, degrees in ((1, 10), (10, 170)):
+        pb.rotation_euler = (math.radians(degrees), 0.0, 0.0)
+        pb.keyframe_insert("rotation_euler", frame=frame)
+    bpy.ops.object.mode_set(mode="OBJECT")
+    mesh = bpy.data.meshes.new("Cube")
+    mesh.from_pydata([(x, y, z) for x in (-0.15, 0.15) for y in (-0.1, 0.9) for z in (-0.15, 0.15)], [],
+                     [(0, 1, 3, 2), (4, 6, 7, 5), (0, 4, 5, 1), (2, 3, 7, 6), (0, 2, 6, 4), (1, 5, 7, 3)])
+    cube = bpy.data.objects.new("Cube", mesh)
+    scene.collection.objects.link(cube)
+    cube.parent, cube.parent_type, cube.parent_bone = obj, "BONE", "a"
+    camera = bpy.data.objects.new("Camera", bpy.data.cameras.new("Camera"))
+    scene.collection.objects.link(camera)
+    camera.location, camera.rotation_euler = (8.0, 0.0, 0.5), (math.radians(90), 0.0, math.radians(90))
+    camera.data.type, camera.data.ortho_scale, scene.camera = "ORTHO", 3.0, camera
+    scene.render.engine = "BLENDER_WORKBENCH"
+    scene.render.resolution_x = scene.render.resolution_y = 48
+    scene.render.resolution_percentage = 100
+
+    def render(tag):
+        scene.frame_start = scene.frame_end = 8
+        scene.render.filepath = str(tmp_path / f"{tag}_")
+        bpy.ops.render.render(animation=True)
+        image = bpy.data.images.load(str(tmp_path / f"{tag}_0008.png"), check_existing=False)
+        pixels = np.array(image.pixels[:]).reshape(48, 48, 4)
+        bpy.data.images.remove(image)
+        return pixels
+
+    return obj, render
+
+
+def test_renders_show_the_clamped_animation(scene, mods, tmp_path):
+    """A render's depsgraph does not write what it animated back to the pose the playback clamp
+    reads: the render of an animated rig is clamped all the same, stepping frames or while the
+    layer plays the rig in the interface."""
+    from rigs import compat
+
+    handlers = mods["handlers"]
+    obj, render = _rendered_hinge(scene, tmp_path)
+    scene.jointlimit.clamp_playback = True
+    scene.frame_set(1)
+    stepped = render("stepped")
+    handlers.on_playback_start(scene)
+    play(scene, obj, [6, 7, 8])
+    assert mods["playback_layer"].covers(obj)
+    while_playing = render("playing")
+    handlers.on_playback_stop(scene, None)
+    scene.jointlimit.clamp_playback = False
+    unclamped = render("unclamped")
+    data = obj.animation_data
+    for fc in compat().action_fcurve_collection(data.action, data.action_slot):
+        for key in fc.keyframe_points:          # the clamped animation, keyed by hand
+            key.co[1] = key.handle_left[1] = key.handle_right[1] = math.radians(90) if fc.array_index == 0 else 0.0
+    expected = render("expected")
+
+    def differing(a, b):
+        return int((np.abs(a - b).max(axis=2) > 0.05).sum())
+
+    assert differing(unclamped, expected) > 50          # the pictures tell the two poses apart
+    assert differing(stepped, expected) == 0 and differing(while_playing, expected) == 0
+
+
+def _undo_steps():
+    import bpy
+
+    for step in ("first", "second"):        # undo to the very first step would reload everything
+        bpy.ops.ed.undo_push(message=step)
+
+
+@pytest.mark.parametrize("what", ["clamp playback switched on", "a limit enabled"])
+def test_undo_while_playing_leaves_no_key_behind(scene, mods, what):
+    """Undo during playback to before Clamp Playback was on (or before a limit was enabled):
+    undo keeps the evaluated copy of an action it did not change, so the layer's keys would go on
+    playing; the copy is made anew, the frames are the user's keys, during playback and after."""
+    import bpy
+
+    handlers = mods["handlers"]
+    obj = keyed_rig(seed=34, skin=False)
+    name = obj.name
+    if what == "a limit enabled":
+        scene.jointlimit.clamp_playback = True
+        pb = next(pb for pb in obj.pose.bones if pb.jointlimit.enabled)
+        pb.jointlimit.enabled = False
+    _undo_steps()
+    if what == "a limit enabled":
+        pb.jointlimit.enabled = True
+    else:
+        scene.jointlimit.clamp_playback = True
+    bpy.ops.ed.undo_push(message=what)
+    handlers.on_playback_start(scene)
+    play(scene, obj, [1, 2, 3])
+    assert layer_keys(obj)[0]
+    bpy.ops.ed.undo()
+    scene, obj = bpy.context.scene, bpy.data.objects[name]
+    played = play(scene, obj, [8, 9])
+    handlers.on_playback_stop(scene, None)
+    stopped = play(scene, obj, [8, 9])
+    assert not layer_keys(obj)[1]
+    obj.animation_data.action.update_tag()      # made anew from the user's keys
+    reference = play(scene, obj, [8, 9])        # not playing: the playback clamp, or no clamp at all
+    assert_same_frames(played, reference)
+    assert_same_frames(stopped, reference)
+    scene.jointlimit.clamp_playback = False
+
+
+def test_a_rig_playing_in_one_scene_is_clamped_in_another_one_switched_to(scene, mods):
+    """The window switches to another scene holding the same rig while the layer covers it in
+    the first one: that scene's frames are its playback clamp's, every limited bone inside."""
+    import bpy
+
+    handlers = mods["handlers"]
+    obj = keyed_rig(seed=35, skin=False)
+    other = bpy.data.scenes.new("Shot B")
+    other.collection.objects.link(obj)
+    other.frame_end, other.jointlimit.clamp_playback = 12, True
+    scene.jointlimit.clamp_playback = True
+    handlers.on_playback_start(scene)
+    play(scene, obj, [1, 2, 3])
+    assert mods["playback_layer"].covers(obj)
+    window = bpy.context.window
+    window.scene = other
+    bone_limits = importlib.import_module(handlers.__name__.rsplit(".", 1)[0] + ".bone_limits")
+    try:
+        for frame in (6, 7, 8):
+            other.frame_set(frame)
+            for pb in obj.pose.bones:
+                limit = bone_limits.cached_limit(pb.jointlimit)[0] if pb.jointlimit.enabled else None
+                if limit is not None:
+                    q = np.array(bone_limits.read_rotation(pb))
+                    assert bone_limits.quat.angle_between(limit.clamp(q), q) < 1e-4, (frame, pb.name)
+        handlers.on_playback_stop(other, None)
+    finally:
+        window.scene = scene
+        bpy.data.scenes.remove(other)
+    scene.jointlimit.clamp_playback = False
