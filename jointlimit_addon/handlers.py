@@ -105,10 +105,9 @@ def _updated_armatures(depsgraph):
     return objects
 
 
-def clamp_scene(scene, only_changed, depsgraph=None, view_layer=None, layer=True):
+def clamp_scene(scene, only_changed, depsgraph=None, view_layer=None):
     """Clamp the armatures of ``scene`` (with ``depsgraph``: only those its update touched; with
-    ``view_layer``: those of that view layer), but those the playback layer covers in ``scene``
-    (all of them, ``layer`` off: a render's frame, whose copies the layer leaves alone)."""
+    ``view_layer``: those of that view layer), but those the playback layer covers in ``scene``."""
     if _state["busy"]:
         return 0
     _state["busy"] = True
@@ -117,7 +116,7 @@ def clamp_scene(scene, only_changed, depsgraph=None, view_layer=None, layer=True
         _state["generation"] = props.settings_generation()
         if objects is None:
             objects = _armatures(scene, view_layer)
-        if layer and playback_layer.is_installed():
+        if playback_layer.is_installed():
             objects = [obj for obj in objects if not playback_layer.covers(obj, scene)]
         return sum(clamp_object(obj, only_changed) for obj in objects if obj.pose is not None)
     finally:
@@ -202,38 +201,13 @@ def on_frame_change(scene, depsgraph=None):
     if depsgraph is not None and _relinked(depsgraph):
         _scene_armatures.clear()        # objects linked, unlinked or excluded in this evaluation
         _state["quiet"] = None
-    rendering = depsgraph is not None and depsgraph.mode == "RENDER"
-    if rendering:
-        _take_evaluated_rotations(depsgraph, _armatures(scene, view_layer))
-        quiet = None
-    else:
-        quiet = _quiet_key(scene, view_layer)
-        if quiet is not None and quiet == _state["quiet"]:
-            return
-    clamp_scene(scene, only_changed=False, view_layer=view_layer, layer=not rendering)
+    quiet = _quiet_key(scene, view_layer)
+    if quiet is not None and quiet == _state["quiet"]:
+        return
+    clamp_scene(scene, only_changed=False, view_layer=view_layer)
     if quiet is not None and all(playback_layer.covers(obj, scene) or live_pose.found_no_limits(obj)
                                  for obj in _armatures(scene, view_layer)):
         _state["quiet"] = quiet
-
-
-def _take_evaluated_rotations(depsgraph, objects):
-    """Only the interface's (active) depsgraph writes the values it animated back to the
-    original data, where the playback clamp reads and writes the pose; a render's does not
-    (``blender -b -a``, ``render.render``): the limited bones' evaluated rotation modes and
-    rotations are copied there first, so the clamp sees the frame the render evaluated (its
-    write then makes the render evaluate the frame again, clamped)."""
-    for obj in objects:
-        evaluated = obj.evaluated_get(depsgraph).pose.bones
-        for pb in obj.pose.bones:
-            ev = evaluated.get(pb.name) if pb.jointlimit.enabled else None
-            if ev is None:
-                continue
-            if ev.rotation_mode != pb.rotation_mode:
-                pb.rotation_mode = ev.rotation_mode
-            attr = bone_limits.rotation_path(pb)[0]
-            value = getattr(ev, attr)[:]
-            if getattr(pb, attr)[:] != value:
-                setattr(pb, attr, value)
 
 
 def _relinked(depsgraph):

@@ -414,6 +414,8 @@ def forget(loaded=False):
     if loaded:
         _layer["playing"] = None
         return
+    if not _layer["installs"]:
+        return      # no layer this session: no copy holds its keys
     views = [view_layer for scene in bpy.data.scenes for view_layer in scene.view_layers]
     for action in bpy.data.actions:
         if any(copy.get(MARK) is not None for copy in (_evaluated(action, view) for view in views) if copy is not None):
