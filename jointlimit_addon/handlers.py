@@ -201,6 +201,9 @@ def on_frame_change(scene, depsgraph=None):
     if depsgraph is not None and _relinked(depsgraph):
         _scene_armatures.clear()        # objects linked, unlinked or excluded in this evaluation
         _state["quiet"] = None
+    if depsgraph is not None and depsgraph.mode == "RENDER":
+        _clamp_render_frame(scene, depsgraph, view_layer)
+        return
     quiet = _quiet_key(scene, view_layer)
     if quiet is not None and quiet == _state["quiet"]:
         return
@@ -208,6 +211,26 @@ def on_frame_change(scene, depsgraph=None):
     if quiet is not None and all(playback_layer.covers(obj, scene) or live_pose.found_no_limits(obj)
                                  for obj in _armatures(scene, view_layer)):
         _state["quiet"] = quiet
+
+
+def _clamp_render_frame(scene, depsgraph, view_layer):
+    """A render's frame. Its depsgraph writes nothing it animated back to the pose the playback
+    clamp reads and writes (only the interface's depsgraph does), so the keyed limited bones take
+    the playback layer's way (``playback_layer.key_render_frame``: the frame's clamped values as
+    keys in the render's own copy of the action), and the pose stored in each rig is clamped as
+    always. A rig either changed has its animation evaluated again (a ``TIME`` tag): the render's
+    second pass then takes every animated value from the animation, none from the stored pose."""
+    if _state["busy"]:
+        return
+    _state["busy"] = True
+    try:
+        objects = [obj for obj in _armatures(scene, view_layer) if obj.pose is not None]
+        keyed = playback_layer.key_render_frame(depsgraph, objects)
+        for obj in objects:
+            if clamp_object(obj, only_changed=False) or obj.session_uid in keyed:
+                obj.update_tag(refresh={"TIME"})
+    finally:
+        _state["busy"] = False
 
 
 def _relinked(depsgraph):

@@ -486,6 +486,28 @@ def after_frame(scene, depsgraph):
     _layer["keyed"] = _batches() if keyed else None
 
 
+def key_render_frame(depsgraph, objects):
+    """A render's frame (``frame_change_post`` of its depsgraph): for each armature of
+    ``objects`` the layer could cover, the clamped values of the frame the render evaluated are
+    written as keys into the render's own copy of the action, as the layer does for the
+    interface's copy (a render's depsgraph writes nothing it animated back to the pose that the
+    playback clamp reads). Returns the ``session_uid`` of the armatures whose keys changed
+    (their animation must be evaluated again)."""
+    frame = depsgraph.scene_eval.frame_current_final
+    keyed = set()
+    for obj in objects:
+        bones = _covered_bones(obj)
+        if not bones:
+            continue    # nothing keyed, or not from its action alone: the pose stored in the rig
+        copy = obj.animation_data.action.evaluated_get(depsgraph)
+        if not copy.is_evaluated:
+            continue
+        cover = _Cover(obj, bones)
+        if cover.values(frame) is not None and cover.moved.any() and cover.write_keys(copy):
+            keyed.add(obj.session_uid)
+    return keyed
+
+
 def _frames_ahead(scene):
     """A function giving the scene times (``frame_current_final``) of the frames playback is
     expected to show after the current one: ``AHEAD - 1`` of them at the step from the frame

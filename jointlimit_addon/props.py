@@ -194,9 +194,9 @@ class JointLimitSceneSettings(bpy.types.PropertyGroup):
     )
     clamp_playback: BoolProperty(
         name="Clamp Playback",
-        description="Clamp limited bones on every frame during playback and rendering (a render clamps the pose "
-                    "stored in the rig, not an animated rig's frames: bake the limits before rendering an "
-                    "animation). Switching it on also switches on Render > Lock Interface, without which a "
+        description="Clamp limited bones on every frame during playback and rendering (a render clamps the "
+                    "animation of rigs animated by their action alone; bake the limits of others before "
+                    "rendering). Switching it on also switches on Render > Lock Interface, without which a "
                     "render started from the interface cannot be clamped safely",
         default=False,
         update=_lock_interface_for_renders,

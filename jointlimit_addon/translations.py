@@ -153,11 +153,11 @@ MESSAGES = {
     "Keep limited bones inside their limits while you pose them (R, trackball, typed values)":
         "ポーズ中（R、トラックボール、数値入力）も制限付きボーンを制限内に保ちます",
     "Clamp Playback": "再生時に制限",
-    "Clamp limited bones on every frame during playback and rendering (a render clamps the pose stored in the rig, "
-    "not an animated rig's frames: bake the limits before rendering an animation). Switching it on also switches "
+    "Clamp limited bones on every frame during playback and rendering (a render clamps the animation of rigs "
+    "animated by their action alone; bake the limits of others before rendering). Switching it on also switches "
     "on Render > Lock Interface, without which a render started from the interface cannot be clamped safely":
-        "再生とレンダリングの毎フレームで制限付きボーンを制限内に戻します（レンダリングではリグに保存されたポーズを制限しますが、"
-        "アニメーションするリグの各フレームは制限しません。アニメーションをレンダリングする前に制限をベイクしてください）。"
+        "再生とレンダリングの毎フレームで制限付きボーンを制限内に戻します（レンダリングで制限されるのは、アクションだけで"
+        "アニメーションするリグです。それ以外のリグはレンダリング前に制限をベイクしてください）。"
         "オンにすると「レンダー > インターフェースをロック」もオンになります。これがオフのままでは、"
         "インターフェースから開始したレンダリングを安全に制限できません",
     "Lock Interface (renders are clamped only with it)": "インターフェースをロック（オンのときだけレンダリングを制限します）",

@@ -1039,3 +1039,87 @@ def test_a_rig_playing_in_one_scene_is_clamped_in_another_one_switched_to(scene,
         window.scene = scene
         bpy.data.scenes.remove(other)
     scene.jointlimit.clamp_playback = False
+
+
+def _probe_engine():
+    """A render engine that records, per rendered frame, what the render's depsgraph finally
+    evaluated (after Blender's second pass): each armature's bone X angles (degrees) and height."""
+    import bpy
+
+    class Probe(bpy.types.RenderEngine):
+        bl_idname = "JL_TEST_PROBE"
+        bl_label = "Probe"
+        seen = []
+
+        def render(self, depsgraph):
+            for obj in depsgraph.objects:
+                if obj.type == "ARMATURE":
+                    Probe.seen.append(({pb.name: math.degrees(pb.rotation_euler[0]) for pb in obj.pose.bones},
+                                       obj.matrix_world.translation.z))
+            result = self.begin_result(0, 0, 4, 4)
+            self.end_result(result)
+
+    bpy.utils.register_class(Probe)
+    return Probe
+
+
+def test_renders_show_the_clamped_animation_and_the_rest_of_it(scene, mods):
+    """A render's depsgraph does not write what it animated back to the pose: the keyed limited
+    bone is clamped in the rendered frame all the same (stepped, and while the layer plays the rig),
+    the rest of the animation (another bone, the rig's height) is the frame's, and the pose stored
+    in the rig (an unkeyed limited bone posed inside its limit) is left as it is."""
+    import bpy
+    from rigs import make_armature
+
+    handlers = mods["handlers"]
+    obj = make_armature([("a", (0, 0, 0), (0, 0, 1), None, 0.0), ("b", (1, 0, 0), (1, 0, 1), None, 0.0),
+                         ("c", (2, 0, 0), (2, 0, 1), None, 0.0)], "Rendered")
+    bones = obj.pose.bones
+    for pb, (lo, hi) in zip(bones, ((10, 170), (0, 90))):
+        hinge_at(pb, lo if pb.name == "a" else None)
+        pb.jointlimit.hinge_max = math.radians(90)
+        for frame, degrees in ((1, lo), (10, hi)):
+            pb.rotation_euler = (math.radians(degrees), 0.0, 0.0)
+            pb.keyframe_insert("rotation_euler", frame=frame)
+    hinge_at(bones["c"], 30)
+    bones["c"].jointlimit.hinge_max = math.radians(90)
+    for frame, z in ((1, 0.0), (10, 9.0)):
+        obj.location.z = z
+        obj.keyframe_insert("location", frame=frame)
+    bpy.ops.object.mode_set(mode="OBJECT")
+    camera = bpy.data.objects.new("Camera", bpy.data.cameras.new("Camera"))
+    scene.collection.objects.link(camera)
+    scene.camera = camera
+    probe = _probe_engine()
+    scene.render.engine = probe.bl_idname
+    scene.render.resolution_x = scene.render.resolution_y = 4
+    scene.render.resolution_percentage = 100
+
+    def render():
+        probe.seen.clear()
+        scene.frame_start = scene.frame_end = 8
+        bpy.ops.render.render(animation=True)
+        assert len(probe.seen) == 1
+        return probe.seen[0]
+
+    try:
+        scene.frame_set(1)
+        unclamped, height = render()
+        assert unclamped["a"] > 140 and 0 < unclamped["b"] < 90 and height > 7
+        scene.jointlimit.clamp_playback = True
+        scene.frame_set(1)
+        stepped = render()
+        handlers.on_playback_start(scene)
+        play(scene, obj, [6, 7, 8])
+        assert mods["playback_layer"].covers(obj)
+        while_playing = render()
+        handlers.on_playback_stop(scene, None)
+        for angles, z in (stepped, while_playing):
+            assert angles["a"] == pytest.approx(90, abs=1e-4)
+            assert angles["b"] == pytest.approx(unclamped["b"], abs=1e-5) and z == pytest.approx(height, abs=1e-6)
+            assert angles["c"] == pytest.approx(30, abs=1e-4)
+        assert math.degrees(bones["c"].rotation_euler[0]) == pytest.approx(30, abs=1e-4)
+    finally:
+        scene.render.engine = "BLENDER_WORKBENCH"
+        bpy.utils.unregister_class(probe)
+        scene.jointlimit.clamp_playback = False
