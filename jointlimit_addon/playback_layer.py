@@ -491,8 +491,10 @@ def key_render_frame(depsgraph, objects):
     ``objects`` the layer could cover, the clamped values of the frame the render evaluated are
     written as keys into the render's own copy of the action, as the layer does for the
     interface's copy (a render's depsgraph writes nothing it animated back to the pose that the
-    playback clamp reads). Returns the ``session_uid`` of the armatures whose keys changed
-    (their animation must be evaluated again)."""
+    playback clamp reads). Once a copy holds such keys, every later frame of the render writes
+    all the covered bones' values (a channel keyed on an earlier frame would hold that frame's).
+    Returns the ``session_uid`` of the armatures whose keys changed (their animation must be
+    evaluated again)."""
     frame = depsgraph.scene_eval.frame_current_final
     keyed = set()
     for obj in objects:
@@ -503,7 +505,11 @@ def key_render_frame(depsgraph, objects):
         if not copy.is_evaluated:
             continue
         cover = _Cover(obj, bones)
-        if cover.values(frame) is not None and cover.moved.any() and cover.write_keys(copy):
+        if cover.values(frame) is None:
+            continue
+        if copy.get(MARK) is not None:
+            cover.moved[:] = True   # keys an earlier frame wrote hold that frame's values: every bone gets this one's
+        if cover.moved.any() and cover.write_keys(copy):
             keyed.add(obj.session_uid)
     return keyed
 

@@ -1123,3 +1123,60 @@ def test_renders_show_the_clamped_animation_and_the_rest_of_it(scene, mods):
         scene.render.engine = "BLENDER_WORKBENCH"
         bpy.utils.unregister_class(probe)
         scene.jointlimit.clamp_playback = False
+
+
+def test_a_rendered_sequence_clamps_each_frame_as_its_own(scene, mods, tmp_path):
+    """Frames rendered one after the other in one render (Workbench keeps the render's copy of
+    the action from frame to frame): a bone outside its limit on the first frames and inside on
+    the later ones is clamped on the first and follows its keys on the later, as the same frames
+    keyed by hand with the clamped angles render."""
+    import bpy
+    from rigs import compat, make_armature
+
+    obj = make_armature([("a", (0, 0, 0), (0, 0, 1), None, 0.0)], "Sequence")
+    pb = obj.pose.bones["a"]
+    hinge_at(pb, 170)
+    pb.jointlimit.hinge_max = math.radians(90)
+    for frame, degrees in ((1, 170), (10, 10)):
+        pb.rotation_euler = (math.radians(degrees), 0.0, 0.0)
+        pb.keyframe_insert("rotation_euler", frame=frame)
+    bpy.ops.object.mode_set(mode="OBJECT")
+    mesh = bpy.data.meshes.new("Box")
+    mesh.from_pydata([(x, y, z) for x in (-0.15, 0.15) for y in (-0.1, 0.9) for z in (-0.15, 0.15)], [],
+                     [(0, 1, 3, 2), (4, 6, 7, 5), (0, 4, 5, 1), (2, 3, 7, 6), (0, 2, 6, 4), (1, 5, 7, 3)])
+    box = bpy.data.objects.new("Box", mesh)
+    scene.collection.objects.link(box)
+    box.parent, box.parent_type, box.parent_bone = obj, "BONE", "a"
+    camera = bpy.data.objects.new("Camera", bpy.data.cameras.new("Camera"))
+    scene.collection.objects.link(camera)
+    camera.location, camera.rotation_euler = (8.0, 0.0, 0.5), (math.radians(90), 0.0, math.radians(90))
+    camera.data.type, camera.data.ortho_scale, scene.camera = "ORTHO", 3.0, camera
+    scene.render.engine = "BLENDER_WORKBENCH"
+    scene.render.resolution_x = scene.render.resolution_y = 32
+    scene.render.resolution_percentage = 100
+    scene.frame_start, scene.frame_end = 2, 9
+    frames = range(2, 10)
+
+    def render(tag):
+        scene.render.filepath = str(tmp_path / f"{tag}_")
+        bpy.ops.render.render(animation=True)
+        images = []
+        for frame in frames:
+            image = bpy.data.images.load(str(tmp_path / f"{tag}_{frame:04d}.png"), check_existing=False)
+            images.append(np.array(image.pixels[:]).reshape(32, 32, 4))
+            bpy.data.images.remove(image)
+        return images
+
+    scene.jointlimit.clamp_playback = True
+    clamped = render("clamped")
+    scene.jointlimit.clamp_playback = False
+    data = obj.animation_data
+    fc = compat().action_fcurve_collection(data.action, data.action_slot).find(pb.path_from_id("rotation_euler"), index=0)
+    angles = [min(fc.evaluate(frame), math.radians(90)) for frame in frames]
+    assert angles[0] == angles[3] == math.radians(90) and angles[-1] < math.radians(40)   # outside, then inside
+    fc.keyframe_points.clear()
+    for frame, angle in zip(frames, angles):                   # the clamped frames, keyed by hand
+        fc.keyframe_points.insert(frame, angle).interpolation = "CONSTANT"
+    expected = render("expected")
+    for frame, got, want in zip(frames, clamped, expected):
+        assert int((np.abs(got - want).max(axis=2) > 0.05).sum()) == 0, frame
