@@ -190,6 +190,10 @@ def on_frame_change(scene, depsgraph=None):
     if depsgraph is not None and threading.current_thread() is threading.main_thread():
         playback_layer.after_frame(scene, depsgraph)
     if not scene.jointlimit.clamp_playback:
+        if depsgraph is not None and depsgraph.mode == "RENDER" and not unsafe_render(scene):
+            for obj in _armatures(scene, depsgraph.view_layer):     # keys an earlier render wrote
+                if playback_layer.unkey_render_copy(depsgraph, obj):
+                    obj.update_tag(refresh={"TIME"})
         return
     if unsafe_render(scene):
         if not _state["warned"]:

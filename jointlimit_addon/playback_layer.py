@@ -499,8 +499,10 @@ def key_render_frame(depsgraph, objects):
     keyed = set()
     for obj in objects:
         bones = _covered_bones(obj)
-        if not bones:
-            continue    # nothing keyed, or not from its action alone: the pose stored in the rig
+        if not bones:   # nothing keyed, or not from its action alone: the pose stored in the rig
+            if unkey_render_copy(depsgraph, obj):
+                keyed.add(obj.session_uid)
+            continue
         copy = obj.animation_data.action.evaluated_get(depsgraph)
         if not copy.is_evaluated:
             continue
@@ -512,6 +514,22 @@ def key_render_frame(depsgraph, objects):
         if cover.moved.any() and cover.write_keys(copy):
             keyed.add(obj.session_uid)
     return keyed
+
+
+def unkey_render_copy(depsgraph, obj):
+    """Have the render's copy of ``obj``'s action made anew if it holds keys a clamped frame
+    wrote (a render depsgraph kept from one render to the next, Persistent Data, the rig no
+    longer covered or Clamp Playback off); ``True`` when it did (the rig's animation must be
+    evaluated again)."""
+    data = obj.animation_data
+    action = None if data is None else data.action
+    if action is None or action.library is not None:
+        return False
+    copy = action.evaluated_get(depsgraph)
+    if not copy.is_evaluated or copy.get(MARK) is None:
+        return False
+    action.update_tag()
+    return True
 
 
 def _frames_ahead(scene):

@@ -1180,3 +1180,50 @@ def test_a_rendered_sequence_clamps_each_frame_as_its_own(scene, mods, tmp_path)
     expected = render("expected")
     for frame, got, want in zip(frames, clamped, expected):
         assert int((np.abs(got - want).max(axis=2) > 0.05).sum()) == 0, frame
+
+
+def test_a_render_depsgraph_kept_between_frames_and_renders(scene, mods):
+    """Persistent Data keeps the render's depsgraph, and the keys a clamped frame wrote into its
+    copy of the action, from frame to frame and from one render to the next: each frame is still
+    its own (clamped, then following the keys), and with Clamp Playback off again the next render
+    is the user's animation."""
+    import bpy
+    from rigs import make_armature
+
+    obj = make_armature([("a", (0, 0, 0), (0, 0, 1), None, 0.0)], "Persistent")
+    pb = obj.pose.bones["a"]
+    hinge_at(pb, 0)
+    pb.jointlimit.hinge_max = math.radians(90)
+    for frame, degrees in ((1, 0), (5, 160), (9, 0)):
+        pb.rotation_euler = (math.radians(degrees), 0.0, 0.0)
+        pb.keyframe_insert("rotation_euler", frame=frame)
+    bpy.ops.object.mode_set(mode="OBJECT")
+    camera = bpy.data.objects.new("Camera", bpy.data.cameras.new("Camera"))
+    scene.collection.objects.link(camera)
+    scene.camera = camera
+    probe = _probe_engine()
+    scene.render.engine = probe.bl_idname
+    scene.render.use_persistent_data = True
+    scene.render.resolution_x = scene.render.resolution_y = 4
+    scene.render.resolution_percentage = 100
+
+    def render(first, last):
+        probe.seen.clear()
+        scene.frame_start, scene.frame_end = first, last
+        bpy.ops.render.render(animation=True)
+        return [angles["a"] for angles, _ in probe.seen]
+
+    try:
+        unclamped = render(3, 8)
+        assert max(unclamped) > 140 and unclamped[-1] < 90
+        scene.jointlimit.clamp_playback = True
+        assert render(3, 8) == [pytest.approx(min(a, 90.0), abs=1e-4) for a in unclamped]
+        assert render(8, 8) == [pytest.approx(unclamped[-1], abs=1e-4)]
+        render(5, 5)
+        scene.jointlimit.clamp_playback = False
+        assert render(5, 5) == [pytest.approx(unclamped[2], abs=1e-4)]      # the user's 160°
+    finally:
+        scene.render.use_persistent_data = False
+        scene.render.engine = "BLENDER_WORKBENCH"
+        bpy.utils.unregister_class(probe)
+        scene.jointlimit.clamp_playback = False
