@@ -73,6 +73,18 @@ def playing_rig(scene, mods, seed):
     return handlers, layer, obj
 
 
+def playing_twelve_frames(scene, mods, seed):
+    """``(handlers, layer, obj)``: a ``keyed_rig`` without skin playing frames 1 and 2 of a 12-frame
+    range with Clamp Playback on (frames 1 to 12 computed in the first batch)."""
+    handlers, layer = mods["handlers"], mods["playback_layer"]
+    obj = keyed_rig(seed=seed, skin=False)
+    scene.frame_start, scene.frame_end = 1, 12
+    scene.jointlimit.clamp_playback = True
+    handlers.on_playback_start(scene)
+    play(scene, obj, [1, 2])
+    return handlers, layer, obj
+
+
 def assert_same_frames(got, expected):
     """The same stored rotations to a float32 step and the same evaluated matrices."""
     for (stored, matrices), (stored_ref, matrices_ref) in zip(got, expected):
@@ -252,12 +264,7 @@ def test_keys_edited_right_before_a_frame_are_seen_on_that_frame(scene, mods, mo
     """A key moved by a script with no update before the next frame (so no ``check_updates``):
     that frame, computed ahead with the old keys, is shown with the new ones, and the layer is
     set up anew only once."""
-    handlers, layer = mods["handlers"], mods["playback_layer"]
-    obj = keyed_rig(seed=5, skin=False)
-    scene.frame_start, scene.frame_end = 1, 12
-    scene.jointlimit.clamp_playback = True
-    handlers.on_playback_start(scene)
-    play(scene, obj, [1, 2])                    # frames 1 to 12 computed
+    handlers, layer, obj = playing_twelve_frames(scene, mods, seed=5)
     pb = next(p for p in obj.pose.bones if p.jointlimit.enabled and p.rotation_mode == "XZY")
     assert pb.path_from_id("rotation_euler") in paths(layer_keys(obj)[0])
     key = next(k for k in fcurves_of(obj).find(pb.path_from_id("rotation_euler"), index=0).keyframe_points
@@ -277,12 +284,7 @@ def test_channels_removed_right_before_a_remembered_frame(scene, mods):
     evaluation makes the action's copy anew (the removal tags the action), so it is shown as the
     playback clamp shows it, without the layer's keys of the removed channels; the next frame
     sets the layer up again without them."""
-    handlers, layer = mods["handlers"], mods["playback_layer"]
-    obj = keyed_rig(seed=33, skin=False)
-    scene.frame_start, scene.frame_end = 1, 12
-    scene.jointlimit.clamp_playback = True
-    handlers.on_playback_start(scene)
-    play(scene, obj, [1, 2])                    # frames 1 to 12 computed
+    handlers, layer, obj = playing_twelve_frames(scene, mods, seed=33)
     gone = next(pb for pb in obj.pose.bones if pb.jointlimit.enabled and pb.rotation_mode == "QUATERNION")
     path = gone.path_from_id("rotation_quaternion")
     assert path in paths(layer_keys(obj)[0])

@@ -26,7 +26,7 @@ import numpy as np
 
 from .limits import JointLimit
 from .projection import MATH, NP, TWO_PI, _compose, _parts, _sphere_to_plane
-from .regions import _OutlineRegion
+from .regions import _candidate_point, _OutlineRegion
 
 # Below this many rotations to correct, one at a time is cheaper than numpy's per-call cost
 # (measured crossovers: ~25 for RECT, OVAL and POLYGON, ~75 for the numeric smooth shapes).
@@ -185,13 +185,8 @@ def _nearest_on_outlines(px, py, pz, which, tables):
     dk, dr = k - h, el - rho
     d_edge = np.where(on_edge, dk * dk + dr * dr, np.inf)
     code = np.argmin(np.concatenate((d_vertex, d_edge), axis=1), axis=1)
-    bx, by, bz, nx, ny, nz, rho = tables.table[which, code].T
-    px, py, pz = px[:, 0], py[:, 0], pz[:, 0]
-    k = px * nx + py * ny + pz * nz
-    ex, ey, ez = px - k * nx, py - k * ny, pz - k * nz
-    el = np.sqrt(ex * ex + ey * ey + ez * ez)
-    f = rho / np.where(el > 1e-300, el, 1.0)
-    return bx + ex * f, by + ey * f, bz + ez * f
+    rows = tables.table[which, code].T      # each row's own candidate, as the kernel's table columns
+    return _candidate_point(px[:, 0], py[:, 0], pz[:, 0], np.arange(len(code)), rows, NP)
 
 
 def _twist_clamp(psi, which, tables):
