@@ -10,7 +10,7 @@ import math
 import numpy as np
 
 from . import chains, compat, settings_io
-from .core import grouped, locks, quat
+from .core import grouped_shapes, locks, quat
 from .core.euler_limits import EulerLimit, EulerMultiLimit, HingeLimit, QuatSwingLimit
 from .core.limits import SMOOTH_SHAPES, JointLimit
 
@@ -149,7 +149,7 @@ def cached_limit(settings, key=None):
 def clear_cache():
     _limits.clear()
     _rest_offsets.clear()
-    grouped.forget_tables()
+    grouped_shapes.forget_tables()
 
 
 def rest_pose_offset(limit):

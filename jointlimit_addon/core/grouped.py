@@ -11,12 +11,11 @@ kinds (hinge, Euler, quaternion swing) check each group in one vectorised call a
 rotations outside in another, or, in small groups of a kind with a float path (the hinge), take
 that path one rotation at a time.
 
-Limits whose OPTIMAL correction is exact on outlines of arcs and segments (RECT, OVAL, POLYGON,
-either fit) correct their rotations outside together, whatever limit each row has: their
-outlines padded to one size (``_OutlineTables``; outlines of up to 12 edges, larger ones alone),
-the nearest vertex or edge foot of each row's own outline is found in one pass [000 §4.1-4.5],
-with the same arithmetic as the single-limit kernel (``regions._nearest_on_sphere``), so the
-swing points are the same floats.
+Limits of one kind whose OPTIMAL correction has a vectorised kernel with per-row shapes
+(``grouped_shapes``: outlines of arcs and segments, RECT, OVAL, POLYGON; ellipses, ELLIPSE;
+either fit) correct their rotations outside together, whatever limit each row has: one pass
+over the rows of every such limit instead of one numpy pass, or one Python call per rotation,
+per limit. Hinges are checked and corrected together the same way.
 
 The result of each rotation equals ``limit.clamp`` of that rotation to round-off: rotations
 inside are returned unchanged, the others as the limit corrects them.
@@ -24,18 +23,20 @@ inside are returned unchanged, the others as the limit corrects them.
 
 import numpy as np
 
+from . import grouped_shapes
+from .grouped_shapes import EllipseTables, HingeTables, OutlineTables
 from .limits import JointLimit
-from .projection import MATH, NP, TWO_PI, _compose, _parts, _sphere_to_plane
-from .regions import _candidate_point, _OutlineRegion
+from .projection import NP, TWO_PI, _compose, _parts
 
 # Below this many rotations to correct, one at a time is cheaper than numpy's per-call cost
 # (measured crossovers: ~25 for RECT, OVAL and POLYGON, ~75 for the numeric smooth shapes).
 SINGLE_MAX = 24
 SINGLE_MAX_SMOOTH = 72
 SINGLE_MAX_FLOATS = 64     # other limits with a float path (the hinge: 3 µs a rotation, numpy ~200 µs a call)
-OUTLINES_MIN = 16       # rotations outside outline limits corrected together from this many (measured ~15)
-OUTLINES_MAX_CANDIDATES = 24    # vertices + edges; larger outlines alone (the padded pass costs more from ~24)
-OUTLINES_CHUNK = 4096
+# From this many rotations outside limits of one kind (hinges: rotations), the kind's pass
+# (measured crossovers)
+TOGETHER_MIN = {OutlineTables: 16, EllipseTables: 24, HingeTables: 32}
+CHUNK = 4096
 
 
 def _outside_swing_twist(q, groups):
@@ -56,13 +57,13 @@ def _outside_swing_twist(q, groups):
     return out, parts
 
 
-def _is_outline(limit):
-    """Whether ``limit`` corrects with the others of ``_clamp_outlines`` (small outlines only:
-    each row pays for the largest outline of the pass)."""
-    if limit.correction != "OPTIMAL" or not isinstance(limit.region, _OutlineRegion):
-        return False
-    outline = limit.region.outline
-    return len(outline.vertices3) + len(outline.edges3) <= OUTLINES_MAX_CANDIDATES
+def _together_kind(limit):
+    """The ``grouped_shapes`` tables of the pass ``limit`` corrects in, or ``None``."""
+    if grouped_shapes.is_outline(limit):
+        return OutlineTables
+    if grouped_shapes.is_ellipse(limit):
+        return EllipseTables
+    return None
 
 
 def _single_max(limit):
@@ -80,22 +81,27 @@ def clamp_groups(q, groups):
     if sum(len(rows) for _, rows in swing) < SINGLE_MAX:    # few in all (small groups): one at a time
         one_by_one += swing
     elif swing:
-        outlines = []
+        together = {OutlineTables: [], EllipseTables: []}
         outside, parts = _outside_swing_twist(q, swing)
         for (limit, _), (bad, at, swing_in) in zip(swing, outside):
-            if _is_outline(limit):
-                outlines.append((limit, bad, at, swing_in))
+            kind = _together_kind(limit)
+            if kind is not None:
+                together[kind].append((limit, bad, at, swing_in))
             elif len(bad) >= _single_max(limit):
                 out[bad] = limit.clamp(q[bad])
             else:
                 one_by_one.append((limit, bad))
-        if sum(len(bad) for _, bad, _, _ in outlines) >= OUTLINES_MIN:
-            _clamp_outlines(q, out, outlines, parts)
-        else:
-            one_by_one += [(limit, bad) for limit, bad, _, _ in outlines]
-    for limit, rows in groups:
-        if not len(rows) or isinstance(limit, JointLimit):
-            continue
+        for kind, members in together.items():
+            if sum(len(bad) for _, bad, _, _ in members) >= TOGETHER_MIN[kind]:
+                _clamp_together(q, out, members, parts, kind)
+            else:
+                one_by_one += [(limit, bad) for limit, bad, _, _ in members]
+    others = [(limit, rows) for limit, rows in groups if len(rows) and not isinstance(limit, JointLimit)]
+    hinges = [(limit, rows) for limit, rows in others if grouped_shapes.is_hinge(limit)]
+    if sum(len(rows) for _, rows in hinges) >= TOGETHER_MIN[HingeTables]:
+        _clamp_hinges(q, out, hinges)
+        others = [(limit, rows) for limit, rows in others if not grouped_shapes.is_hinge(limit)]
+    for limit, rows in others:
         if len(rows) < SINGLE_MAX_FLOATS and hasattr(limit, "clamp1"):
             one_by_one.append((limit, rows))
             continue
@@ -121,72 +127,7 @@ def _clamp_each(q, out, groups):
     out[rows] = values
 
 
-# --- outline limits, corrected together ------------------------------------------------------
-
-
-class _OutlineTables:
-    """The outlines and twist ranges of several outline limits, padded to one size: vertices
-    ``(L, V, 3)`` (repeats of the first vertex, never nearer than it), edges ``(L, E, 9)``
-    (``regions._Outline.edges3``; padding never holds a foot: ``m = 0``, ``m·A = 1``), candidate
-    points ``(L, V + E, 7)`` (``_Outline.candidates``, edges from column ``V``)."""
-
-    def __init__(self, limits):
-        outlines = [limit.region.outline for limit in limits]
-        n_v = max(len(o.vertices3) for o in outlines)
-        n_e = max(len(o.edges3) for o in outlines)
-        self.vertices = np.empty((len(limits), n_v, 3))
-        self.edges = np.zeros((len(limits), n_e, 9))
-        self.edges[..., 5] = 1.0
-        self.table = np.zeros((len(limits), n_v + n_e, 7))
-        for i, outline in enumerate(outlines):
-            vertices, edges = np.array(outline.vertices3), np.array(outline.edges3)
-            self.vertices[i] = vertices[0]
-            self.vertices[i, :len(vertices)] = vertices
-            self.edges[i, :len(edges)] = edges
-            table = np.array(outline.candidates(MATH)).T
-            self.table[i, :len(vertices)] = table[:len(vertices)]
-            self.table[i, n_v:n_v + len(edges)] = table[len(vertices):]
-        twist = [limit.twist or (-np.inf, np.inf) for limit in limits]
-        self.lo, self.hi = (np.array(column) for column in zip(*twist))
-        self.free = np.array([limit.twist is None for limit in limits])
-        self.fixed = np.array([limit.fix_twist for limit in limits])
-
-
-_tables = {}    # tuple of limits -> _OutlineTables (the limits kept alive with their tables)
-
-
-def forget_tables():
-    """Let go of the padded tables (and the limits they keep)."""
-    _tables.clear()
-
-
-def _outline_tables(limits):
-    key = tuple(limits)
-    tables = _tables.get(key)
-    if tables is None:
-        if len(_tables) >= 64:
-            _tables.clear()
-        tables = _tables[key] = _OutlineTables(limits)
-    return tables
-
-
-def _nearest_on_outlines(px, py, pz, which, tables):
-    """``regions._nearest_on_sphere`` of each unit point on the outline ``which`` of ``tables``
-    (the same candidates in the same order, the first nearest kept: the same floats)."""
-    px, py, pz = px[:, None], py[:, None], pz[:, None]
-    vx, vy, vz = np.moveaxis(tables.vertices[which], -1, 0)
-    dx, dy, dz = px - vx, py - vy, pz - vz
-    d_vertex = dx * dx + dy * dy + dz * dz
-    nx, ny, nz, h, rho, ma, mx, my, mz = np.moveaxis(tables.edges[which], -1, 0)
-    k = px * nx + py * ny + pz * nz
-    ex, ey, ez = px - k * nx, py - k * ny, pz - k * nz
-    el = np.sqrt(ex * ex + ey * ey + ez * ez)
-    on_edge = (el > 1e-300) & ((px * mx + py * my + pz * mz) * rho >= ma * el)
-    dk, dr = k - h, el - rho
-    d_edge = np.where(on_edge, dk * dk + dr * dr, np.inf)
-    code = np.argmin(np.concatenate((d_vertex, d_edge), axis=1), axis=1)
-    rows = tables.table[which, code].T      # each row's own candidate, as the kernel's table columns
-    return _candidate_point(px[:, 0], py[:, 0], pz[:, 0], np.arange(len(code)), rows, NP)
+# --- rows of several limits of one kind, corrected together ------------------------------------
 
 
 def _twist_clamp(psi, which, tables):
@@ -199,22 +140,33 @@ def _twist_clamp(psi, which, tables):
     return np.where(tables.fixed[which], psi * 0.0, np.where(tables.free[which], psi, clamped))
 
 
-def _clamp_outlines(q, out, groups, parts):
+def _clamp_together(q, out, groups, parts, kind):
     """``out[bad] = limit.clamp(q[bad])`` for each ``(limit, bad, at, swing_in)`` of ``groups``
-    (outline limits, OPTIMAL; ``at``: where the rows ``bad`` are in the split ``parts`` of
-    ``_outside_swing_twist``; ``swing_in``: which of them have their swing inside), all rows in
-    one pass (``JointLimit._clamp_block`` with each row's own outline and twist range)."""
-    tables = _outline_tables([limit for limit, _, _, _ in groups])
+    (limits of one ``grouped_shapes`` kind; ``at``: where the rows ``bad`` are in the split
+    ``parts`` of ``_outside_swing_twist``; ``swing_in``: which of them have their swing inside),
+    all rows in one pass (``JointLimit._clamp_block`` with each row's own shape and twist range)."""
+    tables = grouped_shapes.tables(kind, [limit for limit, _, _, _ in groups])
     rows = np.concatenate([bad for _, bad, _, _ in groups])
     at = np.concatenate([at for _, _, at, _ in groups])
     swing_in = np.concatenate([inside for _, _, _, inside in groups])
     which = np.repeat(np.arange(len(groups)), [len(bad) for _, bad, _, _ in groups])
     px, py, pz, s, t, psi = (part[at] for part in parts)
     fix = np.flatnonzero(~swing_in)
-    for start in range(0, len(fix), OUTLINES_CHUNK):    # (rows, vertices + edges) arrays per chunk
-        f = fix[start:start + OUTLINES_CHUNK]
-        s[f], t[f] = _sphere_to_plane(*_nearest_on_outlines(px[f], py[f], pz[f], which[f], tables), NP)
+    for start in range(0, len(fix), CHUNK):    # (rows, nodes or candidates) arrays per chunk
+        f = fix[start:start + CHUNK]
+        s[f], t[f] = tables.nearest(px[f], py[f], pz[f], which[f])
     qw, qx, qy, qz = _compose(s, t, _twist_clamp(psi, which, tables), NP)
     w, x, y, z = q[rows].T
     sign = np.where(qw * w + qx * x + qy * y + qz * z < 0.0, -1.0, 1.0)
     out[rows] = np.stack((qw, qx, qy, qz), axis=-1) * sign[:, None]
+
+
+def _clamp_hinges(q, out, groups):
+    """``out[rows] = limit.clamp(q[rows])`` for each hinge ``(limit, rows)`` of ``groups``, all
+    rows in one pass."""
+    tables = grouped_shapes.tables(HingeTables, [limit for limit, _ in groups])
+    rows = np.concatenate([r for _, r in groups])
+    which = np.repeat(np.arange(len(groups)), [len(r) for _, r in groups])
+    for start in range(0, len(rows), CHUNK):
+        r = rows[start:start + CHUNK]
+        out[r] = tables.clamp(q[r], which[start:start + CHUNK])

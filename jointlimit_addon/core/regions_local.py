@@ -33,6 +33,23 @@ import numpy as np
 from .regions_search import _monotone, _monotone1, _no_max1
 
 
+def newton_g(px, py, pz, s, t, ds, dt, dds, ddt):
+    """``g = N'D - N D'`` (``f' = 2 g / D²``, see ``regions_search``), ``g'`` and ``D`` at
+    outline points ``(s, t)`` with their derivatives, for the unit points ``P``."""
+    N = pz * t - px * s + py
+    D = s * s + t * t + 1.0
+    g = (pz * dt - px * ds) * D - 2.0 * N * (s * ds + t * dt)
+    g1 = (pz * ddt - px * dds) * D - 2.0 * N * (ds * ds + dt * dt + s * dds + t * ddt)
+    return g, g1, D
+
+
+def newton_step(g, g1, big):
+    """Newton's step ``-g / g'`` toward a maximum of ``f`` (arrays), at most ``big``; uphill by
+    ``big`` where ``f`` is not concave (``g'`` not negative)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where((g1 < 0.0) & (g1 > -np.inf), np.clip(-g / g1, -big, big), np.where(g > 0.0, big, -big))
+
+
 class _CertifiedLocalSearch:
     """Mixed into ``regions_smooth._SmoothRegion`` before ``regions_search._OutlineSearch``,
     whose node tables (``_tau``, ``_Bx``, ``_slope_rows``), outline (``_outline1``, ``PERIOD``)
@@ -73,10 +90,7 @@ class _CertifiedLocalSearch:
         k = np.argmax(F[:, :-1], axis=1)
         G0, _, H0, _ = self._GH_T
         df, ddf = np.einsum("ij,ij->i", Q, G0[k]), np.einsum("ij,ij->i", Q, H0[k])
-        big = self._max_step1
-        with np.errstate(divide="ignore", invalid="ignore"):
-            first = np.where((ddf < 0.0) & (ddf > -np.inf), np.clip(-df / ddf, -big, big), np.where(df > 0.0, big, -big))
-        tau = self._tau[k] + first
+        tau = self._tau[k] + newton_step(df, ddf, self._max_step1)
         settled, ddf = self._newton(Q, tau)
         s, t, ds, dt = self._outline(tau)[:4]
         px, py, pz = Q.T
@@ -97,15 +111,9 @@ class _CertifiedLocalSearch:
         act = np.arange(len(tau))
         for _ in range(self.LOCAL_ITERS):
             x = tau[act]
-            s, t, ds, dt, dds, ddt = self._outline(x)
-            px, py, pz = Q[act].T
-            N = pz * t - px * s + py
-            D = s * s + t * t + 1.0
-            g = (pz * dt - px * ds) * D - 2.0 * N * (s * ds + t * dt)
-            g1 = (pz * ddt - px * dds) * D - 2.0 * N * (ds * ds + dt * dt + s * dds + t * ddt)
+            g, g1, D = newton_g(*Q[act].T, *self._outline(x))
             concave = (g1 < 0.0) & (g1 > -np.inf)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                step = np.where(concave, np.clip(-g / g1, -big, big), np.where(g > 0.0, big, -big))
+            step = newton_step(g, g1, big)
             tau[act] = x + step
             end = np.abs(step) <= done
             settled[act[end & concave]] = True

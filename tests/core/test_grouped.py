@@ -82,8 +82,8 @@ def test_outline_limits_are_corrected_together_as_each_alone(monkeypatch):
     import jointlimit_addon.core.grouped as grouped
 
     calls = []
-    together = grouped._clamp_outlines
-    monkeypatch.setattr(grouped, "_clamp_outlines", lambda *args: calls.append(1) or together(*args))
+    together = grouped._clamp_together
+    monkeypatch.setattr(grouped, "_clamp_together", lambda *args: calls.append(args[-1]) or together(*args))
     limits = _outline_limits() + [HingeLimit(angle=(D(5), D(140)))]
     rng = np.random.default_rng(8)
     q = quat.random_unit(6 * len(limits), 11)
@@ -93,7 +93,7 @@ def test_outline_limits_are_corrected_together_as_each_alone(monkeypatch):
     order = rng.permutation(len(q))
     groups = [(limit, order[6 * i:6 * (i + 1)]) for i, limit in enumerate(limits)]
     out = clamp_groups(q, groups)
-    assert calls == [1]
+    assert calls == [grouped.OutlineTables]
     for limit, rows in groups:
         expected = np.array([limit.clamp(qi) for qi in q[rows]])
         assert np.abs(out[rows] - expected).max() <= 1e-12
@@ -105,7 +105,7 @@ def test_outline_limits_are_corrected_together_as_each_alone(monkeypatch):
 def test_outline_swing_points_are_the_single_limit_kernels_floats():
     """The padded outlines find the same nearest points, to the last bit, as each outline alone
     (the float path and the vectorised one)."""
-    from jointlimit_addon.core import grouped
+    from jointlimit_addon.core import grouped_shapes
     from jointlimit_addon.core.projection import MATH, NP, _parts
     from jointlimit_addon.core.regions import _nearest_on_sphere
 
@@ -113,7 +113,8 @@ def test_outline_swing_points_are_the_single_limit_kernels_floats():
     q = quat.random_unit(400, 12)
     px, py, pz = _parts(*q.T, NP)[:3]
     which = np.arange(len(q)) % len(limits)
-    got = np.stack(grouped._nearest_on_outlines(px, py, pz, which, grouped._outline_tables(limits)), axis=-1)
+    tables = grouped_shapes.tables(grouped_shapes.OutlineTables, limits)
+    got = np.stack(tables.nearest_xyz(px, py, pz, which), axis=-1)
     for i, limit in enumerate(limits):
         mine = which == i
         alone = np.stack(_nearest_on_sphere(px[mine], py[mine], pz[mine], limit.region.outline, NP), axis=-1)
@@ -130,7 +131,7 @@ def test_many_outline_rotations_go_in_chunks(monkeypatch):
     q = quat.random_unit(600, 13)
     groups = [(limit, np.arange(i, len(q), len(limits))) for i, limit in enumerate(limits)]
     whole = clamp_groups(q, groups)
-    monkeypatch.setattr(grouped, "OUTLINES_CHUNK", 7)
+    monkeypatch.setattr(grouped, "CHUNK", 7)
     assert np.array_equal(clamp_groups(q, groups), whole)
 
 
@@ -143,13 +144,107 @@ def test_a_large_outline_is_corrected_alone(monkeypatch):
     big = JointLimit(shape="POLYGON", outline=[(0.1 + 0.5 * math.cos(a), 0.3 * math.sin(a)) for a in angles])
     limits = _outline_limits()[:3] + [big]
     together = []
-    original = grouped._clamp_outlines
-    monkeypatch.setattr(grouped, "_clamp_outlines",
-                        lambda q, out, groups, parts: together.append([g[0] for g in groups]) or
-                        original(q, out, groups, parts))
+    original = grouped._clamp_together
+    monkeypatch.setattr(grouped, "_clamp_together",
+                        lambda q, out, groups, parts, kind: together.append([g[0] for g in groups]) or
+                        original(q, out, groups, parts, kind))
     q = quat.random_unit(40 * len(limits), 14)
     groups = [(limit, np.arange(i, len(q), len(limits))) for i, limit in enumerate(limits)]
     out = clamp_groups(q, groups)
     assert len(together) == 1 and big not in together[0] and len(together[0]) == 3
     for limit, rows in groups:
         assert np.abs(out[rows] - np.array([limit.clamp(qi) for qi in q[rows]])).max() <= 1e-12
+
+
+def _ellipse_limits():
+    """ELLIPSE limits of both fits, OPTIMAL: uneven and centred ranges, wide ones (a large
+    plane outline), a twist range, a free twist and a fixed one."""
+    return [
+        JointLimit(shape="ELLIPSE", swing_x=(D(-60), D(90)), swing_z=(D(-80), D(40)), twist=(D(-60), D(60))),
+        JointLimit(shape="ELLIPSE", swing_x=(D(-25), D(35)), swing_z=(D(-25), D(25)), twist=None),
+        JointLimit(shape="ELLIPSE", swing_x=(D(-10), D(10)), swing_z=(D(-10), D(10)), fix_twist=True),
+        JointLimit(shape="ELLIPSE", fit="AXES", swing_x=(D(-30), D(110)), swing_z=(D(-35), D(40)), twist=(D(-40), D(40))),
+        JointLimit(shape="ELLIPSE", fit="AXES", swing_x=(D(-60), D(170)), swing_z=(D(-5), D(120)), twist=(D(170), D(180))),
+    ]
+
+
+def test_ellipse_limits_are_corrected_together_as_each_alone(monkeypatch):
+    """Rotations outside ELLIPSE limits of either fit go through one pass with each row's own
+    ellipse and twist range: the same as each limit's own clamp, for rotations the tangent
+    certifies and for those it leaves to the limit's own search (far from the region, the
+    pole), with only the twist outside, and of either sign; other smooth limits keep their way."""
+    import jointlimit_addon.core.grouped as grouped
+
+    calls = []
+    together = grouped._clamp_together
+    monkeypatch.setattr(grouped, "_clamp_together", lambda *args: calls.append(args[-1]) or together(*args))
+    limits = _ellipse_limits() + [JointLimit(shape="SUPERELLIPSE", swing_x=(D(-20), D(60)), swing_z=(D(-30), D(30)))]
+    q = quat.random_unit(30 * len(limits), 15)
+    q[0] = (0.0, 1.0, 0.0, 0.0)                                  # the pole (swing 180°)
+    q[1] = (math.cos(D(40)), 0.0, math.sin(D(40)), 0.0)          # twist 80° only
+    q[2] = -q[2]                                                 # the other sign
+    groups = [(limit, np.arange(i, len(q), len(limits))) for i, limit in enumerate(limits)]
+    searched = []
+    for limit in limits[:len(_ellipse_limits())]:
+        own = limit.region.nearest_boundary_st1
+        monkeypatch.setattr(limit.region, "nearest_boundary_st1", lambda *p, own=own: searched.append(p) or own(*p))
+    out = clamp_groups(q, groups)
+    assert calls == [grouped.EllipseTables]
+    assert 0 < len(searched) < len(q) // 2      # most rows certified by the tangent, some by the search
+    for limit, rows in groups:
+        expected = np.array([limit.clamp(qi) for qi in q[rows]])
+        assert np.abs(out[rows] - expected).max() <= 1e-12
+        assert np.all(np.sign(np.einsum("ij,ij->i", out[rows], q[rows])) >= 0)
+        assert not limit.contains(q[rows]).all()
+
+
+def test_ellipse_pass_finds_each_limits_nearest_point():
+    """The pass's nearest point of each point outside is its limit's own (the one-point search,
+    certified or searched) to round-off."""
+    from jointlimit_addon.core import grouped_shapes
+    from jointlimit_addon.core.projection import NP, _parts
+
+    limits = _ellipse_limits()
+    q = quat.random_unit(3000, 16)
+    px, py, pz, s, t, _, pole = _parts(*q.T, NP)
+    which = np.arange(len(q)) % len(limits)
+    outside = np.zeros(len(q), dtype=bool)
+    for i, limit in enumerate(limits):
+        mine = which == i
+        outside[mine] = pole[mine] | ~limit.region.contains_st(s[mine], t[mine])
+    px, py, pz, which = px[outside], py[outside], pz[outside], which[outside]
+    tables = grouped_shapes.tables(grouped_shapes.EllipseTables, limits)
+    got = np.stack(tables.nearest(px, py, pz, which), axis=-1)
+    for i, limit in enumerate(limits):
+        mine = np.flatnonzero(which == i)
+        alone = np.array([limit.region.nearest_boundary_st1(*p) for p in zip(px[mine], py[mine], pz[mine])])
+        assert len(mine) > 100 and np.abs(got[mine] - alone).max() <= 1e-12 * (1.0 + np.abs(alone).max())
+
+
+def test_hinges_are_checked_and_corrected_together_as_each_alone(monkeypatch):
+    """Rotations under hinges of different axes and ranges (a free one, one ending at 180°) go
+    through one pass: each is its hinge's clamp, rotations inside returned unchanged."""
+    import jointlimit_addon.core.grouped as grouped
+
+    calls = []
+    together = grouped._clamp_hinges
+    monkeypatch.setattr(grouped, "_clamp_hinges", lambda *args: calls.append(1) or together(*args))
+    hinges = [HingeLimit(angle=(D(5), D(140))), HingeLimit(angle=(D(-40), D(60)), axis="Z"),
+              HingeLimit(angle=None, axis=(0.3, 0.0, 1.0)), HingeLimit(angle=(D(90), D(180)), axis="Y")]
+    limits = hinges + [QuatSwingLimit(max_swing=D(50), twist=(D(-20), D(20)))]
+    rng = np.random.default_rng(17)
+    q = quat.random_unit(12 * len(limits), 18)
+    for i, hinge in enumerate(hinges):      # some rotations about each hinge's own axis, inside and out
+        rows = np.arange(i, len(q), len(limits))[:6]
+        q[rows] = quat.from_axis_angle(hinge.axis, rng.uniform(-math.pi, math.pi, len(rows)))
+    q[::7] = -q[::7]
+    groups = [(limit, np.arange(i, len(q), len(limits))) for i, limit in enumerate(limits)]
+    out = clamp_groups(q, groups)
+    assert calls == [1]
+    for limit, rows in groups:
+        expected = limit.clamp(q[rows])
+        assert np.abs(out[rows] - expected).max() <= 1e-12
+        inside = limit.contains(q[rows])
+        assert np.array_equal(out[rows[inside]], q[rows[inside]])
+        assert limit is hinges[2] or not inside.all()
+    assert np.any(hinges[0].contains(q[groups[0][1]]))
