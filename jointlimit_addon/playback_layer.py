@@ -34,9 +34,11 @@ An armature is covered when its rotations come from its action alone and the act
 nothing else: a local action with no other user (checked each frame) and no Action constraint
 reading it, no NLA track playing, full influence, Replace, every channel of each limited bone's
 rotation keyed (keys, not samples; not muted, not empty, no driver of the user), the rotation
-mode not keyed, the rig not linked. A render's frames (its own thread and depsgraph) are left to
-the playback clamp. Otherwise it keeps the playback clamp. Limited bones
-without keys are clamped when the layer is installed and when they are turned during playback.
+mode not keyed, the rig not linked (a library override animated by a local action is covered:
+the keys go into that action's copy). Otherwise it keeps the playback clamp. A render's frames
+(its own depsgraph) get the same keys in the render's own copy of the action
+(``key_render_frame``). Limited bones without keys are clamped when the layer is installed and
+when they are turned during playback.
 
 The layer is removed when playback stops (the evaluated copies made anew from the user's action,
 the stopped frame clamped by the playback clamp), when the playback clamp is switched off, and
@@ -272,7 +274,7 @@ def _covered_bones(obj):
     """The bones the layer would key on ``obj`` (``[]``: none moves), or ``None`` when the
     armature's rotations do not come from its action alone (see the module)."""
     data = obj.animation_data
-    if obj.library is not None or obj.override_library is not None or data is None or data.action is None:
+    if obj.library is not None or data is None or data.action is None:
         return None
     if (data.use_tweak_mode or data.action_blend_type != "REPLACE" or data.action_influence != 1.0
             or any(not track.mute for track in data.nla_tracks) or data.action.library is not None
@@ -308,8 +310,9 @@ def _covered_bones(obj):
 
 
 def _shared(action, obj):
-    """Whether anything but ``obj``'s own animation uses ``action`` (an NLA strip, another
-    armature, an Action constraint): they would read the same evaluated copy, keys included."""
+    """Whether anything but ``obj``'s own animation uses ``action`` (an NLA strip that plays,
+    another armature, an Action constraint): they would read the same evaluated copy, keys
+    included. A strip in a muted track (the action stashed, then assigned again) reads nothing."""
     if any(con.type == "ACTION" and con.action == action
            for owner in (obj, *obj.pose.bones) for con in owner.constraints):
         return True
@@ -317,7 +320,8 @@ def _shared(action, obj):
         return False
     users = bpy.data.user_map(subset=[action]).get(action, ())
     return any(user != obj and hasattr(user, "animation_data") for user in users) or any(
-        strip.action == action for track in obj.animation_data.nla_tracks for strip in track.strips)
+        strip.action == action and not strip.mute
+        for track in obj.animation_data.nla_tracks if not track.mute for strip in track.strips)
 
 
 def _is_empty(fc):

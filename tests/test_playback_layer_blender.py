@@ -443,7 +443,7 @@ def test_a_channel_deleted_or_keyed_during_playback(scene, mods):
 
 def test_rigs_the_layer_leaves_to_the_playback_clamp(scene, mods):
     """An NLA track playing, a muted channel group, a bone keyed on some of its channels: the
-    playback clamp."""
+    playback clamp; a muted track, even one holding the action itself (stashed), is no obstacle."""
     handlers, layer = mods["handlers"], mods["playback_layer"]
     obj = keyed_rig(seed=9, skin=False)
     assert layer._covered_bones(obj)
@@ -451,6 +451,11 @@ def test_rigs_the_layer_leaves_to_the_playback_clamp(scene, mods):
     assert layer._covered_bones(obj) is None
     track.mute = True
     assert layer._covered_bones(obj)
+    track.strips.new("Stashed", 1, obj.animation_data.action)  # the action stashed, then assigned again
+    assert layer._covered_bones(obj)        # a muted track reads nothing
+    track.mute = False
+    assert layer._covered_bones(obj) is None
+    track.mute = True
     group = fcurves_of(obj)[0].group            # a muted group: Blender leaves its channels alone
     group.mute = True
     assert layer._covered_bones(obj) is None
@@ -1229,3 +1234,87 @@ def test_a_render_depsgraph_kept_between_frames_and_renders(scene, mods):
         scene.render.engine = "BLENDER_WORKBENCH"
         bpy.utils.unregister_class(probe)
         scene.jointlimit.clamp_playback = False
+
+
+def overridden_rig(scene, tmp_path):
+    """A rig linked from another file in a collection and made an editable library override, as a
+    shot brings in a character, then animated in the shot (a local action): one hinge bone keyed
+    from 170° (outside its 0..90° range) at frame 1 to 10° at frame 10."""
+    import bpy
+    from rigs import make_armature
+
+    obj = make_armature([("a", (0, 0, 0), (0, 0, 1), None, 0.0)], "Character")
+    hinge_at(obj.pose.bones["a"], 170)
+    obj.pose.bones["a"].jointlimit.hinge_max = math.radians(90)
+    bpy.ops.object.mode_set(mode="OBJECT")
+    collection = bpy.data.collections.new("CharacterCollection")
+    collection.objects.link(obj)
+    scene.collection.objects.unlink(obj)
+    scene.collection.children.link(collection)
+    library = str(tmp_path / "character.blend")
+    bpy.ops.wm.save_as_mainfile(filepath=library, copy=True)
+    bpy.data.objects.remove(obj)
+    bpy.data.collections.remove(collection)
+    with bpy.data.libraries.load(library, link=True) as (_found, wanted):
+        wanted.collections = ["CharacterCollection"]
+    instance = bpy.data.objects.new("Instance", None)
+    instance.instance_type, instance.instance_collection = "COLLECTION", wanted.collections[0]
+    scene.collection.objects.link(instance)
+    override = wanted.collections[0].override_hierarchy_create(scene, bpy.context.view_layer, do_fully_editable=True)
+    rig = override.objects[0]
+    assert rig.library is None and rig.override_library is not None and not rig.override_library.is_system_override
+    pb = rig.pose.bones["a"]
+    for frame, degrees in ((1, 170), (10, 10)):
+        pb.rotation_euler = (math.radians(degrees), 0.0, 0.0)
+        pb.keyframe_insert("rotation_euler", frame=frame)
+    assert rig.animation_data.action.library is None
+    return rig
+
+
+def test_an_overridden_rig_animated_in_the_shot_is_covered_and_rendered_clamped(scene, mods, tmp_path):
+    """A library-overridden rig with its own action (a linked character animated in the shot):
+    the layer covers it during playback (each frame evaluated once, clamped), and a render shows
+    it clamped (a render's depsgraph does not write what it animated back to the pose)."""
+    import bpy
+
+    handlers, layer = mods["handlers"], mods["playback_layer"]
+    rig = overridden_rig(scene, tmp_path)
+    assert layer._covered_bones(rig)
+    scene.jointlimit.clamp_playback = True
+    handlers.on_playback_start(scene)
+    try:
+        for frame in (1, 2, 3):
+            scene.frame_set(frame)
+            evaluated = rig.evaluated_get(bpy.context.evaluated_depsgraph_get()).pose.bones["a"]
+            assert math.degrees(evaluated.rotation_euler[0]) == pytest.approx(90, abs=1e-4)
+        assert layer.covers(rig) and paths(layer_keys(rig)[0]) == {'pose.bones["a"].rotation_euler'}
+    finally:
+        handlers.on_playback_stop(scene, None)
+    camera = bpy.data.objects.new("Camera", bpy.data.cameras.new("Camera"))
+    scene.collection.objects.link(camera)
+    scene.camera = camera
+    probe = _probe_engine()
+    scene.render.engine = probe.bl_idname
+    scene.render.resolution_x = scene.render.resolution_y = 4
+    scene.render.filepath = str(tmp_path / "frame_")
+    try:
+        for frame, degrees in ((2, 90), (9, None)):     # clamped, then the keys' own angle
+            probe.seen.clear()
+            scene.frame_start = scene.frame_end = frame
+            bpy.ops.render.render(animation=True)
+            (angles, _), = probe.seen
+            expected = degrees if degrees is not None else math.degrees(keyed_angle(rig, frame))
+            assert angles["a"] == pytest.approx(expected, abs=1e-4) and expected <= 90, frame
+    finally:
+        scene.render.engine = "BLENDER_WORKBENCH"
+        bpy.utils.unregister_class(probe)
+        scene.jointlimit.clamp_playback = False
+
+
+def keyed_angle(rig, frame):
+    """The keyed X angle of ``rig``'s bone ``a`` at ``frame`` (the user's action)."""
+    from rigs import compat
+
+    data = rig.animation_data
+    return compat().action_fcurve_collection(data.action, data.action_slot).find(
+        'pose.bones["a"].rotation_euler', index=0).evaluate(frame)

@@ -27,7 +27,8 @@ hinges) or from the shipped Arm, Leg and Spine chain presets with Fit to Rig (16
 fitted to the axes, RECT, hinges), as an animator would apply them: frame
 changes without limits against frame changes with live limits and the playback clamp on, and
 played with the playback layer (each replayed and first play), the five taking turns within
-each round.
+each round, each the least of five plays per round; the ratios are per round (the Rigify rig's
+frame takes 2.3-3 ms, of which other jobs on a shared machine easily add a tenth).
 
 "handler ms": the live-limit handlers' own CPU time per frame (this thread only), apart from
 Blender's evaluation, which a written pose makes run a second time.
@@ -124,19 +125,25 @@ def per_frame(scene, rounds):
     return [best_of(play, repeat=3) / len(FRAMES) * 1e3 for _ in range(rounds)]
 
 
-def interleaved(scene, rounds, setups):
-    """Like ``per_frame`` for several set-ups played in turn within each round: one list of
-    values per set-up."""
+def interleaved(scene, rounds, setups, plays=5):
+    """Ms per frame of playing ``FRAMES`` for several set-ups played in turn within each round,
+    the least of ``plays`` plays per set-up and round (other jobs on a shared machine only ever
+    add time: the least is the steadiest figure); one list of values per set-up."""
     def play():
         for f in FRAMES:
             scene.frame_set(f)
+
+    def timed():
+        start = time.process_time()
+        play()
+        return time.process_time() - start
 
     values = [[] for _ in setups]
     for _ in range(rounds):
         for setup, out in zip(setups, values):
             setup()
             play()
-            out.append(best_of(play, repeat=3) / len(FRAMES) * 1e3)
+            out.append(min(timed() for _ in range(plays)) / len(FRAMES) * 1e3)
     return values
 
 
