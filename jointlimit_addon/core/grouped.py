@@ -85,7 +85,10 @@ def clamp_groups(q, groups):
         outside, parts = _outside_swing_twist(q, swing)
         for (limit, _), (bad, at, swing_in) in zip(swing, outside):
             kind = _together_kind(limit)
-            if kind is not None:
+            if kind is EllipseTables and len(bad) >= SINGLE_MAX_SMOOTH:    # its own path is quicker
+                together[kind].append((limit, bad[:0], at[:0], swing_in[:0]))  # (the same tables each batch)
+                out[bad] = limit.clamp(q[bad])
+            elif kind is not None:
                 together[kind].append((limit, bad, at, swing_in))
             elif len(bad) >= _single_max(limit):
                 out[bad] = limit.clamp(q[bad])

@@ -126,7 +126,7 @@ class EllipseTables(_Twists):
         n = max(len(region._tau) for region in regions)
         self.frame = np.empty((len(limits), 6))
         self.th, self.B, self.G, self.H = np.empty((len(limits), n)), *np.empty((3, len(limits), n, 3))
-        self.done = np.empty(len(limits))
+        self.done, self.scale = np.empty(len(limits)), np.empty(len(limits))
         for i, region in enumerate(regions):
             if isinstance(region, EllipseAxesRegion):
                 scale = 0.5 * math.pi   # d th / d tau
@@ -139,7 +139,8 @@ class EllipseTables(_Twists):
                                 (self.G, G0 / scale), (self.H, H0 / (scale * scale))):
                 table[i, :len(rows)] = rows
                 table[i, len(rows):] = rows[0]
-            self.done[i] = region.NEWTON_DONE * scale
+            self.done[i], self.scale[i] = region.NEWTON_DONE * scale, scale
+        self.B_rows = np.ascontiguousarray(self.B.reshape(-1, 3).T)     # (3, L * nodes): one matrix product
         self.regions = regions
         self.big = 2.0 * math.pi / regions[0].N_COARSE     # ``_max_step1``, one start interval, in th
         self.iters = regions[0].LOCAL_ITERS
@@ -157,13 +158,14 @@ class EllipseTables(_Twists):
         (Newton from the best node, certificate 1); rows it does not certify take their region's
         own way (certificate 2 or the global search; one at a time when they are few)."""
         P = np.stack((px, py, pz), axis=-1)
-        k = np.argmax(np.einsum("ij,ikj->ik", P, self.B[which]), axis=1)
+        F = (P @ self.B_rows).reshape(len(P), *self.th.shape)[np.arange(len(P)), which]    # f at each row's nodes
+        k = np.argmax(F, axis=1)
         df, ddf = np.einsum("ij,ij->i", P, self.G[which, k]), np.einsum("ij,ij->i", P, self.H[which, k])
         th = self.th[which, k] + newton_step(df, ddf, self.big)
         frame, done = tuple(self.frame[which].T), self.done[which]
         settled = np.zeros(len(th), dtype=bool)
         for _ in range(self.iters):     # every row each step: cheaper than following the few left
-            g, g1, _ = newton_g(px, py, pz, *self._outline(th, *frame))
+            g, g1, D = newton_g(px, py, pz, *self._outline(th, *frame))
             step = newton_step(g, g1, self.big)
             th += step
             settled = (np.abs(step) <= done) & (g1 < 0.0) & (g1 > -np.inf)
@@ -177,11 +179,16 @@ class EllipseTables(_Twists):
         for i in np.unique(which[rest]).tolist():
             r = rest[which[rest] == i]
             region = self.regions[i]
-            if len(r) <= region.ONE_BY_ONE:
-                s[r], t[r] = np.array([region.nearest_boundary_st1(*p) for p in zip(px[r].tolist(), py[r].tolist(),
-                                                                                    pz[r].tolist())]).T
-            else:
-                s[r], t[r] = _sphere_to_plane(*region.nearest_boundary_xyz(px[r], py[r], pz[r]), NP)
+            if len(r) <= region.ONE_BY_ONE:     # a few: each the short way of its region, on floats
+                s[r], t[r] = np.array([region.nearest_boundary_st1(*p) for p in P[r].tolist()]).T
+                continue
+            # many: the region's node bounds (certificate 2) at the maxima found, then its global search
+            scale = self.scale[i]
+            r_settled = r[settled[r]]
+            bounded = region._nodes_bound(P[r_settled], P[r_settled] @ region._Bx, th[r_settled] / scale,
+                                          f[r_settled], 2.0 * g1[r_settled] / (D[r_settled] ** 2) * scale * scale)
+            left = np.setdiff1d(r, r_settled[bounded])
+            s[left], t[left] = region._outline(region._nearest_tau(P[left]))[:2]
         return s, t
 
 

@@ -248,3 +248,25 @@ def test_hinges_are_checked_and_corrected_together_as_each_alone(monkeypatch):
         assert np.array_equal(out[rows[inside]], q[rows[inside]])
         assert limit is hinges[2] or not inside.all()
     assert np.any(hinges[0].contains(q[groups[0][1]]))
+
+
+def test_many_rotations_outside_one_ellipse_take_its_own_vectorised_path(monkeypatch):
+    """An ellipse with as many rotations outside as its own vectorised path handles best is
+    corrected by it; the few outside other ellipses still go together; every row is its limit's
+    clamp."""
+    import jointlimit_addon.core.grouped as grouped
+
+    limits = _ellipse_limits()
+    big = limits[0]
+    calls = []
+    own = big.clamp
+    monkeypatch.setattr(big, "clamp", lambda q: calls.append(len(q)) or own(q))
+    q = quat.random_unit(400, 19)
+    rows_big = np.arange(0, 200)
+    groups = [(big, rows_big)] + [(limit, np.arange(200 + 40 * i, 240 + 40 * i)) for i, limit in enumerate(limits[1:])]
+    out = clamp_groups(q, groups)
+    outside = int((~big.contains(q[rows_big])).sum())
+    assert outside >= grouped.SINGLE_MAX_SMOOTH and calls == [outside]
+    monkeypatch.setattr(big, "clamp", own)
+    for limit, rows in groups:
+        assert np.abs(out[rows] - np.array([limit.clamp(qi) for qi in q[rows]])).max() <= 1e-12
