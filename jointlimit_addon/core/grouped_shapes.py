@@ -126,7 +126,7 @@ class EllipseTables(_Twists):
         n = max(len(region._tau) for region in regions)
         self.frame = np.empty((len(limits), 6))
         self.th, self.B, self.G, self.H = np.empty((len(limits), n)), *np.empty((3, len(limits), n, 3))
-        self.done, self.scale = np.empty(len(limits)), np.empty(len(limits))
+        self.done = np.empty(len(limits))
         for i, region in enumerate(regions):
             if isinstance(region, EllipseAxesRegion):
                 scale = 0.5 * math.pi   # d th / d tau
@@ -139,8 +139,7 @@ class EllipseTables(_Twists):
                                 (self.G, G0 / scale), (self.H, H0 / (scale * scale))):
                 table[i, :len(rows)] = rows
                 table[i, len(rows):] = rows[0]
-            self.done[i], self.scale[i] = region.NEWTON_DONE * scale, scale
-        self.B_rows = np.ascontiguousarray(self.B.reshape(-1, 3).T)     # (3, L * nodes): one matrix product
+            self.done[i] = region.NEWTON_DONE * scale
         self.regions = regions
         self.big = 2.0 * math.pi / regions[0].N_COARSE     # ``_max_step1``, one start interval, in th
         self.iters = regions[0].LOCAL_ITERS
@@ -155,17 +154,17 @@ class EllipseTables(_Twists):
     def nearest(self, px, py, pz, which):
         """``(s, t)`` of the geodesic nearest point of each unit point (outside its own
         limit ``which``) on that limit's ellipse: ``regions_local``'s short way, all rows at once
-        (Newton from the best node, certificate 1); rows it does not certify take their region's
-        own way (certificate 2 or the global search; one at a time when they are few)."""
+        (Newton from the best node, certificate 1); each row it does not certify takes its region's
+        one-point way (certificate 2 or the global search; ``grouped`` sends a limit with many rows
+        outside to its own vectorised path)."""
         P = np.stack((px, py, pz), axis=-1)
-        F = (P @ self.B_rows).reshape(len(P), *self.th.shape)[np.arange(len(P)), which]    # f at each row's nodes
-        k = np.argmax(F, axis=1)
+        k = np.argmax(np.einsum("ij,ikj->ik", P, self.B[which]), axis=1)     # the best of each row's nodes
         df, ddf = np.einsum("ij,ij->i", P, self.G[which, k]), np.einsum("ij,ij->i", P, self.H[which, k])
         th = self.th[which, k] + newton_step(df, ddf, self.big)
         frame, done = tuple(self.frame[which].T), self.done[which]
         settled = np.zeros(len(th), dtype=bool)
         for _ in range(self.iters):     # every row each step: cheaper than following the few left
-            g, g1, D = newton_g(px, py, pz, *self._outline(th, *frame))
+            g, g1, _ = newton_g(px, py, pz, *self._outline(th, *frame))
             step = newton_step(g, g1, self.big)
             th += step
             settled = (np.abs(step) <= done) & (g1 < 0.0) & (g1 > -np.inf)
@@ -175,20 +174,8 @@ class EllipseTables(_Twists):
         r2 = s * s + t * t
         f = (-2.0 * s * px + (1.0 - r2) * py + 2.0 * t * pz) / (r2 + 1.0)
         proved = settled & (py + f > self.regions[0].POLE_MARGIN) & self.regions[0]._tangent_separates(P, s, t, ds, dt)
-        rest = np.flatnonzero(~proved)
-        for i in np.unique(which[rest]).tolist():
-            r = rest[which[rest] == i]
-            region = self.regions[i]
-            if len(r) <= region.ONE_BY_ONE:     # a few: each the short way of its region, on floats
-                s[r], t[r] = np.array([region.nearest_boundary_st1(*p) for p in P[r].tolist()]).T
-                continue
-            # many: the region's node bounds (certificate 2) at the maxima found, then its global search
-            scale = self.scale[i]
-            r_settled = r[settled[r]]
-            bounded = region._nodes_bound(P[r_settled], P[r_settled] @ region._Bx, th[r_settled] / scale,
-                                          f[r_settled], 2.0 * g1[r_settled] / (D[r_settled] ** 2) * scale * scale)
-            left = np.setdiff1d(r, r_settled[bounded])
-            s[left], t[left] = region._outline(region._nearest_tau(P[left]))[:2]
+        for i in np.flatnonzero(~proved).tolist():     # each the short way of its region, on floats
+            s[i], t[i] = self.regions[which[i]].nearest_boundary_st1(*P[i].tolist())
         return s, t
 
 
