@@ -86,7 +86,7 @@ def clamp_groups(q, groups):
         for (limit, _), (bad, at, swing_in) in zip(swing, outside):
             kind = _together_kind(limit)
             if kind is EllipseTables and len(bad) >= SINGLE_MAX_SMOOTH:    # its own path is quicker
-                together[kind].append((limit, bad[:0], at[:0], swing_in[:0]))  # (the same tables each batch)
+                together[kind].append((limit, bad[:0], at[:0], swing_in[:0]))  # (its tables whether many or few)
                 out[bad] = limit.clamp(q[bad])
             elif kind is not None:
                 together[kind].append((limit, bad, at, swing_in))

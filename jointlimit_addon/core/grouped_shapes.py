@@ -28,7 +28,7 @@ from .euler_limits import _ANGLE_TOL, TAU, HingeLimit
 from .projection import MATH, NP, _sphere_to_plane
 from .regions import _candidate_point, _OutlineRegion
 from .regions_axes import EllipseAxesRegion
-from .regions_local import newton_g, newton_step
+from .regions_local import newton_g, newton_step, tangent_separates
 from .regions_smooth import EllipseRegion
 
 OUTLINES_MAX_CANDIDATES = 24    # vertices + edges; larger outlines alone (the padded pass costs more from ~24)
@@ -141,8 +141,7 @@ class EllipseTables(_Twists):
                 table[i, len(rows):] = rows[0]
             self.done[i] = region.NEWTON_DONE * scale
         self.regions = regions
-        self.big = 2.0 * math.pi / regions[0].N_COARSE     # ``_max_step1``, one start interval, in th
-        self.iters = regions[0].LOCAL_ITERS
+        self.big = 2.0 * math.pi / EllipseRegion.N_COARSE     # ``_max_step1``, one start interval, in th
 
     def _outline(self, th, cs, ct, a_p, a_m, b_p, b_m):
         """``(s, t, ds, dt, dds, ddt)`` of each row's ellipse at ``th`` (derivatives in ``th``)."""
@@ -162,18 +161,22 @@ class EllipseTables(_Twists):
         df, ddf = np.einsum("ij,ij->i", P, self.G[which, k]), np.einsum("ij,ij->i", P, self.H[which, k])
         th = self.th[which, k] + newton_step(df, ddf, self.big)
         frame, done = tuple(self.frame[which].T), self.done[which]
+        going = np.ones(len(th), dtype=bool)       # rows still stepping (``_newton``: a row stops once its step is done)
         settled = np.zeros(len(th), dtype=bool)
-        for _ in range(self.iters):     # every row each step: cheaper than following the few left
+        for _ in range(EllipseRegion.LOCAL_ITERS):     # every row each step: cheaper than following the few left
             g, g1, _ = newton_g(px, py, pz, *self._outline(th, *frame))
-            step = newton_step(g, g1, self.big)
+            step = np.where(going, newton_step(g, g1, self.big), 0.0)
             th += step
-            settled = (np.abs(step) <= done) & (g1 < 0.0) & (g1 > -np.inf)
-            if settled.all():
+            end = going & (np.abs(step) <= done)
+            settled |= end & (g1 < 0.0) & (g1 > -np.inf)
+            going &= ~end
+            if not going.any():
                 break
         s, t, ds, dt = self._outline(th, *frame)[:4]
         r2 = s * s + t * t
         f = (-2.0 * s * px + (1.0 - r2) * py + 2.0 * t * pz) / (r2 + 1.0)
-        proved = settled & (py + f > self.regions[0].POLE_MARGIN) & self.regions[0]._tangent_separates(P, s, t, ds, dt)
+        proved = (settled & (py + f > EllipseRegion.POLE_MARGIN)
+                  & tangent_separates(P, s, t, ds, dt, EllipseRegion.SIDE_MARGIN))
         for i in np.flatnonzero(~proved).tolist():     # each the short way of its region, on floats
             s[i], t[i] = self.regions[which[i]].nearest_boundary_st1(*P[i].tolist())
         return s, t
@@ -219,7 +222,9 @@ class HingeTables:
 # --- the tables, kept per set of limits -----------------------------------------------------
 
 
-_tables = {}    # (kind, tuple of limits) -> tables (the limits kept alive with their tables)
+TABLES_KEPT = 64     # per kind: the playback clamp's batches hold the limits of the bones that changed
+
+_tables = {}    # kind -> {tuple of limits: tables}, least recently used first (the limits kept alive with them)
 
 
 def forget_tables():
@@ -230,10 +235,12 @@ def forget_tables():
 def tables(kind, limits):
     """The tables of ``kind`` (``OutlineTables``, ``EllipseTables``, ``HingeTables``) for
     ``limits``, kept."""
-    key = (kind, tuple(limits))
-    found = _tables.get(key)
+    kept = _tables.setdefault(kind, {})
+    key = tuple(limits)
+    found = kept.pop(key, None)
     if found is None:
-        if len(_tables) >= 64:
-            _tables.clear()
-        found = _tables[key] = kind(limits)
+        found = kind(limits)
+        if len(kept) >= TABLES_KEPT:
+            del kept[next(iter(kept))]
+    kept[key] = found       # the most recently used last
     return found

@@ -50,6 +50,18 @@ def newton_step(g, g1, big):
         return np.where((g1 < 0.0) & (g1 > -np.inf), np.clip(-g / g1, -big, big), np.where(g > 0.0, big, -big))
 
 
+def tangent_separates(Q, s, t, ds, dt, margin):
+    """Certificate 1 for the rows of ``Q``: does the outline's tangent at ``(s, t)`` (direction
+    ``(ds, dt)``) leave each point's own plane point strictly outside, by ``margin`` relatively
+    (``_CertifiedLocalSearch._tangent_separates1``)?"""
+    px, py, pz = Q.T
+    with np.errstate(divide="ignore", invalid="ignore"):   # the pole: nan, not proved
+        e = 1.0 / np.where(py >= 0.0, 1.0 + py, (px * px + pz * pz) / (1.0 - py))
+        ex, ey = -px * e - s, pz * e - t
+        cross = ds * ey - dt * ex
+        return cross < -margin * np.sqrt((ds * ds + dt * dt) * (ex * ex + ey * ey))
+
+
 class _CertifiedLocalSearch:
     """Mixed into ``regions_smooth._SmoothRegion`` before ``regions_search._OutlineSearch``,
     whose node tables (``_tau``, ``_Bx``, ``_slope_rows``), outline (``_outline1``, ``PERIOD``)
@@ -156,12 +168,7 @@ class _CertifiedLocalSearch:
 
     def _tangent_separates(self, Q, s, t, ds, dt):
         """Vectorised ``_tangent_separates1``."""
-        px, py, pz = Q.T
-        with np.errstate(divide="ignore", invalid="ignore"):   # the pole: nan, not proved
-            e = 1.0 / np.where(py >= 0.0, 1.0 + py, (px * px + pz * pz) / (1.0 - py))
-            ex, ey = -px * e - s, pz * e - t
-            cross = ds * ey - dt * ex
-            return cross < -self.SIDE_MARGIN * np.sqrt((ds * ds + dt * dt) * (ex * ex + ey * ey))
+        return tangent_separates(Q, s, t, ds, dt, self.SIDE_MARGIN)
 
     def nearest_boundary_st1(self, px, py, pz):
         """``(s, t)`` of the geodesic nearest outline point of the unit point ``P`` outside: the
