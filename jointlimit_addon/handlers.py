@@ -152,6 +152,13 @@ def on_undo_or_load(*_args, loaded=False):
 
 
 @bpy.app.handlers.persistent
+def on_blend_import(*_args):
+    """A library reloaded or relocated (or data linked or appended): the settings of linked rigs
+    and of overrides come from the library file again, with no update callback."""
+    on_undo_or_load()
+
+
+@bpy.app.handlers.persistent
 def on_load(*_args):
     on_undo_or_load(loaded=True)
     _state["warned"] = False
@@ -264,6 +271,7 @@ HANDLERS = (
     (bpy.app.handlers.animation_playback_post, on_playback_stop),
     (bpy.app.handlers.load_post, on_load),
     (bpy.app.handlers.undo_post, on_undo_or_load),
+    (bpy.app.handlers.blend_import_post, on_blend_import),
     (bpy.app.handlers.redo_post, on_undo_or_load),
 )
 

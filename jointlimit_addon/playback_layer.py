@@ -264,7 +264,13 @@ def _animation_key(obj):
         return None
     slot = data.action_slot
     return (action.session_uid, None if slot is None else slot.identifier, action.users, data.action_influence,
-            data.action_blend_type, data.use_tweak_mode, sum(not track.mute for track in data.nla_tracks))
+            data.action_blend_type, data.use_tweak_mode, sum(map(_plays, data.nla_tracks)))
+
+
+def _plays(track):
+    """Whether Blender evaluates an NLA track: unmuted, or solo (a solo track plays even muted,
+    and the action then does not)."""
+    return not track.mute or track.is_solo
 
 
 # --- which armatures the layer covers --------------------------------------------------------
@@ -277,7 +283,7 @@ def _covered_bones(obj):
     if obj.library is not None or data is None or data.action is None:
         return None
     if (data.use_tweak_mode or data.action_blend_type != "REPLACE" or data.action_influence != 1.0
-            or any(not track.mute for track in data.nla_tracks) or data.action.library is not None
+            or any(map(_plays, data.nla_tracks)) or data.action.library is not None
             or _shared(data.action, obj)):
         return None     # (a linked action's evaluated copy is read-only: keys would be written as zeros)
     fcurves = _fcurves(obj)
@@ -310,18 +316,17 @@ def _covered_bones(obj):
 
 
 def _shared(action, obj):
-    """Whether anything but ``obj``'s own animation uses ``action`` (an NLA strip that plays,
-    another armature, an Action constraint): they would read the same evaluated copy, keys
-    included. A strip in a muted track (the action stashed, then assigned again) reads nothing."""
+    """Whether anything but ``obj``'s own animation uses ``action`` (another armature, an Action
+    constraint): they would read the same evaluated copy, keys included. (An NLA strip holding it
+    reads nothing: only a rig without a track playing is covered; the action stashed in a muted
+    track and assigned again is.)"""
     if any(con.type == "ACTION" and con.action == action
            for owner in (obj, *obj.pose.bones) for con in owner.constraints):
         return True
     if action.users - int(action.use_fake_user) <= 1:
         return False
     users = bpy.data.user_map(subset=[action]).get(action, ())
-    return any(user != obj and hasattr(user, "animation_data") for user in users) or any(
-        strip.action == action and not strip.mute
-        for track in obj.animation_data.nla_tracks if not track.mute for strip in track.strips)
+    return any(user != obj and hasattr(user, "animation_data") for user in users)
 
 
 def _is_empty(fc):

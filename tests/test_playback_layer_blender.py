@@ -443,7 +443,8 @@ def test_a_channel_deleted_or_keyed_during_playback(scene, mods):
 
 def test_rigs_the_layer_leaves_to_the_playback_clamp(scene, mods):
     """An NLA track playing, a muted channel group, a bone keyed on some of its channels: the
-    playback clamp; a muted track, even one holding the action itself (stashed), is no obstacle."""
+    playback clamp; a muted track, even one holding the action itself (stashed), is no obstacle
+    unless it is solo."""
     handlers, layer = mods["handlers"], mods["playback_layer"]
     obj = keyed_rig(seed=9, skin=False)
     assert layer._covered_bones(obj)
@@ -456,6 +457,10 @@ def test_rigs_the_layer_leaves_to_the_playback_clamp(scene, mods):
     track.mute = False
     assert layer._covered_bones(obj) is None
     track.mute = True
+    key = layer._animation_key(obj)
+    track.is_solo = True                    # a solo track plays even muted, and the action then does not
+    assert layer._covered_bones(obj) is None and layer._animation_key(obj) != key
+    track.is_solo = False
     group = fcurves_of(obj)[0].group            # a muted group: Blender leaves its channels alone
     group.mute = True
     assert layer._covered_bones(obj) is None
@@ -1239,7 +1244,8 @@ def test_a_render_depsgraph_kept_between_frames_and_renders(scene, mods):
 def overridden_rig(scene, tmp_path):
     """A rig linked from another file in a collection and made an editable library override, as a
     shot brings in a character, then animated in the shot (a local action): one hinge bone keyed
-    from 170° (outside its 0..90° range) at frame 1 to 10° at frame 10."""
+    from 170° (outside its 0..90° range) at frame 1 to 10° at frame 10. The rigger's later version
+    of the library (the range 0..30°) is saved beside it as ``character_narrower.blend``."""
     import bpy
     from rigs import make_armature
 
@@ -1253,6 +1259,8 @@ def overridden_rig(scene, tmp_path):
     scene.collection.children.link(collection)
     library = str(tmp_path / "character.blend")
     bpy.ops.wm.save_as_mainfile(filepath=library, copy=True)
+    obj.pose.bones["a"].jointlimit.hinge_max = math.radians(30)     # the rigger's later edit
+    bpy.ops.wm.save_as_mainfile(filepath=str(tmp_path / "character_narrower.blend"), copy=True)
     bpy.data.objects.remove(obj)
     bpy.data.collections.remove(collection)
     with bpy.data.libraries.load(library, link=True) as (_found, wanted):
@@ -1318,3 +1326,70 @@ def keyed_angle(rig, frame):
     data = rig.animation_data
     return compat().action_fcurve_collection(data.action, data.action_slot).find(
         'pose.bones["a"].rotation_euler', index=0).evaluate(frame)
+
+
+def test_a_muted_solo_track_plays_and_is_clamped(scene, mods):
+    """A muted NLA track set solo plays (Blender ignores mute on the solo track) and the rig's
+    action does not: the layer leaves the rig to the playback clamp, which clamps what plays."""
+    import bpy
+    from rigs import make_armature
+
+    handlers, layer = mods["handlers"], mods["playback_layer"]
+    obj = make_armature([("a", (0, 0, 0), (0, 0, 1), None, 0.0)], "Soloed")
+    pb = obj.pose.bones["a"]
+    hinge_at(pb, 30)
+    pb.jointlimit.hinge_max = math.radians(90)
+    for frame, degrees in ((1, 150), (10, 160)):            # the take the track holds
+        pb.rotation_euler = (math.radians(degrees), 0.0, 0.0)
+        pb.keyframe_insert("rotation_euler", frame=frame)
+    take = obj.animation_data.action
+    obj.animation_data.action = None
+    pb.rotation_euler = (math.radians(30), 0.0, 0.0)
+    pb.keyframe_insert("rotation_euler", frame=1)           # the rig's own action, inside
+    bpy.ops.object.mode_set(mode="OBJECT")
+    track = obj.animation_data.nla_tracks.new()
+    track.strips.new("Take", 1, take)
+    track.mute, track.is_solo = True, True
+    scene.jointlimit.clamp_playback = True
+    handlers.on_playback_start(scene)
+    try:
+        for frame in (1, 2, 4, 8):
+            scene.frame_set(frame)
+            evaluated = obj.evaluated_get(bpy.context.evaluated_depsgraph_get()).pose.bones["a"]
+            assert math.degrees(evaluated.rotation_euler[0]) == pytest.approx(90, abs=1e-4), frame
+        assert not layer.covers(obj)
+    finally:
+        handlers.on_playback_stop(scene, None)
+        scene.jointlimit.clamp_playback = False
+
+
+@pytest.mark.parametrize("playing", [False, True])
+def test_limits_changed_in_a_reloaded_library_are_followed(scene, mods, tmp_path, playing):
+    """The rigger narrows a limit in the character's library file and the shot reloads the
+    library: the next frame is clamped to the new range, stepped and while playing (the reload
+    sets no setting through the interface: no update callback tells the cached limits)."""
+    import shutil
+
+    import bpy
+
+    handlers = mods["handlers"]
+    rig = overridden_rig(scene, tmp_path)
+    scene.jointlimit.clamp_playback = True
+
+    def angle(frame):
+        scene.frame_set(frame)
+        return math.degrees(rig.evaluated_get(bpy.context.evaluated_depsgraph_get()).pose.bones["a"].rotation_euler[0])
+
+    if playing:
+        handlers.on_playback_start(scene)
+    try:
+        assert angle(2) == pytest.approx(90, abs=1e-4)
+        shutil.copyfile(tmp_path / "character_narrower.blend", tmp_path / "character.blend")
+        next(lib for lib in bpy.data.libraries if lib.filepath.endswith("character.blend")).reload()
+        rig = bpy.data.objects["Character", None]
+        assert math.degrees(rig.pose.bones["a"].jointlimit.hinge_max) == pytest.approx(30)
+        assert angle(3) == pytest.approx(30, abs=1e-4) and angle(4) == pytest.approx(30, abs=1e-4)
+    finally:
+        if playing:
+            handlers.on_playback_stop(scene, None)
+        scene.jointlimit.clamp_playback = False
