@@ -588,3 +588,31 @@ def test_wrapper_runs_the_checkout_without_touching_the_user_folder(scene, tmp_p
     for path in (a, b):
         assert angle_of(rotation(load(path), "spine")) == pytest.approx(20.0, abs=1e-3)
     assert tree_state(tmp_path / "fresh" / "blender") == before
+
+
+def test_bake_of_a_linked_action_is_refused_and_leaves_the_file(run, scene, tmp_path):
+    """An action linked from a library takes no keys (Blender refuses them, and what a script
+    writes into it is lost on save): the bake says so (exit 2, one line) instead of reporting a
+    bake that the saved file would not hold."""
+    import bpy
+
+    obj = build_rig()
+    pb = obj.pose.bones["spine"]
+    for frame, angle in ((1, 0), (11, 60)):
+        pb.rotation_quaternion = axis_x(angle)
+        pb.keyframe_insert("rotation_quaternion", frame=frame)
+    action = obj.animation_data.action
+    action.name = "Walk"
+    library = tmp_path / "anim.blend"
+    bpy.data.libraries.write(str(library), {action}, fake_user=True)
+    obj.animation_data.action = None
+    bpy.data.actions.remove(action)
+    with bpy.data.libraries.load(str(library), link=True) as (_found, wanted):
+        wanted.actions = ["Walk"]
+    obj.animation_data.action = wanted.actions[0]
+    path = save(tmp_path / "shot.blend")
+    before = path.read_bytes()
+    result = run("bake", "--frames", 1, 11, blend=path)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "the action 'Walk' of 'Rig' is linked from a library" in one_error_line(result)
+    assert path.read_bytes() == before

@@ -322,6 +322,32 @@ def test_bake_in_nla_tweak_mode_keys_the_tweaked_action_at_its_own_times(rig, co
     assert {round(k.co[0]) for fc in fcurves for k in fc.keyframe_points} == set(range(1, 11))
 
 
+def test_bake_refuses_a_linked_action_and_leaves_it(rig, core, tmp_path):
+    """A rig animated by an action linked from a library (a shot using an animation library): the
+    bake reports why it cannot key instead of writing into library data that the save drops."""
+    import bpy
+
+    pb = rig.pose.bones["upper_arm.L"]
+    configure(pb.jointlimit, "HINGE")
+    for frame, q in zip((1, 10), random_rotations(core, 2, 4)):
+        _key_any(pb, q, frame, core)
+    action = rig.animation_data.action
+    action.name = "Library walk"
+    library = str(tmp_path / "anim.blend")
+    bpy.data.libraries.write(library, {action}, fake_user=True)
+    rig.animation_data.action = None
+    bpy.data.actions.remove(action)
+    with bpy.data.libraries.load(library, link=True) as (_found, wanted):
+        wanted.actions = ["Library walk"]
+    linked = rig.animation_data.action = wanted.actions[0]
+    keys = {(fc.data_path, fc.array_index): len(fc.keyframe_points)
+            for fc in compat().action_fcurves(linked, rig.animation_data.action_slot)}
+    with pytest.raises(RuntimeError, match="'Library walk' of 'Rig' is linked from a library and cannot take keys"):
+        bpy.ops.pose.jointlimit_bake(frame_start=1, frame_end=10)
+    assert {(fc.data_path, fc.array_index): len(fc.keyframe_points)
+            for fc in compat().action_fcurves(linked, rig.animation_data.action_slot)} == keys
+
+
 def test_bake_bad_range_reports_error(rig):
     import bpy
 

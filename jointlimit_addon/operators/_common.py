@@ -5,6 +5,11 @@ import bpy
 from .. import bone_limits
 
 
+def report_text(template, **values):
+    """A report template translated (``pgettext_rpt``) before it is formatted."""
+    return bpy.app.translations.pgettext_rpt(template).format(**values)
+
+
 def pose_mode_problem(context):
     """Why a pose operator cannot run here, or ``None`` when it can."""
     obj = context.object

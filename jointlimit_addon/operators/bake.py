@@ -5,7 +5,7 @@ import numpy as np
 from bpy.props import BoolProperty, IntProperty
 
 from .. import bone_limits, compat
-from ._common import PosePoll, target_bones_skipping
+from ._common import PosePoll, report_text, target_bones_skipping
 
 
 def sample_rotations(scene, bones, frames):
@@ -75,6 +75,14 @@ def _took_key(fc, time):
     return any(abs(point.co[0] - time) < 1e-4 for point in fc.keyframe_points)
 
 
+def keyable(obj):
+    """Whether keys can go into ``obj``'s action (none yet: the bake makes one). A linked action
+    is not editable: ``keyframe_insert`` refuses its keys, and what a script writes into it is
+    lost on save."""
+    data = obj.animation_data
+    return data is None or data.action is None or data.action.is_editable
+
+
 class POSE_OT_jointlimit_bake(PosePoll, bpy.types.Operator):
     """Evaluate the animation over a frame range and key the clamped rotation of the limited bones on every frame"""
 
@@ -99,6 +107,13 @@ class POSE_OT_jointlimit_bake(PosePoll, bpy.types.Operator):
         bones, skipped = target_bones_skipping(context, self.all_bones)
         if not bones:
             self.report({"ERROR"}, "No limited bones to bake")
+            return {"CANCELLED"}
+        linked = next((obj for obj in {pb.id_data for pb in bones} if not keyable(obj)), None)
+        if linked is not None:
+            self.report({"ERROR"}, report_text(
+                "The action {action} of {rig} is linked from a library and cannot take keys: make it local "
+                "first (Make Local, or give the rig an action of its own)",
+                action=repr(linked.animation_data.action.name), rig=repr(linked.name)))
             return {"CANCELLED"}
         scene = context.scene
         original_frame = scene.frame_current

@@ -7,16 +7,12 @@ from bpy.props import BoolProperty, EnumProperty, IntProperty
 from .. import animation, bone_limits
 from ..core import motion, quat
 from ._common import PosePoll, selected_pose_bones
+from ._common import report_text as _rpt
 from .bake import sample_rotations
 
 # In-betweens further than this outside the range of their keys get a warning (degrees).
 OVERSHOOT_WARNING_DEGREES = 3.0
 STEP_WARNING_DEGREES = 45.0     # per frame: a turn no joint makes in one frame of animation
-
-
-def _rpt(template, **values):
-    """A report template translated (``pgettext_rpt``) before it is formatted."""
-    return bpy.app.translations.pgettext_rpt(template).format(**values)
 
 
 def output_frames(keys, step):
