@@ -24,7 +24,8 @@ import bpy
 from . import bone_limits, deformer, live_pose, playback_layer, props
 
 _state = {"busy": False, "live": False, "generation": None, "warned": False,
-          "quiet": None}   # a frame's _quiet_key when the playback clamp found nothing of its own to clamp
+          "quiet": None,    # a frame's _quiet_key when the playback clamp found nothing of its own to clamp
+          "imported": False}    # a library reloaded or data linked since the last update or frame
 # (object name, bone name) -> (settings signature, rotation tuple) when last seen (per-bone path)
 _cache = {}
 
@@ -125,6 +126,7 @@ def clamp_scene(scene, only_changed, depsgraph=None, view_layer=None):
 
 @bpy.app.handlers.persistent
 def on_depsgraph_update(scene, depsgraph=None):
+    _after_import()
     _state["quiet"] = None      # objects, bones or settings may have changed
     if depsgraph is not None and _relinked(depsgraph):
         _scene_armatures.clear()
@@ -152,10 +154,23 @@ def on_undo_or_load(*_args, loaded=False):
 
 
 @bpy.app.handlers.persistent
-def on_blend_import(*_args):
-    """A library reloaded or relocated (or data linked or appended): the settings of linked rigs
-    and of overrides come from the library file again, with no update callback."""
-    on_undo_or_load()
+def on_blend_import_pre(*_args):
+    """A library about to be reloaded or relocated (or data linked or appended): the settings of
+    linked rigs and of overrides will come from the library file again, with no update callback.
+    Everything is regrouped after it (``_after_import``: ``blend_import_post``, which Blender 4.5
+    does not call for a reload, or else the next update or frame)."""
+    _state["imported"] = True
+
+
+@bpy.app.handlers.persistent
+def on_blend_import_post(*_args):
+    _after_import()
+
+
+def _after_import():
+    if _state["imported"] and threading.current_thread() is threading.main_thread():
+        _state["imported"] = False
+        on_undo_or_load()
 
 
 @bpy.app.handlers.persistent
@@ -170,6 +185,7 @@ def on_load(*_args):
 @bpy.app.handlers.persistent
 def on_frame_change_pre(scene, *_args):
     if threading.current_thread() is threading.main_thread():     # not a render's thread
+        _after_import()
         playback_layer.before_frame(scene)
 
 
@@ -271,7 +287,8 @@ HANDLERS = (
     (bpy.app.handlers.animation_playback_post, on_playback_stop),
     (bpy.app.handlers.load_post, on_load),
     (bpy.app.handlers.undo_post, on_undo_or_load),
-    (bpy.app.handlers.blend_import_post, on_blend_import),
+    (bpy.app.handlers.blend_import_pre, on_blend_import_pre),
+    (bpy.app.handlers.blend_import_post, on_blend_import_post),
     (bpy.app.handlers.redo_post, on_undo_or_load),
 )
 
