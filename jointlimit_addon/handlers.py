@@ -154,12 +154,15 @@ def on_undo_or_load(*_args, loaded=False):
 
 
 @bpy.app.handlers.persistent
-def on_blend_import_pre(*_args):
+def on_blend_import_pre(context=None, *_args):
     """A library about to be reloaded or relocated (or data linked or appended): the settings of
     linked rigs and of overrides will come from the library file again, with no update callback.
     Everything is regrouped after it (``_after_import``: ``blend_import_post``, which Blender 4.5
-    does not call for a reload, or else the next update or frame)."""
-    _state["imported"] = True
+    does not call for a reload, or else the next update or frame). A file only looked into (a
+    ``bpy.data.libraries.load`` that takes nothing) imports no item: nothing to regroup (during
+    playback the layer would be built anew)."""
+    if context is None or len(context.import_items):
+        _state["imported"] = True
 
 
 @bpy.app.handlers.persistent

@@ -474,8 +474,8 @@ MESSAGES = {
     "No limited bones to clamp (enable a limit on the bone, or use All Limited Bones)":
         "制限内に収める制限付きボーンがありません（ボーンの制限を有効にするか、「すべての制限付きボーン」を使ってください）",
     "No limited bones to bake": "ベイクする制限付きボーンがありません",
-    "The action {action} of {rig} is linked from a library and cannot take keys: make it local first (Make Local, or give the rig an action of its own)":
-        "{rig} のアクション {action} はライブラリからリンクされていて、キーを打てません: 先にローカル化してください(ローカル化、またはリグに専用のアクションを与える)",
+    "The action {action} of {rig} comes from a library (linked or overridden) and cannot keep keys: make it local first (Make Local, or give the rig an action of its own)":
+        "{rig} のアクション {action} はライブラリ由来(リンクまたはオーバーライド)で、キーを保持できません: 先にローカル化してください(ローカル化、またはリグに専用のアクションを与える)",
     "No limited bones to convert": "変換する制限付きボーンがありません",
     "Select the bones to convert": "変換するボーンを選択してください",
     "None of the bones has a local-space Limit Rotation constraint or IK limits":

@@ -614,5 +614,5 @@ def test_bake_of_a_linked_action_is_refused_and_leaves_the_file(run, scene, tmp_
     before = path.read_bytes()
     result = run("bake", "--frames", 1, 11, blend=path)
     assert result.returncode == 2, result.stdout + result.stderr
-    assert "the action 'Walk' of 'Rig' is linked from a library" in one_error_line(result)
+    assert "the action 'Walk' of 'Rig' comes from a library (linked or overridden)" in one_error_line(result)
     assert path.read_bytes() == before

@@ -322,9 +322,11 @@ def test_bake_in_nla_tweak_mode_keys_the_tweaked_action_at_its_own_times(rig, co
     assert {round(k.co[0]) for fc in fcurves for k in fc.keyframe_points} == set(range(1, 11))
 
 
-def test_bake_refuses_a_linked_action_and_leaves_it(rig, core, tmp_path):
-    """A rig animated by an action linked from a library (a shot using an animation library): the
-    bake reports why it cannot key instead of writing into library data that the save drops."""
+@pytest.mark.parametrize("overridden", [False, True])
+def test_bake_refuses_a_linked_action_and_leaves_it(rig, core, tmp_path, overridden):
+    """A rig animated by an action linked from a library (a shot using an animation library), or
+    by a library override of one: the bake reports why it cannot key instead of writing keys that
+    the save drops."""
     import bpy
 
     pb = rig.pose.bones["upper_arm.L"]
@@ -339,10 +341,11 @@ def test_bake_refuses_a_linked_action_and_leaves_it(rig, core, tmp_path):
     bpy.data.actions.remove(action)
     with bpy.data.libraries.load(library, link=True) as (_found, wanted):
         wanted.actions = ["Library walk"]
-    linked = rig.animation_data.action = wanted.actions[0]
+    linked = rig.animation_data.action = wanted.actions[0].override_create() if overridden else wanted.actions[0]
+    assert (linked.override_library is not None) == overridden
     keys = {(fc.data_path, fc.array_index): len(fc.keyframe_points)
             for fc in compat().action_fcurves(linked, rig.animation_data.action_slot)}
-    with pytest.raises(RuntimeError, match="'Library walk' of 'Rig' is linked from a library and cannot take keys"):
+    with pytest.raises(RuntimeError, match="'Library walk' of 'Rig' comes from a library \(linked or overridden\) and cannot keep keys"):
         bpy.ops.pose.jointlimit_bake(frame_start=1, frame_end=10)
     assert {(fc.data_path, fc.array_index): len(fc.keyframe_points)
             for fc in compat().action_fcurves(linked, rig.animation_data.action_slot)} == keys

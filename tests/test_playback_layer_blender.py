@@ -1393,3 +1393,30 @@ def test_limits_changed_in_a_reloaded_library_are_followed(scene, mods, tmp_path
         if playing:
             handlers.on_playback_stop(scene, None)
         scene.jointlimit.clamp_playback = False
+
+
+def test_a_file_only_looked_into_during_playback_leaves_the_layer(scene, mods, tmp_path):
+    """Listing what another file holds (``bpy.data.libraries.load`` taking nothing, as add-ons do)
+    imports nothing: the layer playing is kept (rebuilding it costs about 100 ms); linking data
+    does regroup (a library's limits may have come with it)."""
+    import bpy
+
+    prop = bpy.data.objects.new("Prop", None)
+    scene.collection.objects.link(prop)
+    other = str(tmp_path / "props.blend")
+    bpy.ops.wm.save_as_mainfile(filepath=other, copy=True)
+    bpy.data.objects.remove(prop)
+    handlers, layer, obj = playing_rig(scene, mods, 31)
+    try:
+        installs = layer._layer["installs"]
+        with bpy.data.libraries.load(other) as (found, _wanted):
+            assert list(found.objects) == ["Prop"]
+        play(scene, obj, [3, 4])
+        assert layer._layer["installs"] == installs and layer.covers(obj)
+        with bpy.data.libraries.load(other, link=True) as (_found, wanted):
+            wanted.objects = ["Prop"]
+        play(scene, obj, [5, 6, 7])
+        assert layer._layer["installs"] > installs and layer.covers(obj)
+    finally:
+        handlers.on_playback_stop(scene, None)
+        scene.jointlimit.clamp_playback = False

@@ -95,8 +95,8 @@ def cmd_bake(args):
         raise UsageError(f"no limited bones to bake in {arm.name!r}")
     check_limits(arm, targets, animator_only=args.bones is None)
     if not keyable(arm):
-        raise UsageError(f"the action {arm.animation_data.action.name!r} of {arm.name!r} is linked from a library "
-                         "and cannot take keys: make it local first")
+        raise UsageError(f"the action {arm.animation_data.action.name!r} of {arm.name!r} comes from a library "
+                         "(linked or overridden) and cannot keep keys: make it local first")
     with active_in_mode(arm, "POSE"), bone_selection(arm, args.bones), frame_progress("bake", end - start + 1):
         run_op(bpy.ops.pose.jointlimit_bake, "bake", frame_start=start, frame_end=end, all_bones=args.bones is None)
     return Outcome(f"baked {len(targets)} limited bones of {arm.name!r} over frames {start}..{end}", bones=targets,

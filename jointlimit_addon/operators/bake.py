@@ -77,10 +77,12 @@ def _took_key(fc, time):
 
 def keyable(obj):
     """Whether keys can go into ``obj``'s action (none yet: the bake makes one). A linked action
-    is not editable: ``keyframe_insert`` refuses its keys, and what a script writes into it is
-    lost on save."""
+    is not editable (``keyframe_insert`` refuses its keys, and what a script writes into it is
+    lost on save); an override of one takes keys that the save drops (its keys are the
+    library's)."""
     data = obj.animation_data
-    return data is None or data.action is None or data.action.is_editable
+    action = None if data is None else data.action
+    return action is None or action.is_editable and action.override_library is None
 
 
 class POSE_OT_jointlimit_bake(PosePoll, bpy.types.Operator):
@@ -111,8 +113,8 @@ class POSE_OT_jointlimit_bake(PosePoll, bpy.types.Operator):
         linked = next((obj for obj in {pb.id_data for pb in bones} if not keyable(obj)), None)
         if linked is not None:
             self.report({"ERROR"}, report_text(
-                "The action {action} of {rig} is linked from a library and cannot take keys: make it local "
-                "first (Make Local, or give the rig an action of its own)",
+                "The action {action} of {rig} comes from a library (linked or overridden) and cannot keep keys: "
+                "make it local first (Make Local, or give the rig an action of its own)",
                 action=repr(linked.animation_data.action.name), rig=repr(linked.name)))
             return {"CANCELLED"}
         scene = context.scene
