@@ -345,7 +345,7 @@ def test_bake_refuses_a_linked_action_and_leaves_it(rig, core, tmp_path, overrid
     assert (linked.override_library is not None) == overridden
     keys = {(fc.data_path, fc.array_index): len(fc.keyframe_points)
             for fc in compat().action_fcurves(linked, rig.animation_data.action_slot)}
-    with pytest.raises(RuntimeError, match="'Library walk' of 'Rig' comes from a library \(linked or overridden\) and cannot keep keys"):
+    with pytest.raises(RuntimeError, match=r"'Library walk' of 'Rig' comes from a library \(linked or overridden\) and cannot keep keys"):
         bpy.ops.pose.jointlimit_bake(frame_start=1, frame_end=10)
     assert {(fc.data_path, fc.array_index): len(fc.keyframe_points)
             for fc in compat().action_fcurves(linked, rig.animation_data.action_slot)} == keys
