@@ -52,3 +52,15 @@ def select_only(obj, names, active=None):
         compat().select_pose_bone(pb, pb.name in names)
     if active:
         obj.data.bones.active = obj.data.bones[active]
+
+
+def save_in_library(scene, obj, collection_name, path):
+    """Move ``obj`` into a new collection of ``scene`` named ``collection_name`` (in Object Mode)
+    and save a copy of the file at ``path``, as a character library; returns the collection."""
+    bpy.ops.object.mode_set(mode="OBJECT")
+    collection = bpy.data.collections.new(collection_name)
+    collection.objects.link(obj)
+    scene.collection.objects.unlink(obj)
+    scene.collection.children.link(collection)
+    bpy.ops.wm.save_as_mainfile(filepath=path, copy=True)
+    return collection

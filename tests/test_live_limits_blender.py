@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from rigs import make_armature
+from rigs import make_armature, save_in_library
 
 pytestmark = [pytest.mark.blender]
 
@@ -493,13 +493,8 @@ def test_a_system_override_rig_is_clamped(scene, mods, tmp_path):
     configure(pb.jointlimit, "HINGE", None, None)
     pb.rotation_mode = "XYZ"
     pb.rotation_euler = (D(170), 0.0, 0.0)
-    bpy.ops.object.mode_set(mode="OBJECT")
-    collection = bpy.data.collections.new("RigCollection")
-    collection.objects.link(obj)
-    scene.collection.objects.unlink(obj)
-    scene.collection.children.link(collection)
     library = str(tmp_path / "library.blend")
-    bpy.ops.wm.save_as_mainfile(filepath=library, copy=True)
+    collection = save_in_library(scene, obj, "RigCollection", library)
     bpy.data.objects.remove(obj)
     bpy.data.collections.remove(collection)
     with bpy.data.libraries.load(library, link=True) as (_found, wanted):

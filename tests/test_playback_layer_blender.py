@@ -8,6 +8,7 @@ import math
 import numpy as np
 import pytest
 
+from rigs import save_in_library
 from test_live_limits_blender import limited_rig, snapshot
 
 pytestmark = [pytest.mark.blender]
@@ -1075,6 +1076,20 @@ def _probe_engine():
     return Probe
 
 
+def probe_renders(scene):
+    """A camera and the probe engine (``_probe_engine``) rendering ``scene`` at 4 x 4 pixels."""
+    import bpy
+
+    camera = bpy.data.objects.new("Camera", bpy.data.cameras.new("Camera"))
+    scene.collection.objects.link(camera)
+    scene.camera = camera
+    probe = _probe_engine()
+    scene.render.engine = probe.bl_idname
+    scene.render.resolution_x = scene.render.resolution_y = 4
+    scene.render.resolution_percentage = 100
+    return probe
+
+
 def test_renders_show_the_clamped_animation_and_the_rest_of_it(scene, mods):
     """A render's depsgraph does not write what it animated back to the pose: the keyed limited
     bone is clamped in the rendered frame all the same (stepped, and while the layer plays the rig),
@@ -1099,13 +1114,7 @@ def test_renders_show_the_clamped_animation_and_the_rest_of_it(scene, mods):
         obj.location.z = z
         obj.keyframe_insert("location", frame=frame)
     bpy.ops.object.mode_set(mode="OBJECT")
-    camera = bpy.data.objects.new("Camera", bpy.data.cameras.new("Camera"))
-    scene.collection.objects.link(camera)
-    scene.camera = camera
-    probe = _probe_engine()
-    scene.render.engine = probe.bl_idname
-    scene.render.resolution_x = scene.render.resolution_y = 4
-    scene.render.resolution_percentage = 100
+    probe = probe_renders(scene)
 
     def render():
         probe.seen.clear()
@@ -1210,14 +1219,8 @@ def test_a_render_depsgraph_kept_between_frames_and_renders(scene, mods):
         pb.rotation_euler = (math.radians(degrees), 0.0, 0.0)
         pb.keyframe_insert("rotation_euler", frame=frame)
     bpy.ops.object.mode_set(mode="OBJECT")
-    camera = bpy.data.objects.new("Camera", bpy.data.cameras.new("Camera"))
-    scene.collection.objects.link(camera)
-    scene.camera = camera
-    probe = _probe_engine()
-    scene.render.engine = probe.bl_idname
+    probe = probe_renders(scene)
     scene.render.use_persistent_data = True
-    scene.render.resolution_x = scene.render.resolution_y = 4
-    scene.render.resolution_percentage = 100
 
     def render(first, last):
         probe.seen.clear()
@@ -1252,13 +1255,8 @@ def overridden_rig(scene, tmp_path):
     obj = make_armature([("a", (0, 0, 0), (0, 0, 1), None, 0.0)], "Character")
     hinge_at(obj.pose.bones["a"], 170)
     obj.pose.bones["a"].jointlimit.hinge_max = math.radians(90)
-    bpy.ops.object.mode_set(mode="OBJECT")
-    collection = bpy.data.collections.new("CharacterCollection")
-    collection.objects.link(obj)
-    scene.collection.objects.unlink(obj)
-    scene.collection.children.link(collection)
     library = str(tmp_path / "character.blend")
-    bpy.ops.wm.save_as_mainfile(filepath=library, copy=True)
+    collection = save_in_library(scene, obj, "CharacterCollection", library)
     obj.pose.bones["a"].jointlimit.hinge_max = math.radians(30)     # the rigger's later edit
     bpy.ops.wm.save_as_mainfile(filepath=str(tmp_path / "character_narrower.blend"), copy=True)
     bpy.data.objects.remove(obj)
@@ -1298,12 +1296,7 @@ def test_an_overridden_rig_animated_in_the_shot_is_covered_and_rendered_clamped(
         assert layer.covers(rig) and paths(layer_keys(rig)[0]) == {'pose.bones["a"].rotation_euler'}
     finally:
         handlers.on_playback_stop(scene, None)
-    camera = bpy.data.objects.new("Camera", bpy.data.cameras.new("Camera"))
-    scene.collection.objects.link(camera)
-    scene.camera = camera
-    probe = _probe_engine()
-    scene.render.engine = probe.bl_idname
-    scene.render.resolution_x = scene.render.resolution_y = 4
+    probe = probe_renders(scene)
     scene.render.filepath = str(tmp_path / "frame_")
     try:
         for frame, degrees in ((2, 90), (9, None)):     # clamped, then the keys' own angle
