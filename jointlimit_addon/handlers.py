@@ -4,9 +4,11 @@
 (posing with R, trackball, typed values); ``frame_change_post`` clamps every limited bone on each
 frame when playback clamping is on, except during playback on the armatures that the playback
 layer covers (``playback_layer``: Blender evaluates their clamped rotations itself, installed and
-removed by the ``frame_change_pre`` and ``animation_playback_pre``/``_post`` handlers; while the
-layer covers every limited armature, ``frame_change_post`` looks no further until something
-changes, ``_quiet_key``). Both are
+removed by the ``frame_change_pre`` and ``animation_playback_pre``/``_post`` handlers, also
+outside playback with Fast Scrubbing, where ``frame_change_post`` still checks the covered rigs
+and finds their keyed bones inside; during playback, while the layer covers every limited
+armature, ``frame_change_post`` looks no further until something changes, ``_quiet_key``;
+``render_init`` to ``render_complete`` or ``_cancel`` the layer steps aside). Both are
 cheap when nothing changed, never recurse (writing a rotation triggers one more update, which finds
 nothing to do), and are removed on unregister. ``depsgraph_update_post`` then lets the deformer
 check that nothing else deforms its two-bone vertices now (``deformer.check_updates``).
@@ -34,14 +36,14 @@ _raw_rotation = live_pose.raw_rotation
 _unit_quaternion = live_pose.unit_quaternion
 
 
-def clamp_object_per_bone(obj, only_changed):
+def clamp_object_per_bone(obj, only_changed, skip=None):
     """Clamp the limited bones of one armature bone by bone; returns how many were written.
 
     The reference for ``clamp_object`` (same results, one bone at a time)."""
     written = 0
     for pb in obj.pose.bones:
         settings = pb.jointlimit
-        if not settings.enabled:
+        if not settings.enabled or (skip and pb.name in skip):
             continue
         raw = _raw_rotation(pb)
         signature = bone_limits.signature(settings)
@@ -62,9 +64,10 @@ def clamp_object_per_bone(obj, only_changed):
     return written
 
 
-def clamp_object(obj, only_changed):
-    """Clamp the limited bones of one armature (all at once); returns how many were written."""
-    return live_pose.clamp_armature(obj, only_changed)
+def clamp_object(obj, only_changed, skip=None):
+    """Clamp the limited bones of one armature (all at once), but those named in ``skip``; returns
+    how many were written."""
+    return live_pose.clamp_armature(obj, only_changed, skip)
 
 
 _scene_armatures = {}   # scene name (and view layer name) -> (object count, names of its armatures)
@@ -106,9 +109,11 @@ def _updated_armatures(depsgraph):
     return objects
 
 
-def clamp_scene(scene, only_changed, depsgraph=None, view_layer=None):
+def clamp_scene(scene, only_changed, depsgraph=None, view_layer=None, stepped=False):
     """Clamp the armatures of ``scene`` (with ``depsgraph``: only those its update touched; with
-    ``view_layer``: those of that view layer), but those the playback layer covers in ``scene``."""
+    ``view_layer``: those of that view layer), but those the playback layer covers while ``scene``
+    plays. (On a frame ``stepped`` outside playback the layer's keys brought a covered rig's keyed
+    bones inside, and this clamps the rest: bones without keys, or turned by something else.)"""
     if _state["busy"]:
         return 0
     _state["busy"] = True
@@ -117,8 +122,11 @@ def clamp_scene(scene, only_changed, depsgraph=None, view_layer=None):
         _state["generation"] = props.settings_generation()
         if objects is None:
             objects = _armatures(scene, view_layer)
-        if playback_layer.is_installed():
+        if playback_layer.plays(scene):
             objects = [obj for obj in objects if not playback_layer.covers(obj, scene)]
+        elif stepped and playback_layer.is_installed():     # Fast Scrubbing
+            return sum(clamp_object(obj, only_changed, playback_layer.clamped_bones(obj, scene))
+                       for obj in objects if obj.pose is not None)
         return sum(clamp_object(obj, only_changed) for obj in objects if obj.pose is not None)
     finally:
         _state["busy"] = False
@@ -193,6 +201,16 @@ def on_frame_change_pre(scene, *_args):
 
 
 @bpy.app.handlers.persistent
+def on_render_init(*_args):
+    playback_layer.render_started()
+
+
+@bpy.app.handlers.persistent
+def on_render_end(*_args):
+    playback_layer.render_ended()
+
+
+@bpy.app.handlers.persistent
 def on_playback_start(scene, *_args):
     playback_layer.playback_started(scene)
 
@@ -237,7 +255,7 @@ def on_frame_change(scene, depsgraph=None):
     quiet = _quiet_key(scene, view_layer)
     if quiet is not None and quiet == _state["quiet"]:
         return
-    clamp_scene(scene, only_changed=False, view_layer=view_layer)
+    clamp_scene(scene, only_changed=False, view_layer=view_layer, stepped=True)
     if quiet is not None and all(playback_layer.covers(obj, scene) or live_pose.found_no_limits(obj)
                                  for obj in _armatures(scene, view_layer)):
         _state["quiet"] = quiet
@@ -277,7 +295,7 @@ def _quiet_key(scene, view_layer):
     whose evaluation saw objects linked, unlinked or excluded (``_relinked``: a swap keeps the
     count). ``None`` otherwise."""
     serial = playback_layer.installed_serial()
-    if serial is None or view_layer is None:
+    if serial is None or view_layer is None or not playback_layer.plays(scene):
         return None
     return serial, scene.session_uid, view_layer.name, len(view_layer.objects), props.settings_generation()
 
@@ -293,6 +311,9 @@ HANDLERS = (
     (bpy.app.handlers.blend_import_pre, on_blend_import_pre),
     (bpy.app.handlers.blend_import_post, on_blend_import_post),
     (bpy.app.handlers.redo_post, on_undo_or_load),
+    (bpy.app.handlers.render_init, on_render_init),
+    (bpy.app.handlers.render_complete, on_render_end),
+    (bpy.app.handlers.render_cancel, on_render_end),
 )
 
 

@@ -154,6 +154,7 @@ class ArmatureState:
         self.few_groups = [(limit, memo, self.names[a:b])
                            for limit, memo, a, b in zip(self.limits, self.memos, starts, self.ends)] if self.few else []
         self.few_seen = {}
+        self.skip, self.skip_mask = None, None     # the last ``skip`` of ``clamp_armature``, as a mask over members
 
     def is_current(self, obj, count):
         if self.count != count or self.generation != props.settings_generation():
@@ -367,12 +368,14 @@ def _groups_of(state, selected):
     return groups
 
 
-def clamp_armature(obj, only_changed):
-    """Clamp the limited bones of one armature; returns how many were written."""
+def clamp_armature(obj, only_changed, skip=None):
+    """Clamp the limited bones of one armature; returns how many were written. ``skip``: a
+    frozenset of names of bones left as they are (their values are clamped already: the playback
+    layer's keys)."""
     state = _current_few(obj)
     if state is not None:
         try:
-            return _clamp_few(obj, state, only_changed)
+            return _clamp_few(obj, state, only_changed, skip)
         except KeyError:            # a limited bone was renamed or removed: regroup
             invalidate(obj)
     bones = obj.pose.bones
@@ -384,18 +387,28 @@ def clamp_armature(obj, only_changed):
     if not len(state.members):
         return 0
     if state.few:
-        return _clamp_few(obj, state, only_changed)
+        return _clamp_few(obj, state, only_changed, skip)
     offset, channel_of, _ = _mode_tables()
     kinds = channel_of[modes + offset]
     used = kinds[state.members]
     channels = {k: _read_channel(bones, k, state.count) for k in (QUATERNION, EULER, AXIS_ANGLE) if (used == k).any()}
     selected = _changed(state, modes, channels, kinds)[state.members] if only_changed else np.ones(len(state.members), bool)
+    if skip:
+        selected &= ~_skipped(state, bones, skip)
     written = 0
     if selected.any():
         written = _clamp_selected(obj, state, modes, kinds, channels, selected)
     state.modes = modes
     state.seen = channels
     return written
+
+
+def _skipped(state, bones, skip):
+    """Mask over the members: named in ``skip`` (kept for the next call with the same set)."""
+    if state.skip is not skip:
+        names = bones.keys()
+        state.skip, state.skip_mask = skip, np.array([names[i] in skip for i in state.members.tolist()], dtype=bool)
+    return state.skip_mask
 
 
 def _result_keys(state, modes, kinds, channels, selected, rows):
@@ -532,15 +545,17 @@ def _storage_tol(mode, values):
     return bone_limits.STORAGE_TOL * max(1.0, magnitude / math.pi)
 
 
-def _clamp_few(obj, state, only_changed):
+def _clamp_few(obj, state, only_changed, skip=None):
     """``handlers.clamp_object_per_bone`` on the armature's groups: bones found by name, limits
     and memos shared per group, no settings read; the moved bones are stored together
-    (``_store_few``)."""
+    (``_store_few``). Bones named in ``skip`` are left alone."""
     bones = obj.pose.bones
     seen = state.few_seen
     pending = {}    # channel -> [(bone index, values)]
     for limit, memo, names in state.few_groups:
         for index, name in names:
+            if skip and name in skip:
+                continue
             pb = bones[name]
             mode = pb.rotation_mode
             key = (mode, *(pb.rotation_quaternion if mode == "QUATERNION" else

@@ -3,8 +3,10 @@
 The playback clamp in ``frame_change_post`` writes the clamped pose after Blender evaluated the
 frame, which makes Blender evaluate it a second time: on Rigify's rig that second pass (a copy of
 the whole armature object and its pose) costs about two frames more (README, Live limits).
-During playback (between ``animation_playback_pre`` and ``_post``) this layer makes the clamp
-part of the frame's only evaluation instead:
+During playback (between ``animation_playback_pre`` and ``_post``), and outside it with the
+scene's Fast Scrubbing on for the frames of the window's scene (scrubbing, stepping frames, a
+script's ``frame_set``; not a render's, ``render_init`` to ``render_complete``), this layer makes
+the clamp part of the frame's only evaluation instead:
 
 * Blender animates each armature from the *evaluated copy* of its action, which its depsgraph
   made from the user's action and keeps until the action is edited. For each limited bone of a
@@ -40,12 +42,18 @@ the keys go into that action's copy). Otherwise it keeps the playback clamp. A r
 (``key_render_frame``). Limited bones without keys are clamped when the layer is installed and
 when they are turned during playback.
 
-The layer is removed when playback stops (the evaluated copies made anew from the user's action,
-the stopped frame clamped by the playback clamp), when the playback clamp is switched off, and
-rebuilt when limits, keys or a covered bone's rotation mode change (``check_updates``), when
-the action or how it is blended is no longer the one covered (checked each frame), and when a
-frame's evaluation made the copy anew (``after_frame``; the F-curves are looked up anew for each
-batch). Only the scene that plays uses it. Earlier versions drove the bones with drivers
+The layer is removed when playback stops without Fast Scrubbing (the evaluated copies made anew
+from the user's action, the stopped frame clamped by the playback clamp), when the playback clamp
+or Fast Scrubbing is switched off or a render starts, and rebuilt when limits, keys or a covered
+bone's rotation mode change (``check_updates``), when the action or how it is blended is no
+longer the one covered (checked each frame), and when a frame's evaluation made the copy anew
+(``after_frame``; the F-curves are looked up anew for each batch). Only the scene that plays, or
+outside playback the window's scene, uses it. Outside playback it is set up only on the frame
+after one whose evaluation kept a mark on the copies (``_probe``): a script that keys frame
+after frame keeps the playback clamp. There the playback clamp still checks the covered rigs
+after each frame (bones without keys, bones a script or another add-on's handler turned; the
+layer's keys are inside already), and turning a covered rig's bone is clamped by live limits
+only, as without the layer. Earlier versions drove the bones with drivers
 reading a helper empty; a file saved with those during playback (an autosave) loses them on load
 (``remove_leftovers``).
 """
@@ -56,18 +64,23 @@ import numpy as np
 from . import bone_limits, compat, live_pose, props
 
 MARK = "jointlimit_playback_layer"      # ID property of the evaluated action copies written (and of earlier versions' helper)
+PROBE = "jointlimit_playback_probe"     # ID property of the copies looked at before setting the layer up outside playback
 LEGACY_EMPTY_NAME = "JointLimit Playback Layer"     # earlier versions' helper empty
 MEMO_FLOATS = 1 << 22    # values remembered per armature (32 MB): a longer shot forgets and computes again
 AHEAD = 32      # frames computed together on a frame not seen before (see the module)
 
 _layer = {
     "playing": None,    # session_uid of the scene playing (between animation_playback_pre and _post)
+    "rendering": False,     # between render_init and render_complete or _cancel
+    "probing": None,    # session_uid of the scene whose copies were marked for this frame (``_probe``)
+    "probed": None,     # session_uid of the scene whose last frame kept the marks
     "scene": None,      # session_uid of the scene the layer is set up for, covering armatures or none
     "covers": [],       # [_Cover]
     "generation": None,  # props.settings_generation() when installed
     "stale": False,     # keys, bones or limits changed: rebuild before the next frame
     "last": None,       # the frame number shown before (the step to the next one)
     "installs": 0,      # layers installed so far (tells one layer from the next)
+    "frames": 0,        # frames begun (frame_change_pre on the main thread)
     "keyed": None,      # _batches() when the frame just evaluated had every copy keyed, until an update
                         # (used when the scene has one view layer: another one's copy may lack keys)
 }
@@ -92,7 +105,7 @@ class _Cover:
     tells that its animation is still the one covered."""
 
     __slots__ = ("obj_name", "uid", "action_name", "action_uid", "bones", "animation", "frames", "codes", "kinds",
-                 "groups", "used", "offsets", "moved", "batch", "drivers")
+                 "groups", "used", "offsets", "moved", "batch", "drivers", "names", "shown")
 
     def __init__(self, obj, bones):
         self.obj_name, self.uid, self.bones = obj.name, obj.session_uid, bones
@@ -112,6 +125,8 @@ class _Cover:
         self.moved = np.zeros(len(bones), dtype=bool)   # bones moved on a computed frame: their keys are written
         self.batch = 0      # batches computed: an evaluated copy marked with an older one lacks keys
         self.drivers = len(obj.animation_data.drivers)  # the user's drivers on the armature
+        self.names = frozenset(bone.name for bone in bones)
+        self.shown = None   # _layer["frames"] when the frame evaluated (viewport) took its values from the latest batch
 
     def object(self):
         """The armature (found again when renamed), or ``None`` when it was deleted."""
@@ -396,7 +411,7 @@ def remove():
     hold its keys are made anew from the user's action at the next evaluation."""
     covers = _layer["covers"]
     scene = next((s for s in bpy.data.scenes if s.session_uid == _layer["scene"]), None)
-    _layer.update(scene=None, covers=[], generation=None, stale=False, keyed=None)
+    _layer.update(scene=None, covers=[], generation=None, stale=False, keyed=None, probed=None)
     for cover in covers:
         action = cover.action()
         if action is not None and scene is not None and any(copy.get(MARK) is not None for copy in cover.copies(scene)):
@@ -417,11 +432,11 @@ def remove_leftovers():
 
 def forget(loaded=False):
     """Forget the installed layer without touching it (undo or a file load replaced the data its
-    references point to). A loaded file is not playing. Undo keeps the evaluated copies of the
+    references point to). A loaded file is not playing (nor rendering). Undo keeps the evaluated copies of the
     actions it did not change, the layer's keys in them: those are made anew."""
-    _layer.update(scene=None, covers=[], generation=None, stale=False, keyed=None)
+    _layer.update(scene=None, covers=[], generation=None, stale=False, keyed=None, probing=None, probed=None)
     if loaded:
-        _layer["playing"] = None
+        _layer["playing"], _layer["rendering"] = None, False
         return
     if not _layer["installs"]:
         return      # no layer this session: no copy holds its keys
@@ -440,21 +455,84 @@ def forget_results():
 # --- per frame ----------------------------------------------------------------------------------
 
 
+def serves(scene):
+    """Whether the layer clamps ``scene``'s frames: those it plays, and outside playback and renders,
+    with Fast Scrubbing on, those of the window's scene (scrubbing, stepping frames, a script's
+    ``frame_set``)."""
+    playing = _layer["playing"]
+    if playing is not None:
+        return playing == scene.session_uid
+    if _layer["rendering"] or not scene.jointlimit.fast_scrubbing:
+        return False
+    shown = bpy.context.scene
+    return shown is not None and shown.session_uid == scene.session_uid
+
+
+def clamped_bones(obj, scene):
+    """The names of ``obj``'s bones whose rotations the frame just evaluated in ``scene`` took
+    from the layer's values (clamped already: the playback clamp leaves them alone), or ``None``."""
+    if scene.session_uid != _layer["scene"]:
+        return None
+    uid = obj.session_uid
+    cover = next((cover for cover in _layer["covers"] if cover.uid == uid), None)
+    return cover.names if cover is not None and cover.shown == _layer["frames"] else None
+
+
+def plays(scene):
+    """Whether the layer is installed for ``scene`` and ``scene`` plays."""
+    return bool(_layer["covers"]) and _layer["scene"] == _layer["playing"] == scene.session_uid
+
+
+def _local_actions(scene):
+    return [obj.animation_data.action for obj in _armatures(scene)
+            if obj.animation_data is not None and obj.animation_data.action is not None
+            and obj.animation_data.action.library is None]
+
+
+def _probe(scene):
+    """Outside playback, before setting the layer up: mark the evaluated copies of the actions of
+    ``scene``'s armatures (``PROBE``; no key). ``after_frame`` notes whether the frame's evaluation
+    kept every mark, and only then does the next frame set the layer up: a script that edits keys
+    between its frame changes (keying frame after frame) has the copies made anew on each frame,
+    and a layer set up on one frame and gone on the next would only add its batch to the playback
+    clamp's work."""
+    _layer["probing"], _layer["probed"], _layer["last"] = scene.session_uid, None, scene.frame_current
+    for action in _local_actions(scene):
+        for copy in (_evaluated(action, view_layer) for view_layer in scene.view_layers):
+            if copy is not None:
+                copy[PROBE] = 1
+
+
+def _probe_kept(scene, depsgraph):
+    for action in _local_actions(scene):
+        copy = action.evaluated_get(depsgraph)
+        if copy.is_evaluated and copy.get(PROBE) is None:
+            return False
+    return True
+
+
 def before_frame(scene):
     """``frame_change_pre``: install, rebuild or remove the layer as needed, compute the new
     frame (and those ahead) when it is not remembered, and write the keys into each evaluated
     copy that lacks the latest batch."""
+    _layer["frames"] += 1
+    uid = scene.session_uid
     set_up = _layer["scene"]
-    if _layer["playing"] != scene.session_uid:
+    if not serves(scene):
+        if set_up == uid:
+            remove()    # Fast Scrubbing switched off, or a render started
         return      # another scene (a script stepping it): the playback clamp
     if not scene.jointlimit.clamp_playback:
         if set_up is not None:
             remove()
         return
-    if set_up is not None and (_layer["stale"] or _layer["generation"] != props.settings_generation()):
+    if set_up is not None and (set_up != uid or _layer["stale"] or _layer["generation"] != props.settings_generation()):
         remove()        # this frame: the playback clamp, from copies made anew; the next one: the layer
         return
     if set_up is None:
+        if _layer["playing"] is None and _layer["probed"] != uid:
+            _probe(scene)   # outside playback: the layer from the next frame on, if this one keeps the marks
+            return
         install(scene)
         return
     frame = scene.frame_current_final
@@ -477,21 +555,28 @@ def after_frame(scene, depsgraph):
     between to tell ``check_updates`` (a script's edit, or one the frame step came before), the
     frame's evaluation made the action's copy anew from the edited keys, without the layer's
     keys or its mark: the layer is removed, so that the playback clamp clamps this frame, and the
-    next frame sets it up again."""
-    if _layer["scene"] != scene.session_uid or _layer["playing"] != scene.session_uid or depsgraph.mode != "VIEWPORT":
+    next frame sets it up again (outside playback: looks at the copies first, ``_probe``). Also
+    notes whether a frame that looked kept the marks."""
+    if depsgraph.mode != "VIEWPORT":
         return      # a render's depsgraph has copies of its own, which the layer leaves alone
+    if _layer["probing"] == scene.session_uid:
+        _layer["probing"] = None
+        _layer["probed"] = scene.session_uid if _probe_kept(scene, depsgraph) else None
+    if _layer["scene"] != scene.session_uid:
+        return
     keyed = True
     for cover in _layer["covers"]:
         action = cover.action()
         copy = None if action is None else action.evaluated_get(depsgraph)
+        cover.shown = None
         if copy is not None and copy.is_evaluated:
             mark = copy.get(MARK)
             if mark is None:
                 remove()
                 return
-            keyed = keyed and mark == cover.batch
-        else:
-            keyed = False
+            if mark == cover.batch and scene.frame_current_final in cover.frames:
+                cover.shown = _layer["frames"]
+        keyed = keyed and cover.shown is not None
     _layer["keyed"] = _batches() if keyed else None
 
 
@@ -544,19 +629,24 @@ def unkey_render_copy(depsgraph, obj):
 def _frames_ahead(scene):
     """A function giving the scene times (``frame_current_final``) of the frames playback is
     expected to show after the current one: ``AHEAD - 1`` of them at the step from the frame
-    shown before (reversed playback steps back; a jump or a repeat takes the scene's frame
-    step), up to the end of the playback range (preview range if set). The frame shown is noted
-    now; the times are computed only when asked for (a remembered frame needs none)."""
+    shown before (reversed playback steps back; during playback a jump or a repeat takes the
+    scene's frame step, outside it none: scrubbing jumps), up to the end of the playback range
+    (preview range if set). The frame shown is noted now; the times are computed only when asked
+    for (a remembered frame needs none)."""
     frame = scene.frame_current
     last, _layer["last"] = _layer["last"], frame
-    return lambda: _scene_times(scene, _next_frames(scene, frame, last))
+    playing = _layer["playing"] is not None
+    return lambda: _scene_times(scene, _next_frames(scene, frame, last, playing))
 
 
-def _next_frames(scene, frame, last):
-    """The frame numbers of ``_frames_ahead``, from ``frame`` and the one shown before (``last``)."""
+def _next_frames(scene, frame, last, playing=True):
+    """The frame numbers of ``_frames_ahead``, from ``frame`` and the one shown before (``last``);
+    outside playback (``playing`` false) none after a jump (scrubbing): the frame alone."""
     step = max(scene.frame_step, 1)
     if last is not None and 0 < abs(frame - last) <= 4 * step:
         step = frame - last
+    elif not playing:
+        return []
     if scene.use_preview_range:
         start, end = scene.frame_preview_start, scene.frame_preview_end
     else:
@@ -573,17 +663,29 @@ def _scene_times(scene, frames):
     return times.astype(np.float64).tolist()
 
 
+def render_started():
+    _layer["rendering"] = True
+
+
+def render_ended():
+    _layer["rendering"] = False
+
+
 def playback_started(scene):
     _layer["playing"] = scene.session_uid
     _layer["last"] = scene.frame_current     # the first frame played tells the direction
 
 
 def playback_stopped(scene):
-    """Remove the layer; the frame playback stopped on keeps the clamped pose (the playback
-    clamp writes it, as it would have)."""
+    """Remove the layer unless it goes on serving the scene (Fast Scrubbing); the frame playback
+    stopped on keeps the clamped pose (the layer's, or the playback clamp writes it, as it would
+    have)."""
     from . import handlers
 
     _layer["playing"] = None
+    if _layer["scene"] == scene.session_uid and serves(scene):
+        _layer["last"] = scene.frame_current
+        return      # Fast Scrubbing: the frame shown was clamped by the layer, which stays for the next ones
     covered = is_installed()
     remove()
     if covered and scene.jointlimit.clamp_playback:
@@ -601,9 +703,10 @@ def unregister():
 
 def check_updates(depsgraph):
     """``depsgraph_update_post`` while set up: edited keys (an action updated) make the layer
-    stale, and so does a covered bone's rotation mode changed. A covered armature's limited bones
-    without keys are clamped when turned (what the playback clamp would do on the next frame),
-    unless live limits do it. Anything else (a selection, the rig moved) changes nothing. F-curves
+    stale, and so does a covered bone's rotation mode changed. During playback a covered
+    armature's limited bones without keys are clamped when turned (what the playback clamp would
+    do on the next frame), unless live limits do it; outside playback the next frame does it.
+    Anything else (a selection, the rig moved) changes nothing. F-curves
     added or removed by a script right before a frame tag the action: that frame's evaluation
     makes its copy anew, which ``after_frame`` sees; each batch looks them up anew."""
     _layer["keyed"] = None     # a view layer evaluated, an action edited: look at the copies again
@@ -624,5 +727,5 @@ def check_updates(depsgraph):
         if cover.modes_changed(obj):
             _layer["stale"] = True
             return
-        if not depsgraph.scene.jointlimit.live:
+        if _layer["playing"] is not None and not depsgraph.scene.jointlimit.live:
             handlers.clamp_object(obj, only_changed=True)

@@ -201,6 +201,15 @@ class JointLimitSceneSettings(bpy.types.PropertyGroup):
         default=False,
         update=_lock_interface_for_renders,
     )
+    fast_scrubbing: BoolProperty(
+        name="Fast Scrubbing",
+        description="Outside playback too (scrubbing, stepping frames, a script's frame changes), Blender "
+                    "evaluates the clamped rotations of rigs animated by their action alone in the frame's one "
+                    "evaluation, as during playback. Off: each frame is clamped after Blender evaluated it, which "
+                    "makes Blender evaluate it a second time, but also clamps keyed bones that another add-on's "
+                    "frame handlers turn after Blender evaluated the frame",
+        default=True,
+    )
     all_bones: BoolProperty(
         name="All Limited Bones",
         description="Operators act on every limited bone instead of the selected ones",

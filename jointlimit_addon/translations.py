@@ -153,6 +153,15 @@ MESSAGES = {
     "Keep limited bones inside their limits while you pose them (R, trackball, typed values)":
         "ポーズ中（R、トラックボール、数値入力）も制限付きボーンを制限内に保ちます",
     "Clamp Playback": "再生時に制限",
+    "Fast Scrubbing": "高速スクラブ",
+    "Outside playback too (scrubbing, stepping frames, a script's frame changes), Blender evaluates the clamped "
+    "rotations of rigs animated by their action alone in the frame's one evaluation, as during playback. Off: each "
+    "frame is clamped after Blender evaluated it, which makes Blender evaluate it a second time, but also clamps "
+    "keyed bones that another add-on's frame handlers turn after Blender evaluated the frame":
+        "再生中以外（スクラブ、フレーム送り、スクリプトによるフレーム変更）でも、アクションだけでアニメーションするリグの"
+        "制限済みの回転を、再生中と同じくフレームの一回の評価で Blender に評価させます。オフ：各フレームを Blender の評価後に"
+        "制限するため Blender がもう一度評価しますが、他のアドオンのフレームハンドラーが評価後に回すキー付きボーンも"
+        "制限されます",
     "Clamp limited bones on every frame during playback and rendering (a render clamps the animation of rigs "
     "animated by their action alone; bake the limits of others before rendering). Switching it on also switches "
     "on Render > Lock Interface, without which a render started from the interface cannot be clamped safely":

@@ -184,6 +184,8 @@ class VIEW3D_PT_jointlimit(bpy.types.Panel):
         row = layout.row(align=True)
         row.prop(scene_settings, "live", toggle=True)
         row.prop(scene_settings, "clamp_playback", toggle=True)
+        if scene_settings.clamp_playback:
+            layout.prop(scene_settings, "fast_scrubbing")
         if scene_settings.clamp_playback and not context.scene.render.use_lock_interface:
             warning = layout.row()
             warning.alert = True

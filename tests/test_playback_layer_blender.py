@@ -17,9 +17,13 @@ FRAMES = [1, 4, 6, 9, 12, 7, 2]
 
 
 @pytest.fixture
-def mods(addon):
+def mods(addon, scene):
+    """The modules; Fast Scrubbing off in ``scene``: frames stepped outside playback are the
+    playback clamp's, the reference these tests compare the layer with
+    (``test_fast_scrubbing_blender.py`` steps them with the layer)."""
     pkg = addon.__name__
     mods = {m: importlib.import_module(f"{pkg}.{m}") for m in ("handlers", "playback_layer", "compat")}
+    scene.jointlimit.fast_scrubbing = False
     yield mods
     mods["playback_layer"].unregister()     # whatever a failed test left
 
@@ -391,7 +395,8 @@ def test_frames_ahead_with_time_remapped(scene, mods, monkeypatch, old, new):
 
 
 def test_the_frames_expected_next(scene, mods):
-    """The step from the frame shown before, else the scene's step; the preview range when set."""
+    """The step from the frame shown before, else the scene's step; the preview range when set.
+    Outside playback (scrubbing) a jump computes the frame alone."""
     layer = mods["playback_layer"]
     scene.frame_start, scene.frame_end, scene.frame_step = 1, 100, 1
     def ahead(scene, frame):
@@ -399,6 +404,9 @@ def test_the_frames_expected_next(scene, mods):
         return layer._frames_ahead(scene)()
 
     layer._layer["last"] = None
+    assert ahead(scene, 10) == [] and ahead(scene, 12) == list(range(14, 12 + 2 * layer.AHEAD, 2))
+    assert ahead(scene, 50) == [] and ahead(scene, 50) == []    # a jump, a repeat
+    layer._layer["playing"], layer._layer["last"] = scene.session_uid, None
     assert ahead(scene, 10) == list(range(11, 10 + layer.AHEAD))
     assert ahead(scene, 12) == list(range(14, 12 + 2 * layer.AHEAD, 2))     # frames dropped
     assert ahead(scene, 11) == list(range(10, 0, -1))       # reversed, down to the start
@@ -409,6 +417,7 @@ def test_the_frames_expected_next(scene, mods):
     assert ahead(scene, 61) == [62, 63, 64]
     scene.use_preview_range, scene.frame_step = False, 3
     assert ahead(scene, 95) == [98]
+    layer._layer["playing"] = None
 
 
 def test_a_channel_deleted_or_keyed_during_playback(scene, mods):

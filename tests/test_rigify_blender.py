@@ -475,7 +475,7 @@ def test_playback_layer_on_the_generated_rig_equals_the_playback_clamp(rigs):
     """Rigify's generated rig (its own drivers, constraints and IK/FK switches) with limits and
     keys outside them on the left arm's and leg's FK controls: played with the playback layer,
     every frame's deforming bones (``DEF-``) are where the playback clamp puts them, the layer
-    covers the rig and leaves nothing behind."""
+    covers the rig and leaves nothing behind; so are they stepped with Fast Scrubbing."""
     import bpy
 
     pkg = compat().__name__.rsplit(".", 1)[0]
@@ -515,6 +515,7 @@ def test_playback_layer_on_the_generated_rig_equals_the_playback_clamp(rigs):
     frames = [1, 3, 5, 8, 6, 2]
     try:
         scene.jointlimit.clamp_playback = True
+        scene.jointlimit.fast_scrubbing = False     # frame changes: the playback clamp, the reference
         reference = play(frames)
         handlers.on_playback_start(scene)
         played = play(frames)
@@ -526,12 +527,15 @@ def test_playback_layer_on_the_generated_rig_equals_the_playback_clamp(rigs):
         assert copy.get(layer.MARK) is None          # made anew from the user's action
         moved = [not np.allclose(a, b, atol=1e-4) for a, b in zip(reference[0], reference[3])]
         assert sum(moved) > 10                           # the keys move the limbs' deforming bones
-        for got, want in zip(played, reference):
+        scene.jointlimit.fast_scrubbing = True
+        scrubbed = play(frames + frames)[len(frames):]      # (the layer from the third frame on)
+        assert layer.covers(rig, scene)
+        for got, want in zip(played + scrubbed, reference + reference):
             for a, b in zip(got, want):
                 np.testing.assert_allclose(a, b, atol=1e-5)
     finally:
         handlers.on_playback_stop(scene, None)
-        scene.jointlimit.clamp_playback = False
+        scene.jointlimit.clamp_playback, scene.jointlimit.fast_scrubbing = False, True
         rig.animation_data.action = None        # not animation_data_clear: Rigify's own drivers stay
         for name, value in switches.items():
             rig.pose.bones[name]["IK_FK"] = value

@@ -1,0 +1,275 @@
+"""Fast Scrubbing (issue 22): outside playback the window's scene takes the playback layer too
+(scrubbing, stepping frames, a script's ``frame_set``), with the playback clamp's results and
+without Blender's second evaluation of the frame; a script keying frame after frame, posing,
+renders and the switch keep what they had."""
+
+import importlib
+import math
+
+import numpy as np
+import pytest
+
+from test_playback_layer_blender import assert_same_frames, keyed_rig, layer_keys, play, record_calls
+
+pytestmark = [pytest.mark.blender]
+
+FRAMES = [1, 2, 3, 4, 5, 6, 9, 12, 11, 10, 3]
+
+
+@pytest.fixture
+def mods(addon):
+    pkg = addon.__name__
+    mods = {m: importlib.import_module(f"{pkg}.{m}") for m in ("handlers", "playback_layer", "compat")}
+    yield mods
+    mods["playback_layer"].unregister()     # whatever a failed test left
+
+
+def record_writes(monkeypatch, handlers):
+    """The rotations the playback clamp (and live limits) wrote, call after call."""
+    written, clamp_object = [], handlers.clamp_object
+
+    def counted(obj, only_changed, skip=None):
+        written.append(clamp_object(obj, only_changed, skip))
+        return written[-1]
+
+    monkeypatch.setattr(handlers, "clamp_object", counted)
+    return written
+
+
+def stepped_rig(scene, mods, seed=3):
+    """A skinned ``keyed_rig`` (every rotation mode and limit kind, keys outside the limits) with
+    Clamp Playback on, stepped through frames 1 to 3: set up by the layer outside playback."""
+    obj = keyed_rig(seed=seed)
+    scene.frame_start, scene.frame_end = 1, 12
+    scene.jointlimit.clamp_playback = True
+    assert scene.jointlimit.fast_scrubbing      # the default
+    play(scene, obj, [1, 2, 3])
+    assert mods["playback_layer"].covers(obj, scene) and not mods["playback_layer"].plays(scene)
+    return obj
+
+
+@pytest.mark.parametrize("seed", [3, 5])
+def test_stepping_frames_equals_the_playback_clamp_without_a_second_evaluation(scene, mods, monkeypatch, seed):
+    """Frames stepped forward, jumped to and back: the stored rotations and evaluated matrices of
+    the playback clamp (Fast Scrubbing off), and once the layer is set up (the second frame after
+    the first: one frame to see that no script edits the keys between frames) nothing is written
+    after Blender evaluated a frame."""
+    obj = keyed_rig(seed=seed)
+    scene.frame_start, scene.frame_end = 1, 12
+    scene.jointlimit.clamp_playback = True
+    scene.jointlimit.fast_scrubbing = False
+    reference = play(scene, obj)
+    assert not mods["playback_layer"].is_installed()
+    scene.jointlimit.fast_scrubbing = True
+    written = record_writes(monkeypatch, mods["handlers"])
+    got = play(scene, obj)
+    assert_same_frames(got, reference)
+    assert mods["playback_layer"].covers(obj, scene) and layer_keys(obj)[1]
+    assert any(written[:2]) and not any(written[3:])    # frames 1, 2: the playback clamp; from 3 on: the layer
+    written.clear()
+    assert_same_frames(play(scene, obj), reference)     # remembered frames
+    assert not any(written)
+
+
+def test_a_script_keying_frame_after_frame_keeps_the_playback_clamp(scene, mods, monkeypatch):
+    """A script that steps a frame and keys something on each (its action edited between frames,
+    no update in between): the layer is set up once at most (on the second frame, before the
+    first edit is seen), not on every frame (a layer set up on one frame would be gone on the
+    next), each frame clamped as by the playback clamp; once the script stops keying, the layer
+    takes over."""
+    import bpy
+
+    handlers, layer = mods["handlers"], mods["playback_layer"]
+    obj = keyed_rig(seed=7)
+    scene.jointlimit.clamp_playback = True
+    scene.jointlimit.fast_scrubbing = False
+    reference = play(scene, obj, range(1, 13))
+    scene.frame_set(1)
+    scene.jointlimit.fast_scrubbing = True
+    installs = record_calls(monkeypatch, layer, "install")
+    got = []
+    for frame in range(1, 13):
+        got += play(scene, obj, [frame])
+        obj["keyed"] = float(frame)     # in the same action, moving no bone
+        obj.keyframe_insert('["keyed"]', frame=frame)
+    assert len(installs) <= 1 and not layer.is_installed()
+    assert_same_frames(got, reference)
+    bpy.context.view_layer.update()
+    installs.clear()
+    assert_same_frames(play(scene, obj, range(1, 13)), reference)
+    assert len(installs) == 1 and layer.covers(obj, scene)
+
+
+def test_posing_a_rig_the_layer_covers_outside_playback(scene, mods):
+    """With the layer set up outside playback, posing is as without it: live limits off leave a
+    turned bone where the user put it until the next frame, which clamps it (a keyed bone takes
+    its clamped key, a bone without keys is clamped); live limits on clamp it at once."""
+    import bpy
+
+    handlers = mods["handlers"]
+    obj = stepped_rig(scene, mods)
+    keyed = next(pb for pb in obj.pose.bones if pb.jointlimit.enabled and pb.rotation_mode == "QUATERNION")
+    unkeyed = next(pb for pb in obj.pose.bones if pb.jointlimit.enabled and pb.rotation_mode == "XYZ")
+    path = unkeyed.path_from_id("rotation_euler")
+    fcurves = mods["compat"].action_fcurve_collection(obj.animation_data.action, obj.animation_data.action_slot)
+    for fc in [fc for fc in fcurves if fc.data_path == path]:
+        fcurves.remove(fc)
+    bpy.context.view_layer.update()
+    for frame in (4, 5):    # the layer removed (keys edited), its copies looked at, then set up again
+        scene.frame_set(frame)
+    assert not mods["playback_layer"].is_installed()
+    scene.frame_set(6)
+    scene.frame_set(5)
+    assert mods["playback_layer"].covers(obj, scene)
+    clamped_key = tuple(keyed.rotation_quaternion)
+    outside = (0.0, 0.0, 0.0, 1.0)      # 180° about Z: outside every limit of the rig
+    keyed.rotation_quaternion = outside
+    unkeyed.rotation_euler = (0.0, 0.0, math.pi)
+    bpy.context.view_layer.update()
+    assert tuple(keyed.rotation_quaternion) == outside and unkeyed.rotation_euler[2] == pytest.approx(math.pi)
+    scene.frame_set(7)
+    assert handlers.clamp_object_per_bone(obj, False) == 0      # both clamped by the frame
+    scene.frame_set(5)
+    assert tuple(keyed.rotation_quaternion) == pytest.approx(clamped_key)
+    scene.jointlimit.live = True
+    keyed.rotation_quaternion = unkeyed.rotation_quaternion = outside
+    unkeyed.rotation_euler = (0.0, 0.0, math.pi)
+    bpy.context.view_layer.update()
+    assert handlers.clamp_object_per_bone(obj, False) == 0      # live limits: at once
+    scene.jointlimit.live = False
+
+
+def test_stopped_playback_keeps_the_layer_and_the_switch_removes_it(scene, mods):
+    """Playback stopped: the layer stays for the frames stepped next (the stopped frame was
+    clamped by it); Fast Scrubbing or Clamp Playback switched off: the next frame has the
+    evaluated copy made anew from the user's keys."""
+    handlers, layer = mods["handlers"], mods["playback_layer"]
+    obj = stepped_rig(scene, mods)
+    handlers.on_playback_start(scene)
+    play(scene, obj, [4, 5])
+    assert layer.plays(scene)
+    installs = layer._layer["installs"]
+    handlers.on_playback_stop(scene, None)
+    assert layer.covers(obj, scene) and not layer.plays(scene) and layer_keys(obj)[1]
+    assert handlers.clamp_object_per_bone(obj, False) == 0
+    play(scene, obj, [6, 7])
+    assert layer._layer["installs"] == installs and layer.covers(obj, scene)
+    scene.jointlimit.fast_scrubbing = False
+    stepped = play(scene, obj, [8])
+    assert not layer.is_installed() and layer_keys(obj) == (set(), False)
+    assert handlers.clamp_object_per_bone(obj, False) == 0
+    scene.jointlimit.fast_scrubbing = True
+    play(scene, obj, [9, 10, 8])
+    assert layer.covers(obj, scene)
+    assert_same_frames(play(scene, obj, [8]), stepped)
+    scene.jointlimit.clamp_playback = False
+    play(scene, obj, [9])
+    assert not layer.is_installed() and layer_keys(obj) == (set(), False)
+
+
+def test_a_scene_no_window_shows_keeps_the_playback_clamp(scene, mods):
+    """A script stepping another scene than the window's: the layer is not set up for it (nor
+    taken away from the window's scene)."""
+    import bpy
+
+    layer = mods["playback_layer"]
+    obj = stepped_rig(scene, mods)
+    other = bpy.data.scenes.new("Other")
+    other.collection.objects.link(obj)
+    other.jointlimit.clamp_playback = True
+    for frame in (1, 2, 3, 4):
+        other.frame_set(frame)
+    assert layer.covers(obj, scene) and not layer.covers(obj, other)
+
+
+def test_a_render_takes_its_own_way_with_the_layer_set_up(scene, mods, tmp_path):
+    """The layer set up outside playback when an animation is rendered: the render's frames are
+    clamped as with Fast Scrubbing off (the render's own copy of the action), the layer steps
+    aside during the render (``render_init`` to ``render_complete``) and is set up again after."""
+    import bpy
+
+    layer = mods["playback_layer"]
+    obj = stepped_rig(scene, mods)
+    mesh = bpy.data.meshes.new("Box")
+    mesh.from_pydata([(x, y, z) for x in (-0.1, 0.1) for y in (-0.1, 0.6) for z in (-0.1, 0.1)], [],
+                     [(0, 1, 3, 2), (4, 6, 7, 5), (0, 4, 5, 1), (2, 3, 7, 6), (0, 2, 6, 4), (1, 5, 7, 3)])
+    box = bpy.data.objects.new("Box", mesh)
+    scene.collection.objects.link(box)
+    box.parent, box.parent_type, box.parent_bone = obj, "BONE", obj.pose.bones[4].name
+    camera = bpy.data.objects.new("Camera", bpy.data.cameras.new("Camera"))
+    scene.collection.objects.link(camera)
+    camera.location, camera.rotation_euler = (6.0, 0.0, 0.5), (math.radians(90), 0.0, math.radians(90))
+    camera.data.type, camera.data.ortho_scale, scene.camera = "ORTHO", 3.0, camera
+    scene.render.engine = "BLENDER_WORKBENCH"
+    scene.render.resolution_x = scene.render.resolution_y = 24
+    scene.render.resolution_percentage = 100
+    scene.frame_start, scene.frame_end = 2, 6
+    installed = []
+
+    def render(tag):
+        scene.render.filepath = str(tmp_path / f"{tag}_")
+        bpy.ops.render.render(animation=True)
+        images = []
+        for frame in range(2, 7):
+            image = bpy.data.images.load(str(tmp_path / f"{tag}_{frame:04d}.png"), check_existing=False)
+            images.append(np.array(image.pixels[:]))
+            bpy.data.images.remove(image)
+        return images
+
+    def seen(scene, *_args):      # whether the layer is set up on each rendered frame
+        if layer._layer["rendering"]:
+            installed.append(layer.is_installed())
+
+    bpy.app.handlers.frame_change_post.append(seen)
+    try:
+        fast = render("fast")
+        assert not layer._layer["rendering"] and installed and not any(installed)
+        scene.jointlimit.fast_scrubbing = False
+        plain = render("plain")
+    finally:
+        bpy.app.handlers.frame_change_post.remove(seen)
+    for a, b in zip(fast, plain):
+        np.testing.assert_array_equal(a, b)
+    assert any(not np.array_equal(a, fast[0]) for a in fast[1:])   # the box moves
+    scene.jointlimit.fast_scrubbing = True
+    play(scene, obj, [7, 8, 9])
+    assert layer.covers(obj, scene)
+
+
+
+def test_bones_another_handler_turns_after_the_frame(scene, mods):
+    """Another add-on's ``frame_change_post`` handler (running before the playback clamp) turns
+    two limited bones outside their limits on every frame: the one without keys is clamped with
+    Fast Scrubbing on and off; the keyed one, whose value the frame took from the layer's keys,
+    only with Fast Scrubbing off (as during playback: README)."""
+    import bpy
+
+    handlers, layer = mods["handlers"], mods["playback_layer"]
+    obj = stepped_rig(scene, mods)
+    keyed = next(pb for pb in obj.pose.bones if pb.jointlimit.enabled and pb.rotation_mode == "QUATERNION")
+    unkeyed = next(pb for pb in obj.pose.bones if pb.jointlimit.enabled and pb.rotation_mode == "AXIS_ANGLE")
+    path = unkeyed.path_from_id("rotation_axis_angle")
+    fcurves = mods["compat"].action_fcurve_collection(obj.animation_data.action, obj.animation_data.action_slot)
+    for fc in [fc for fc in fcurves if fc.data_path == path]:
+        fcurves.remove(fc)
+    bpy.context.view_layer.update()
+    play(scene, obj, [4, 5, 6, 7])
+    assert layer.covers(obj, scene)
+    outside = (0.0, 0.0, 0.0, 1.0)
+
+    def turn(scene, *_args):
+        keyed.rotation_quaternion = outside
+        unkeyed.rotation_axis_angle = (math.pi, 0.0, 0.0, 1.0)
+
+    post = bpy.app.handlers.frame_change_post
+    post.insert(0, turn)
+    try:
+        scene.frame_set(8)
+        assert layer.covers(obj, scene)
+        assert tuple(keyed.rotation_quaternion) == outside
+        assert handlers.clamp_object_per_bone(obj, False, frozenset([keyed.name])) == 0    # the unkeyed one
+        scene.jointlimit.fast_scrubbing = False
+        scene.frame_set(9)
+        assert handlers.clamp_object_per_bone(obj, False) == 0
+    finally:
+        post.remove(turn)
