@@ -10,9 +10,10 @@ Measured in one run, on the same rigs and animations:
 - keys inside the limits: the same keys clamped first (as when posed with live limits on), so
   the handler mostly checks;
 and for each: playback without limits, with JointLimit's playback clamp (the array path and the
-earlier per-bone path; what frame changes outside playback get: scrubbing, rendering,
-``frame_set``), played (the playback layer: Blender's ``animation_playback_pre`` handlers are
-called, as when the animation plays in the UI), with a Limit Rotation constraint on each bone
+earlier per-bone path; what frame changes outside playback get with Fast Scrubbing off, and
+renders), played (the playback layer: Blender's ``animation_playback_pre`` handlers are called,
+as when the animation plays in the UI), frame changes with Fast Scrubbing on (the default:
+the playback layer outside playback too), with a Limit Rotation constraint on each bone
 (Blender's reference). Playback replays the same frames, whose clamped rotations the handlers
 remember; the first-play rows empty those memos at the start of each play (frame 1), so that
 every frame's rotations are checked and corrected anew, as on the first play after the keys or
@@ -25,8 +26,9 @@ Rigify's generated rig (706 bones) with limits on its FK controls and keys on th
 either from ``RIGIFY_LIMITS`` (18 controls; ELLIPSE, OVAL and RECT with the paper's inscribed fit,
 hinges) or from the shipped Arm, Leg and Spine chain presets with Fit to Rig (16 controls; OVAL
 fitted to the axes, RECT, hinges), as an animator would apply them: frame
-changes without limits against frame changes with live limits and the playback clamp on, and
-played with the playback layer (each replayed and first play), the five taking turns within
+changes without limits against frame changes with live limits and the playback clamp on, played
+with the playback layer, and frame changes with Fast Scrubbing (each replayed and first play),
+the seven taking turns within
 each round, each the least of five plays per round; the ratios are per round (the Rigify rig's
 frame takes 2.3-3 ms, of which other jobs on a shared machine easily add a tenth).
 
@@ -207,6 +209,7 @@ def chain_rows(addon, rounds, inside):
     settings = scene.jointlimit
     base = per_frame(scene, rounds)
     settings.clamp_playback = True
+    settings.fast_scrubbing = False     # frame changes: the playback clamp
     ours = per_frame(scene, rounds)
     ours_handler = handler_ms(handlers, scene, rounds)
     live_pose = sys.modules[addon.__name__ + ".live_pose"]
@@ -221,6 +224,8 @@ def chain_rows(addon, rounds, inside):
     try:
         first = per_frame(scene, rounds)
         first_handler = handler_ms(handlers, scene, rounds)
+        settings.fast_scrubbing = True      # frame changes: the playback layer (the default)
+        scrubbing_first = per_frame(scene, rounds)
         handlers.on_playback_start(scene)   # Blender's animation_playback_pre handlers: the playback layer
         playing_first = per_frame(scene, rounds)
     finally:
@@ -228,6 +233,9 @@ def chain_rows(addon, rounds, inside):
     playing = per_frame(scene, rounds)
     assert layer.covers(obj)
     handlers.on_playback_stop(scene, None)
+    scrubbing = per_frame(scene, rounds)
+    assert layer.covers(obj)
+    settings.fast_scrubbing = False
     array_path = handlers.clamp_object
     handlers.clamp_object = handlers.clamp_object_per_bone    # the earlier path, for comparison
     try:
@@ -244,17 +252,24 @@ def chain_rows(addon, rounds, inside):
     ratio_first = [(o - b) / (c - b) for o, b, c in zip(first, base, blender) if c - b > 0.02]
     ratio_playing = [(o - b) / (c - b) for o, b, c in zip(playing, base, blender) if c - b > 0.02]
     ratio_playing_first = [(o - b) / (c - b) for o, b, c in zip(playing_first, base, blender) if c - b > 0.02]
+    ratio_scrubbing = [(o - b) / (c - b) for o, b, c in zip(scrubbing, base, blender) if c - b > 0.02]
+    ratio_scrubbing_first = [(o - b) / (c - b) for o, b, c in zip(scrubbing_first, base, blender) if c - b > 0.02]
     rows = [
         (f"keys {where}: frame change, no limits", span(base), "-", "-"),
-        (f"keys {where}: + JointLimit playback clamp", span(ours), added(ours, base), span(ours_handler)),
+        (f"keys {where}: + JointLimit playback clamp (Fast Scrubbing off)", span(ours), added(ours, base),
+         span(ours_handler)),
         (f"keys {where}: + same, first play (memos emptied before each play)", span(first), added(first, base),
          span(first_handler)),
         (f"keys {where}: + same, earlier per-bone path", span(per_bone), added(per_bone, base), span(per_bone_handler)),
         (f"keys {where}: + same, playing (playback layer)", span(playing), added(playing, base), "-"),
         (f"keys {where}: + same, playing, first play", span(playing_first), added(playing_first, base), "-"),
+        (f"keys {where}: + same, frame changes, Fast Scrubbing (playback layer)", span(scrubbing),
+         added(scrubbing, base), "-"),
+        (f"keys {where}: + same, frame changes, Fast Scrubbing, first play", span(scrubbing_first),
+         added(scrubbing_first, base), "-"),
         (f"keys {where}: + Limit Rotation constraints", span(blender), added(blender, base), "-"),
     ]
-    return rows, (ratio, ratio_first, ratio_playing, ratio_playing_first), obj
+    return rows, (ratio, ratio_first, ratio_playing, ratio_playing_first, ratio_scrubbing, ratio_scrubbing_first), obj
 
 
 def idle_rows(addon, rounds):
@@ -399,12 +414,13 @@ def rigify_rows(addon, rounds, presets=False):
             live_pose.forget_results()
             layer.forget_results()
 
-    def setup(live, forgetting, playing=False):
+    def setup(live, forgetting, playing=False, scrubbing=False):
         """Live limits on or off, memos forgotten at the start of each play, played (the playback
         layer: Blender's animation_playback_pre handlers) or stepped frame by frame (scrubbing,
-        rendering, frame_set: the playback clamp)."""
+        rendering, frame_set: the playback clamp, or with ``scrubbing`` the playback layer)."""
         def apply():
             scene.jointlimit.live = scene.jointlimit.clamp_playback = live
+            scene.jointlimit.fast_scrubbing = scrubbing
             pre = bpy.app.handlers.frame_change_pre
             if forgetting and forget not in pre:
                 pre.insert(0, forget)
@@ -423,9 +439,10 @@ def rigify_rows(addon, rounds, presets=False):
         key_random(rig, bone_limits, names, inside, seed=1, amplitude=D(120))
         # the three cases take turns in each round (a big rig's frame varies with the load of
         # the machine, which a block of rounds per case would count as a difference)
-        base, ours, first, playing, playing_first = interleaved(
+        base, ours, first, playing, playing_first, scrubbing, scrubbing_first = interleaved(
             scene, 2 * rounds, (setup(False, False), setup(True, False), setup(True, True), setup(True, False, True),
-                                setup(True, True, True)))
+                                setup(True, True, True), setup(True, False, scrubbing=True),
+                                setup(True, True, scrubbing=True)))
         setup(True, False)()
         ours_handler = handler_ms(handlers, scene, rounds)
         setup(True, True)()
@@ -434,16 +451,23 @@ def rigify_rows(addon, rounds, presets=False):
         where = "inside" if inside else "outside"
         rows += [
             (f"Rigify ({len(rig.pose.bones)} bones), keys {where}: no limits", span(base), "-", "-"),
-            (f"Rigify, keys {where}: + live limits on {len(names)} FK controls", span(ours), added(ours, base),
+            (f"Rigify, keys {where}: + live limits on {len(names)} FK controls, playback clamp (Fast Scrubbing off)",
+             span(ours), added(ours, base),
              span(ours_handler)),
             (f"Rigify, keys {where}: + same, first play", span(first), added(first, base), span(first_handler)),
             (f"Rigify, keys {where}: + same, playing (playback layer)", span(playing), added(playing, base), "-"),
             (f"Rigify, keys {where}: + same, playing, first play", span(playing_first), added(playing_first, base), "-"),
+            (f"Rigify, keys {where}: + same, frame changes, Fast Scrubbing", span(scrubbing), added(scrubbing, base),
+             "-"),
+            (f"Rigify, keys {where}: + same, frame changes, Fast Scrubbing, first play", span(scrubbing_first),
+             added(scrubbing_first, base), "-"),
         ]
         ratios[where] = [o / b - 1 for o, b in zip(ours, base)]
         ratios[where + ", first play"] = [o / b - 1 for o, b in zip(first, base)]
         ratios[where + ", playing"] = [o / b - 1 for o, b in zip(playing, base)]
         ratios[where + ", playing, first play"] = [o / b - 1 for o, b in zip(playing_first, base)]
+        ratios[where + ", Fast Scrubbing"] = [o / b - 1 for o, b in zip(scrubbing, base)]
+        ratios[where + ", Fast Scrubbing, first play"] = [o / b - 1 for o, b in zip(scrubbing_first, base)]
     return rows, ratios, len(names)
 
 
@@ -459,7 +483,10 @@ def main():
               for k, v in (("outside", ratio_out[0]), ("inside", ratio_in[0]),
                            ("outside, first play", ratio_out[1]), ("inside, first play", ratio_in[1]),
                            ("outside, playing", ratio_out[2]), ("inside, playing", ratio_in[2]),
-                           ("outside, playing, first play", ratio_out[3]), ("inside, playing, first play", ratio_in[3]))]
+                           ("outside, playing, first play", ratio_out[3]), ("inside, playing, first play", ratio_in[3]),
+                           ("outside, Fast Scrubbing", ratio_out[4]), ("inside, Fast Scrubbing", ratio_in[4]),
+                           ("outside, Fast Scrubbing, first play", ratio_out[5]),
+                           ("inside, Fast Scrubbing, first play", ratio_in[5]))]
     print("JointLimit / Limit Rotation added cost: " + ", ".join(ratios))
     for presets, limits in ((False, "limits of RIGIFY_LIMITS"), (True, "limits from the chain presets")):
         rows, ratios, n = rigify_rows(addon, rounds, presets)
