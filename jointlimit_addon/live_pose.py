@@ -388,6 +388,8 @@ def clamp_armature(obj, only_changed, skip=None):
         return 0
     if state.few:
         return _clamp_few(obj, state, only_changed, skip)
+    if skip and _skipped(state, bones, skip).all():
+        return 0    # (the rotations last seen stay those of the pass before: the next pass compares with them)
     offset, channel_of, _ = _mode_tables()
     kinds = channel_of[modes + offset]
     used = kinds[state.members]
