@@ -151,6 +151,12 @@ def on_depsgraph_update(scene, depsgraph=None):
 
 
 @bpy.app.handlers.persistent
+def on_depsgraph_update_pre(scene, *_args):
+    if threading.current_thread() is threading.main_thread():
+        playback_layer.before_update(scene)
+
+
+@bpy.app.handlers.persistent
 def on_undo_or_load(*_args, loaded=False):
     """Settings and poses come back from the file or the undo step: regroup everything."""
     _state["quiet"] = None
@@ -301,6 +307,7 @@ def _quiet_key(scene, view_layer):
 
 
 HANDLERS = (
+    (bpy.app.handlers.depsgraph_update_pre, on_depsgraph_update_pre),
     (bpy.app.handlers.depsgraph_update_post, on_depsgraph_update),
     (bpy.app.handlers.frame_change_pre, on_frame_change_pre),
     (bpy.app.handlers.frame_change_post, on_frame_change),

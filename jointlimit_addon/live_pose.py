@@ -192,7 +192,7 @@ def _state(obj, count):
     return state
 
 
-def _read_modes(bones, count):
+def read_modes(bones, count):
     """Rotation mode codes of every bone, or ``None`` unless the armature has ``count`` bones.
 
     One slot more than ``count`` tells (without counting the bones, which walks their list):
@@ -380,9 +380,9 @@ def clamp_armature(obj, only_changed, skip=None):
             invalidate(obj)
     bones = obj.pose.bones
     state = _armatures.get(obj.session_uid)
-    modes = None if state is None else _read_modes(bones, state.count)
+    modes = None if state is None else read_modes(bones, state.count)
     if modes is None:                   # first pass, or bones were added or removed
-        modes = _read_modes(bones, len(bones))
+        modes = read_modes(bones, len(bones))
     state = _state(obj, len(modes))
     if not len(state.members):
         return 0

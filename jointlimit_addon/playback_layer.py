@@ -49,11 +49,14 @@ bone's rotation mode change (``check_updates``), when the action or how it is bl
 longer the one covered (checked each frame), and when a frame's evaluation made the copy anew
 (``after_frame``; the F-curves are looked up anew for each batch). Only the scene that plays, or
 outside playback the window's scene, uses it. Outside playback it is set up only on the frame
-after one whose evaluation kept a mark on the copies (``_probe``): a script that keys frame
-after frame keeps the playback clamp. There the playback clamp still checks the covered rigs
-after each frame (bones without keys, bones a script or another add-on's handler turned; the
-layer's keys are inside already), and turning a covered rig's bone is clamped by live limits
-only, as without the layer. Earlier versions drove the bones with drivers
+after one whose evaluation kept a mark on the copies (``_probe``) with no action updated in
+between: a script that keys frame after frame keeps the playback clamp. There the playback clamp
+still clamps, after each frame, the covered rigs' bones whose values the frame did not take from
+the layer (bones without keys), each frame compares the covered bones' rotation modes, and
+turning a covered rig's bone is clamped by live limits only, as without the layer. An evaluation
+no frame change prepared (the time set without one, a covered action given to another rig or
+blended otherwise) removes the layer first (``before_update``). Earlier versions drove the bones
+with drivers
 reading a helper empty; a file saved with those during playback (an autosave) loses them on load
 (``remove_leftovers``).
 """
@@ -81,6 +84,7 @@ _layer = {
     "last": None,       # the frame number shown before (the step to the next one)
     "installs": 0,      # layers installed so far (tells one layer from the next)
     "frames": 0,        # frames begun (frame_change_pre on the main thread)
+    "time": None,       # the scene time (frame_current_final) of the frame the layer prepared last
     "keyed": None,      # _batches() when the frame just evaluated had every copy keyed, until an update
                         # (used when the scene has one view layer: another one's copy may lack keys)
 }
@@ -105,7 +109,7 @@ class _Cover:
     tells that its animation is still the one covered."""
 
     __slots__ = ("obj_name", "uid", "action_name", "action_uid", "bones", "animation", "frames", "codes", "kinds",
-                 "groups", "used", "offsets", "moved", "batch", "drivers", "names", "shown")
+                 "groups", "used", "offsets", "moved", "batch", "drivers", "names", "shown", "count", "indices")
 
     def __init__(self, obj, bones):
         self.obj_name, self.uid, self.bones = obj.name, obj.session_uid, bones
@@ -126,6 +130,9 @@ class _Cover:
         self.batch = 0      # batches computed: an evaluated copy marked with an older one lacks keys
         self.drivers = len(obj.animation_data.drivers)  # the user's drivers on the armature
         self.names = frozenset(bone.name for bone in bones)
+        pose_bones = obj.pose.bones
+        self.count = len(pose_bones)
+        self.indices = np.array([pose_bones.find(bone.name) for bone in bones], dtype=np.int64)
         self.shown = None   # _layer["frames"] when the frame evaluated (viewport) took its values from the latest batch
 
     def object(self):
@@ -139,22 +146,29 @@ class _Cover:
         return obj
 
     def modes_changed(self, obj):
-        bones = obj.pose.bones
-        for bone in self.bones:
-            pb = bones.get(bone.name)
-            if pb is None or pb.rotation_mode != bone.mode:
-                return True
-        return False
+        """Whether a covered bone's rotation mode changed (or bones were added or removed): one
+        ``foreach_get`` of every bone's mode."""
+        modes = live_pose.read_modes(obj.pose.bones, self.count)
+        return modes is None or bool((modes[self.indices] != self.codes).any())
+
+    def animation_changed(self, obj):
+        """Whether ``obj`` is no longer animated the way covered (another action or slot, blended
+        otherwise, its action given to something else too, a driver added by the user: its
+        channel may be one the layer keys)."""
+        return _animation_key(obj) != self.animation or len(obj.animation_data.drivers) != self.drivers
 
     def values(self, frame, ahead=list):
         """The values of every covered bone at ``frame``, or ``None`` when the armature's
         animation is no longer the one covered (another action or slot, blended otherwise, a
-        driver added, the armature gone, F-curves missing from a batch). Those of the frames
+        driver added, the armature gone, F-curves missing from a batch; outside playback, a
+        covered bone's rotation mode changed). Those of the frames
         ``ahead()`` (the ones playback is expected to show next; asked only when ``frame`` is
         not remembered) are computed with them, in one batch."""
         obj = self.object()
-        if obj is None or _animation_key(obj) != self.animation or len(obj.animation_data.drivers) != self.drivers:
-            return None     # a driver added by the user (its channel may be one the layer keys)
+        if obj is None or self.animation_changed(obj):
+            return None
+        if _layer["playing"] is None and self.modes_changed(obj):
+            return None     # a rotation mode a script changed right before the frame (no update since)
         out = self.frames.get(frame)
         if out is not None:
             return out
@@ -383,7 +397,7 @@ def install(scene):
 
     remove_leftovers()
     covers = []
-    frame = scene.frame_current_final
+    frame = _layer["time"] = scene.frame_current_final
     ahead = _frames_ahead(scene)
     for obj in _armatures(scene):
         bones = _covered_bones(obj)
@@ -535,7 +549,7 @@ def before_frame(scene):
             return
         install(scene)
         return
-    frame = scene.frame_current_final
+    frame = _layer["time"] = scene.frame_current_final
     ahead = _frames_ahead(scene)
     for cover in _layer["covers"]:
         if cover.values(frame, ahead) is None:
@@ -559,6 +573,7 @@ def after_frame(scene, depsgraph):
     notes whether a frame that looked kept the marks."""
     if depsgraph.mode != "VIEWPORT":
         return      # a render's depsgraph has copies of its own, which the layer leaves alone
+    _layer["rendering"] = False     # (a render that failed to start calls render_init alone)
     if _layer["probing"] == scene.session_uid:
         _layer["probing"] = None
         _layer["probed"] = scene.session_uid if _probe_kept(scene, depsgraph) else None
@@ -672,8 +687,18 @@ def render_ended():
 
 
 def playback_started(scene):
+    """Playback of ``scene`` begins. A layer set up for it before (Fast Scrubbing) goes on; its
+    rigs' limited bones without keys, turned since the last frame, are clamped now, as when the
+    layer is installed (during playback the playback clamp leaves the covered rigs alone)."""
+    from . import handlers
+
     _layer["playing"] = scene.session_uid
     _layer["last"] = scene.frame_current     # the first frame played tells the direction
+    if _layer["scene"] == scene.session_uid:
+        for cover in _layer["covers"]:
+            obj = cover.object()
+            if obj is not None:
+                handlers.clamp_object(obj, only_changed=False, skip=cover.names)
 
 
 def playback_stopped(scene):
@@ -701,25 +726,59 @@ def unregister():
     _layer["playing"] = None
 
 
+def _edits_animation(depsgraph):
+    """Whether the update changed the action of one of the armatures of the scene the layer is set
+    up or looked for (a camera's or a prop's keys do not matter)."""
+    uid = _layer["scene"] if _layer["scene"] is not None else _layer["probed"]
+    scene = next((s for s in bpy.data.scenes if s.session_uid == uid), None)
+    if scene is None:
+        return False
+    animating = {action.session_uid for action in _local_actions(scene)}
+    return any(isinstance(update.id, bpy.types.Action) and update.id.original.session_uid in animating
+               for update in depsgraph.updates)
+
+
+def before_update(scene):
+    """``depsgraph_update_pre``: an evaluation no frame change prepared would read the layer's keys
+    where they are not the frame's: the scene's time set without a frame change (a script's
+    ``frame_current`` and ``view_layer.update()``: between the frames it computed the copy holds
+    no key of the frame), or a covered rig's action given to another rig too, or blended
+    otherwise. The layer is removed first, so that this evaluation takes the user's keys (the
+    copies made anew), as with Fast Scrubbing off; the next frame change sets it up again."""
+    if _layer["scene"] != scene.session_uid or not _layer["covers"]:
+        return
+    if scene.frame_current_final != _layer["time"]:
+        remove()
+        return
+    for cover in _layer["covers"]:
+        obj = cover.object()
+        if obj is None or cover.animation_changed(obj):
+            remove()
+            return
+
+
 def check_updates(depsgraph):
-    """``depsgraph_update_post`` while set up: edited keys (an action updated) make the layer
-    stale, and so does a covered bone's rotation mode changed. During playback a covered
+    """``depsgraph_update_post`` while set up: edited keys (an action of one of the scene's
+    armatures updated; a camera's or a prop's keys change nothing) make the layer stale, and so does a covered bone's rotation mode changed. During playback a covered
     armature's limited bones without keys are clamped when turned (what the playback clamp would
     do on the next frame), unless live limits do it; outside playback the next frame does it.
     Anything else (a selection, the rig moved) changes nothing. F-curves
     added or removed by a script right before a frame tag the action: that frame's evaluation
-    makes its copy anew, which ``after_frame`` sees; each batch looks them up anew."""
+    makes its copy anew, which ``after_frame`` sees; each batch looks them up anew. While the
+    layer is not set up, an action updated cancels a probe that succeeded (``_probe``)."""
     _layer["keyed"] = None     # a view layer evaluated, an action edited: look at the copies again
     if _layer["scene"] is None:
+        if _layer["probed"] is not None and depsgraph.id_type_updated("ACTION") and _edits_animation(depsgraph):
+            _layer["probed"] = None     # keys edited between frames, with an update: look again
         return      # every depsgraph update of the session passes here
     from . import handlers
 
+    if depsgraph.id_type_updated("ACTION") and _edits_animation(depsgraph):
+        _layer["stale"] = True
+        return
     covers = {cover.uid: cover for cover in _layer["covers"]}
     for update in depsgraph.updates:
         data = update.id
-        if isinstance(data, bpy.types.Action):
-            _layer["stale"] = True
-            return
         cover = covers.get(data.original.session_uid) if isinstance(data, bpy.types.Object) else None
         if cover is None or not update.is_updated_geometry:
             continue

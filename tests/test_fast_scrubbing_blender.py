@@ -273,3 +273,164 @@ def test_bones_another_handler_turns_after_the_frame(scene, mods):
         assert handlers.clamp_object_per_bone(obj, False) == 0
     finally:
         post.remove(turn)
+
+
+def hinge_rig(name="Hinge", keys=((1, 170), (40, 100), (80, 20), (120, 100))):
+    """One bone limited to a hinge of 5° to 140° about X, its quaternion keyed at ``keys``
+    (frame, degrees about X)."""
+    from rigs import make_armature
+
+    obj = make_armature([("a", (0, 0, 0), (0, 0, 1), None, 0.0)], name)
+    pb = obj.pose.bones["a"]
+    pb.rotation_mode = "QUATERNION"
+    s = pb.jointlimit
+    s.enabled, s.kind, s.hinge_min, s.hinge_max = True, "HINGE", math.radians(5), math.radians(140)
+    for frame, degrees in keys:
+        pb.rotation_quaternion = (math.cos(math.radians(degrees) / 2), math.sin(math.radians(degrees) / 2), 0.0, 0.0)
+        pb.keyframe_insert("rotation_quaternion", frame=frame)
+    return obj
+
+
+def degrees_about_x(pb):
+    w, x = pb.rotation_quaternion[0], pb.rotation_quaternion[1]
+    return math.degrees(2 * math.atan2(x, w))
+
+
+@pytest.mark.parametrize("fast", [False, True])
+def test_the_time_set_without_a_frame_change(scene, mods, fast):
+    """A script setting ``frame_current`` and updating the view layer (no frame handler runs):
+    the user's animation at that time, as with Fast Scrubbing off (before, with the layer set up,
+    the copy held no key of such a time and the rig showed a frame computed earlier)."""
+    import bpy
+
+    obj = hinge_rig()
+    scene.frame_start, scene.frame_end = 1, 120
+    scene.jointlimit.clamp_playback, scene.jointlimit.fast_scrubbing = True, fast
+    for frame in (1, 2, 3, 4):
+        scene.frame_set(frame)
+    assert mods["playback_layer"].covers(obj, scene) == fast
+    fcurves = mods["compat"].action_fcurve_collection(obj.animation_data.action, obj.animation_data.action_slot)
+    path = obj.pose.bones["a"].path_from_id("rotation_quaternion")
+    for frame in (60, 80, 100):     # the keys are inside the limit there
+        scene.frame_current = frame
+        bpy.context.view_layer.update()
+        w, x = (fcurves.find(path, index=i).evaluate(frame) for i in (0, 1))
+        assert tuple(obj.pose.bones["a"].rotation_quaternion)[:2] == pytest.approx((w, x), abs=1e-6)
+
+
+def test_a_bone_without_keys_turned_before_playback_is_clamped_when_it_starts(scene, mods):
+    """The layer set up by stepping frames; a limited bone without keys turned outside its limit
+    with live limits off; playback starts: its first frame shows the bone clamped (during
+    playback the playback clamp leaves covered rigs alone)."""
+    import bpy
+
+    handlers, layer = mods["handlers"], mods["playback_layer"]
+    obj = stepped_rig(scene, mods)
+    unkeyed = next(pb for pb in obj.pose.bones if pb.jointlimit.enabled and pb.rotation_mode == "XYZ")
+    path = unkeyed.path_from_id("rotation_euler")
+    fcurves = mods["compat"].action_fcurve_collection(obj.animation_data.action, obj.animation_data.action_slot)
+    for fc in [fc for fc in fcurves if fc.data_path == path]:
+        fcurves.remove(fc)
+    bpy.context.view_layer.update()
+    play(scene, obj, [4, 5, 6])
+    assert layer.covers(obj, scene)
+    unkeyed.rotation_euler = (0.0, 0.0, math.pi)
+    bpy.context.view_layer.update()
+    handlers.on_playback_start(scene)
+    play(scene, obj, [7, 8])
+    assert layer.plays(scene) and handlers.clamp_object_per_bone(obj, False) == 0
+    handlers.on_playback_stop(scene, None)
+
+
+def test_a_rotation_mode_a_script_changes_right_before_a_frame(scene, mods):
+    """A covered bone's rotation mode changed by a script with no update before the next frame:
+    that frame is clamped in the new mode (the layer is set up again from the next one)."""
+    obj = hinge_rig()
+    scene.frame_start, scene.frame_end = 1, 120
+    scene.jointlimit.clamp_playback = True
+    for frame in (1, 2, 3, 4):
+        scene.frame_set(frame)
+    assert mods["playback_layer"].covers(obj, scene)
+    pb = obj.pose.bones["a"]
+    pb.rotation_mode = "XYZ"
+    scene.frame_set(5)
+    pb.rotation_euler = (3.0, 0.0, 0.0)     # 172° about X: outside the hinge
+    scene.frame_set(6)
+    assert pb.rotation_euler[0] == pytest.approx(math.radians(140), abs=1e-5)
+    for frame in (7, 8, 9):
+        pb.rotation_euler = (3.0, 0.0, 0.0)
+        scene.frame_set(frame)
+        assert mods["handlers"].clamp_object_per_bone(obj, False) == 0
+
+
+def test_keys_edited_with_an_update_between_frames(scene, mods, monkeypatch):
+    """A script keying frame after frame with ``view_layer.update()`` after each key (or an
+    animator keying with I): the layer is not set up and torn down again every few frames."""
+    import bpy
+
+    obj = keyed_rig(seed=7)
+    scene.jointlimit.clamp_playback = True
+    installs = record_calls(monkeypatch, mods["playback_layer"], "install")
+    for frame in range(1, 13):
+        scene.frame_set(frame)
+        obj["keyed"] = float(frame)
+        obj.keyframe_insert('["keyed"]', frame=frame)
+        bpy.context.view_layer.update()
+    assert len(installs) <= 1
+
+
+def test_an_action_given_to_another_rig_outside_playback(scene, mods):
+    """The covered action given to a second rig between frames: the update shows that rig its
+    own keys (the user's), not the layer's clamped ones."""
+    import bpy
+
+    obj = hinge_rig()
+    other = hinge_rig("Other", keys=())
+    other.pose.bones["a"].jointlimit.enabled = False
+    scene.jointlimit.clamp_playback = True
+    for frame in (1, 2, 3, 1):
+        scene.frame_set(frame)
+    assert mods["playback_layer"].covers(obj, scene)
+    assert degrees_about_x(obj.pose.bones["a"]) == pytest.approx(140.0, abs=1e-4)
+    other.animation_data_create()
+    other.animation_data.action = obj.animation_data.action
+    other.animation_data.action_slot = obj.animation_data.action_slot
+    bpy.context.view_layer.update()
+    assert degrees_about_x(other.pose.bones["a"]) == pytest.approx(170.0, abs=1e-4)
+    assert not mods["playback_layer"].covers(obj, scene)
+
+
+def test_a_render_that_fails_to_start_leaves_fast_scrubbing_on(scene, mods):
+    """``render_init`` without ``render_complete`` or ``_cancel`` (Blender skips both when a
+    render fails to start, e.g. a movie file it cannot open): the next frame stepped in the
+    interface's depsgraph brings the layer back."""
+    handlers, layer = mods["handlers"], mods["playback_layer"]
+    obj = stepped_rig(scene, mods)
+    handlers.on_render_init(scene)
+    play(scene, obj, [4])
+    assert not layer.is_installed()
+    play(scene, obj, [5, 6, 7])
+    assert layer.covers(obj, scene)
+
+
+def test_keys_of_a_prop_edited_between_frames_leave_the_layer(scene, mods, monkeypatch):
+    """A script (or an animator) keying a camera on every frame, with an update after each key:
+    the rig's layer stays set up (only the actions of the scene's armatures matter)."""
+    import bpy
+
+    obj = keyed_rig(seed=7)
+    camera = bpy.data.objects.new("Camera", bpy.data.cameras.new("Camera"))
+    scene.collection.objects.link(camera)
+    scene.jointlimit.clamp_playback = True
+    scene.jointlimit.fast_scrubbing = False
+    reference = play(scene, obj, range(1, 13))
+    scene.jointlimit.fast_scrubbing = True
+    installs = record_calls(monkeypatch, mods["playback_layer"], "install")
+    got = []
+    for frame in range(1, 13):
+        got += play(scene, obj, [frame])
+        camera.location.x = 0.1 * frame
+        camera.keyframe_insert("location", frame=frame)
+        bpy.context.view_layer.update()
+    assert len(installs) == 1 and mods["playback_layer"].covers(obj, scene)
+    assert_same_frames(got, reference)
