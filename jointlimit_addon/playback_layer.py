@@ -82,6 +82,7 @@ _layer = {
     "generation": None,  # props.settings_generation() when installed
     "stale": False,     # keys, bones or limits changed: rebuild before the next frame
     "last": None,       # the frame number shown before (the step to the next one)
+    "stepped": False,   # whether that frame was a step from the one before it (not a jump)
     "installs": 0,      # layers installed so far (tells one layer from the next)
     "frames": 0,        # frames begun (frame_change_pre on the main thread)
     "time": None,       # the scene time (frame_current_final) of the frame the layer prepared last
@@ -644,23 +645,31 @@ def unkey_render_copy(depsgraph, obj):
 def _frames_ahead(scene):
     """A function giving the scene times (``frame_current_final``) of the frames playback is
     expected to show after the current one: ``AHEAD - 1`` of them at the step from the frame
-    shown before (reversed playback steps back; during playback a jump or a repeat takes the
-    scene's frame step, outside it none: scrubbing jumps), up to the end of the playback range
+    shown before (reversed playback steps back; a jump or a repeat takes the scene's frame step,
+    but outside playback only right after a step: a loop starting over, stepping resumed
+    elsewhere; a jump after a jump, as when scrubbing, computes the frame alone), up to the end
+    of the playback range
     (preview range if set). The frame shown is noted now; the times are computed only when asked
     for (a remembered frame needs none)."""
     frame = scene.frame_current
     last, _layer["last"] = _layer["last"], frame
-    playing = _layer["playing"] is not None
-    return lambda: _scene_times(scene, _next_frames(scene, frame, last, playing))
+    ahead = _layer["playing"] is not None or _layer["stepped"]
+    _layer["stepped"] = _is_step(scene, frame, last)
+    return lambda: _scene_times(scene, _next_frames(scene, frame, last, ahead))
 
 
-def _next_frames(scene, frame, last, playing=True):
+def _is_step(scene, frame, last):
+    return last is not None and 0 < abs(frame - last) <= 4 * max(scene.frame_step, 1)
+
+
+def _next_frames(scene, frame, last, ahead=True):
     """The frame numbers of ``_frames_ahead``, from ``frame`` and the one shown before (``last``);
-    outside playback (``playing`` false) none after a jump (scrubbing): the frame alone."""
+    without ``ahead`` (outside playback, the frame before a jump was not a step: scrubbing) none
+    after a jump, the frame alone."""
     step = max(scene.frame_step, 1)
-    if last is not None and 0 < abs(frame - last) <= 4 * step:
+    if _is_step(scene, frame, last):
         step = frame - last
-    elif not playing:
+    elif not ahead:
         return []
     if scene.use_preview_range:
         start, end = scene.frame_preview_start, scene.frame_preview_end

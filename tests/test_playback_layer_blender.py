@@ -396,16 +396,18 @@ def test_frames_ahead_with_time_remapped(scene, mods, monkeypatch, old, new):
 
 def test_the_frames_expected_next(scene, mods):
     """The step from the frame shown before, else the scene's step; the preview range when set.
-    Outside playback (scrubbing) a jump computes the frame alone."""
+    Outside playback a jump computes frames ahead only right after a step (a loop starting
+    over), a jump after a jump (scrubbing) the frame alone."""
     layer = mods["playback_layer"]
     scene.frame_start, scene.frame_end, scene.frame_step = 1, 100, 1
     def ahead(scene, frame):
         scene.frame_current = frame
         return layer._frames_ahead(scene)()
 
-    layer._layer["last"] = None
+    layer._layer["last"], layer._layer["stepped"] = None, False
     assert ahead(scene, 10) == [] and ahead(scene, 12) == list(range(14, 12 + 2 * layer.AHEAD, 2))
-    assert ahead(scene, 50) == [] and ahead(scene, 50) == []    # a jump, a repeat
+    assert ahead(scene, 50) == list(range(51, 50 + layer.AHEAD))     # a jump after a step
+    assert ahead(scene, 70) == [] and ahead(scene, 70) == []        # a jump after a jump, a repeat
     layer._layer["playing"], layer._layer["last"] = scene.session_uid, None
     assert ahead(scene, 10) == list(range(11, 10 + layer.AHEAD))
     assert ahead(scene, 12) == list(range(14, 12 + 2 * layer.AHEAD, 2))     # frames dropped
