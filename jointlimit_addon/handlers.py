@@ -94,6 +94,11 @@ def _armatures(scene, view_layer=None):
     return [o for o in objects if o.pose is not None]
 
 
+def scene_armatures(scene):
+    """The armature objects of ``scene`` (``_armatures``, remembered while the count stays)."""
+    return _armatures(scene)
+
+
 def _updated_armatures(depsgraph):
     """Armature objects the update touched (their pose, transform or data); ``None`` when the
     handlers must look at every armature (settings changed, live limits just turned on)."""
@@ -327,7 +332,10 @@ HANDLERS = (
 def register():
     for handler_list, func in HANDLERS:
         if func not in handler_list:
-            handler_list.append(func)
+            if func is on_frame_change_pre:
+                handler_list.insert(0, func)    # the layer's keys in place before other add-ons evaluate the frame
+            else:
+                handler_list.append(func)
 
 
 def unregister():

@@ -216,6 +216,14 @@ class _Cover:
         self.moved |= moved.reshape(len(self.bones), n).any(axis=1)
         return values.reshape(len(self.bones), n, 4).transpose(1, 0, 2)[:, self.used]
 
+    def keyed_at(self, frame, scene):
+        """Whether the evaluated copies of the action in ``scene``'s view layers hold the keys of
+        ``frame`` (remembered, and every copy written with the latest batch)."""
+        if frame not in self.frames:
+            return False
+        copies = self.copies(scene)
+        return bool(copies) and all(copy.get(MARK) == self.batch for copy in copies)
+
     def action(self):
         """The covered action (found again when renamed), or ``None`` when it was deleted."""
         action = bpy.data.actions.get(self.action_name)
@@ -408,6 +416,7 @@ def install(scene):
         covers.append(_Cover(obj, bones))
     _layer.update(scene=scene.session_uid, covers=covers, generation=props.settings_generation(), stale=False,
                   installs=_layer["installs"] + 1)
+    _mark_copies(scene, skip={cover.action_uid for cover in covers})
     try:
         for cover in covers:
             if cover.values(frame, ahead) is None:
@@ -499,9 +508,25 @@ def plays(scene):
 
 
 def _local_actions(scene):
-    return [obj.animation_data.action for obj in _armatures(scene)
+    """The local actions of ``scene``'s armatures (found through the playback clamp's list of
+    them, kept while the object count stays)."""
+    from . import handlers
+
+    return [obj.animation_data.action for obj in handlers.scene_armatures(scene)
             if obj.animation_data is not None and obj.animation_data.action is not None
             and obj.animation_data.action.library is None]
+
+
+def _mark_copies(scene, skip=()):
+    """Put ``PROBE`` on the evaluated copies of the actions of ``scene``'s armatures (but the
+    actions whose ``session_uid`` is in ``skip``): an update that makes a copy anew (keys edited)
+    takes it away, one that evaluates the animation again (another handler's update during a
+    frame) keeps it (``_edits_animation``)."""
+    for action in _local_actions(scene):
+        if action.session_uid not in skip:
+            for copy in (_evaluated(action, view_layer) for view_layer in scene.view_layers):
+                if copy is not None:
+                    copy[PROBE] = 1
 
 
 def _probe(scene):
@@ -512,10 +537,7 @@ def _probe(scene):
     and a layer set up on one frame and gone on the next would only add its batch to the playback
     clamp's work."""
     _layer["probing"], _layer["probed"], _layer["last"] = scene.session_uid, None, scene.frame_current
-    for action in _local_actions(scene):
-        for copy in (_evaluated(action, view_layer) for view_layer in scene.view_layers):
-            if copy is not None:
-                copy[PROBE] = 1
+    _mark_copies(scene)
 
 
 def _probe_kept(scene, depsgraph):
@@ -703,7 +725,7 @@ def playback_started(scene):
 
     _layer["playing"] = scene.session_uid
     _layer["last"] = scene.frame_current     # the first frame played tells the direction
-    if _layer["scene"] == scene.session_uid:
+    if _layer["scene"] == scene.session_uid and scene.jointlimit.clamp_playback:
         for cover in _layer["covers"]:
             obj = cover.object()
             if obj is not None:
@@ -736,27 +758,36 @@ def unregister():
 
 
 def _edits_animation(depsgraph):
-    """Whether the update changed the action of one of the armatures of the scene the layer is set
-    up or looked for (a camera's or a prop's keys do not matter)."""
+    """Whether the update made anew the evaluated copy of an action of one of the armatures of
+    the scene the layer is set up or looked for (keys edited: the copy lost the layer's or the
+    probe's mark, or never had one). An update that only evaluated the animation again (another
+    add-on's during a frame) keeps the marks; a camera's or a prop's keys do not matter."""
     uid = _layer["scene"] if _layer["scene"] is not None else _layer["probed"]
-    scene = next((s for s in bpy.data.scenes if s.session_uid == uid), None)
-    if scene is None:
+    scene = depsgraph.scene
+    if scene is None or scene.original.session_uid != uid:
         return False
-    animating = {action.session_uid for action in _local_actions(scene)}
-    return any(isinstance(update.id, bpy.types.Action) and update.id.original.session_uid in animating
-               for update in depsgraph.updates)
+    animating = {action.session_uid for action in _local_actions(scene.original)}
+    for update in depsgraph.updates:
+        copy = update.id
+        if (isinstance(copy, bpy.types.Action) and copy.original.session_uid in animating
+                and copy.get(MARK) is None and copy.get(PROBE) is None):
+            return True
+    return False
 
 
 def before_update(scene):
     """``depsgraph_update_pre``: an evaluation no frame change prepared would read the layer's keys
     where they are not the frame's: the scene's time set without a frame change (a script's
-    ``frame_current`` and ``view_layer.update()``: between the frames it computed the copy holds
-    no key of the frame), or a covered rig's action given to another rig too, or blended
-    otherwise. The layer is removed first, so that this evaluation takes the user's keys (the
-    copies made anew), as with Fast Scrubbing off; the next frame change sets it up again."""
+    ``frame_current`` and ``view_layer.update()``) to a time the layer did not compute (between
+    the frames it computed the copy holds no key of that time), or a covered rig's action given
+    to another rig too, or blended otherwise. The layer is removed first, so that this evaluation
+    takes the user's keys (the copies made anew), as with Fast Scrubbing off; the next frame change
+    sets it up again. A time it computed (another add-on's update at the next frame's time, its
+    frame handler running before the layer's) reads the keys of that time: the clamped frame."""
     if _layer["scene"] != scene.session_uid or not _layer["covers"]:
         return
-    if scene.frame_current_final != _layer["time"]:
+    frame = scene.frame_current_final
+    if frame != _layer["time"] and not all(cover.keyed_at(frame, scene) for cover in _layer["covers"]):
         remove()
         return
     for cover in _layer["covers"]:

@@ -434,3 +434,56 @@ def test_keys_of_a_prop_edited_between_frames_leave_the_layer(scene, mods, monke
         bpy.context.view_layer.update()
     assert len(installs) == 1 and mods["playback_layer"].covers(obj, scene)
     assert_same_frames(got, reference)
+
+
+def test_playback_started_with_clamp_playback_off_leaves_the_pose(scene, mods):
+    """The layer in place, a limited bone without keys turned outside its limit, Clamp Playback
+    switched off, playback started: the bone stays where the user put it."""
+    import bpy
+
+    obj = hinge_rig()
+    free = hinge_rig("Unkeyed", keys=())
+    scene.jointlimit.clamp_playback = True
+    for frame in (1, 2, 3, 4):
+        scene.frame_set(frame)
+    assert mods["playback_layer"].covers(obj, scene)
+    pb = free.pose.bones["a"]
+    pb.rotation_quaternion = (math.cos(math.radians(85)), math.sin(math.radians(85)), 0.0, 0.0)    # 170°
+    scene.jointlimit.clamp_playback = False
+    bpy.context.view_layer.update()
+    mods["handlers"].on_playback_start(scene)
+    assert degrees_about_x(pb) == pytest.approx(170.0, abs=1e-4)
+    mods["handlers"].on_playback_stop(scene, None)
+
+
+@pytest.mark.parametrize("where", ["pre, first", "pre, last", "post, first"])
+def test_another_handler_updating_the_view_layer_during_frames(scene, mods, monkeypatch, where):
+    """Another add-on's frame handler moves a prop and updates the view layer on every frame
+    (before or after the layer's own handlers): the layer is set up once and stays (the update
+    evaluates the animation again, which keeps the marks on the copies, at a time the layer
+    computed), with the playback clamp's results."""
+    import bpy
+
+    obj = keyed_rig(seed=9)
+    prop = bpy.data.objects.new("Prop", None)
+    scene.collection.objects.link(prop)
+    scene.jointlimit.clamp_playback = True
+    scene.jointlimit.fast_scrubbing = False
+    frames = list(range(1, 13))
+    reference = play(scene, obj, frames)
+
+    def touch(scene, *_args):
+        prop.location.x = scene.frame_current * 0.1
+        bpy.context.view_layer.update()
+
+    handler_list = bpy.app.handlers.frame_change_pre if where.startswith("pre") else bpy.app.handlers.frame_change_post
+    handler_list.insert(0, touch) if where.endswith("first") else handler_list.append(touch)
+    try:
+        scene.jointlimit.fast_scrubbing = True
+        installs = record_calls(monkeypatch, mods["playback_layer"], "install")
+        removes = record_calls(monkeypatch, mods["playback_layer"], "remove")
+        got = play(scene, obj, frames)
+        assert len(installs) == 1 and not removes and mods["playback_layer"].covers(obj, scene)
+        assert_same_frames(got, reference)
+    finally:
+        handler_list.remove(touch)
