@@ -71,6 +71,7 @@ PROBE = "jointlimit_playback_probe"     # ID property of the copies looked at be
 LEGACY_EMPTY_NAME = "JointLimit Playback Layer"     # earlier versions' helper empty
 MEMO_FLOATS = 1 << 22    # values remembered per armature (32 MB): a longer shot forgets and computes again
 AHEAD = 32      # frames computed together on a frame not seen before (see the module)
+FEW_MODES = 8   # covered bones checked by name when at most one bone in this many is covered
 
 _layer = {
     "playing": None,    # session_uid of the scene playing (between animation_playback_pre and _post)
@@ -148,8 +149,16 @@ class _Cover:
 
     def modes_changed(self, obj):
         """Whether a covered bone's rotation mode changed (or bones were added or removed): one
-        ``foreach_get`` of every bone's mode."""
-        modes = live_pose.read_modes(obj.pose.bones, self.count)
+        ``foreach_get`` of every bone's mode, or each covered bone's by name when they are few
+        among many (Rigify's 18 FK controls among 706 bones)."""
+        bones = obj.pose.bones
+        if len(self.bones) * FEW_MODES <= self.count:
+            for bone in self.bones:
+                pb = bones.get(bone.name)
+                if pb is None or pb.rotation_mode != bone.mode:
+                    return True
+            return False
+        modes = live_pose.read_modes(bones, self.count)
         return modes is None or bool((modes[self.indices] != self.codes).any())
 
     def animation_changed(self, obj):

@@ -275,12 +275,13 @@ def test_bones_another_handler_turns_after_the_frame(scene, mods):
         post.remove(turn)
 
 
-def hinge_rig(name="Hinge", keys=((1, 170), (40, 100), (80, 20), (120, 100))):
-    """One bone limited to a hinge of 5° to 140° about X, its quaternion keyed at ``keys``
-    (frame, degrees about X)."""
+def hinge_rig(name="Hinge", keys=((1, 170), (40, 100), (80, 20), (120, 100)), free=0):
+    """Bone "a" limited to a hinge of 5° to 140° about X, its quaternion keyed at ``keys``
+    (frame, degrees about X); ``free`` more bones without limits."""
     from rigs import make_armature
 
-    obj = make_armature([("a", (0, 0, 0), (0, 0, 1), None, 0.0)], name)
+    obj = make_armature([("a", (0, 0, 0), (0, 0, 1), None, 0.0)]
+                        + [(f"free{i}", (i + 1, 0, 0), (i + 1, 0, 1), None, 0.0) for i in range(free)], name)
     pb = obj.pose.bones["a"]
     pb.rotation_mode = "QUATERNION"
     s = pb.jointlimit
@@ -342,10 +343,12 @@ def test_a_bone_without_keys_turned_before_playback_is_clamped_when_it_starts(sc
     handlers.on_playback_stop(scene, None)
 
 
-def test_a_rotation_mode_a_script_changes_right_before_a_frame(scene, mods):
+@pytest.mark.parametrize("free", [0, 12])
+def test_a_rotation_mode_a_script_changes_right_before_a_frame(scene, mods, free):
     """A covered bone's rotation mode changed by a script with no update before the next frame:
-    that frame is clamped in the new mode (the layer is set up again from the next one)."""
-    obj = hinge_rig()
+    that frame is clamped in the new mode (the layer is set up again from the next one); the
+    modes read all at once, or by name when the covered bones are few among many."""
+    obj = hinge_rig(free=free)
     scene.frame_start, scene.frame_end = 1, 120
     scene.jointlimit.clamp_playback = True
     for frame in (1, 2, 3, 4):
