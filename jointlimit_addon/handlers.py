@@ -5,8 +5,8 @@
 frame when playback clamping is on, except during playback on the armatures that the playback
 layer covers (``playback_layer``: Blender evaluates their clamped rotations itself, installed and
 removed by the ``frame_change_pre`` and ``animation_playback_pre``/``_post`` handlers, also
-outside playback with Fast Scrubbing, where ``frame_change_post`` still checks the covered rigs
-and finds their keyed bones inside; during playback, while the layer covers every limited
+outside playback with Fast Scrubbing, where ``frame_change_post`` clamps what the layer did not
+on that frame (bones without keys, rigs it does not cover); during playback, while the layer covers every limited
 armature, ``frame_change_post`` looks no further until something changes, ``_quiet_key``;
 ``render_init`` to ``render_complete`` or ``_cancel`` the layer steps aside). Both are
 cheap when nothing changed, never recurse (writing a rotation triggers one more update, which finds
