@@ -79,7 +79,7 @@ def test_a_script_keying_frame_after_frame_keeps_the_playback_clamp(scene, mods,
     takes over."""
     import bpy
 
-    handlers, layer = mods["handlers"], mods["playback_layer"]
+    layer = mods["playback_layer"]
     obj = keyed_rig(seed=7)
     scene.jointlimit.clamp_playback = True
     scene.jointlimit.fast_scrubbing = False
