@@ -9,7 +9,8 @@ import math
 import numpy as np
 import pytest
 
-from test_playback_layer_blender import assert_same_frames, keyed_rig, layer_keys, play, record_calls
+from test_playback_layer_blender import (assert_same_frames, box_on_bone_shot, channel_of, keyed_rig, layer_keys, play,
+                                         record_calls, rendered_frames)
 
 pytestmark = [pytest.mark.blender]
 
@@ -34,6 +35,17 @@ def record_writes(monkeypatch, handlers):
 
     monkeypatch.setattr(handlers, "clamp_object", counted)
     return written
+
+
+def unkey(mods, obj, pb):
+    """Remove the F-curves of ``pb``'s rotation channel from ``obj``'s action (and update)."""
+    import bpy
+
+    path = pb.path_from_id(channel_of(pb))
+    fcurves = mods["compat"].action_fcurve_collection(obj.animation_data.action, obj.animation_data.action_slot)
+    for fc in [fc for fc in fcurves if fc.data_path == path]:
+        fcurves.remove(fc)
+    bpy.context.view_layer.update()
 
 
 def stepped_rig(scene, mods, seed=3):
@@ -110,11 +122,7 @@ def test_posing_a_rig_the_layer_covers_outside_playback(scene, mods):
     obj = stepped_rig(scene, mods)
     keyed = next(pb for pb in obj.pose.bones if pb.jointlimit.enabled and pb.rotation_mode == "QUATERNION")
     unkeyed = next(pb for pb in obj.pose.bones if pb.jointlimit.enabled and pb.rotation_mode == "XYZ")
-    path = unkeyed.path_from_id("rotation_euler")
-    fcurves = mods["compat"].action_fcurve_collection(obj.animation_data.action, obj.animation_data.action_slot)
-    for fc in [fc for fc in fcurves if fc.data_path == path]:
-        fcurves.remove(fc)
-    bpy.context.view_layer.update()
+    unkey(mods, obj, unkeyed)
     for frame in (4, 5):    # the layer removed (keys edited), its copies looked at, then set up again
         scene.frame_set(frame)
     assert not mods["playback_layer"].is_installed()
@@ -190,31 +198,12 @@ def test_a_render_takes_its_own_way_with_the_layer_set_up(scene, mods, tmp_path)
 
     layer = mods["playback_layer"]
     obj = stepped_rig(scene, mods)
-    mesh = bpy.data.meshes.new("Box")
-    mesh.from_pydata([(x, y, z) for x in (-0.1, 0.1) for y in (-0.1, 0.6) for z in (-0.1, 0.1)], [],
-                     [(0, 1, 3, 2), (4, 6, 7, 5), (0, 4, 5, 1), (2, 3, 7, 6), (0, 2, 6, 4), (1, 5, 7, 3)])
-    box = bpy.data.objects.new("Box", mesh)
-    scene.collection.objects.link(box)
-    box.parent, box.parent_type, box.parent_bone = obj, "BONE", obj.pose.bones[4].name
-    camera = bpy.data.objects.new("Camera", bpy.data.cameras.new("Camera"))
-    scene.collection.objects.link(camera)
-    camera.location, camera.rotation_euler = (6.0, 0.0, 0.5), (math.radians(90), 0.0, math.radians(90))
-    camera.data.type, camera.data.ortho_scale, scene.camera = "ORTHO", 3.0, camera
-    scene.render.engine = "BLENDER_WORKBENCH"
-    scene.render.resolution_x = scene.render.resolution_y = 24
-    scene.render.resolution_percentage = 100
-    scene.frame_start, scene.frame_end = 2, 6
+    frames = range(2, 7)
+    box_on_bone_shot(scene, obj, obj.pose.bones[4].name, frames, size=24, width=0.1, length=0.6, distance=6.0)
     installed = []
 
     def render(tag):
-        scene.render.filepath = str(tmp_path / f"{tag}_")
-        bpy.ops.render.render(animation=True)
-        images = []
-        for frame in range(2, 7):
-            image = bpy.data.images.load(str(tmp_path / f"{tag}_{frame:04d}.png"), check_existing=False)
-            images.append(np.array(image.pixels[:]))
-            bpy.data.images.remove(image)
-        return images
+        return rendered_frames(scene, tmp_path, tag, frames)
 
     def seen(scene, *_args):      # whether the layer is set up on each rendered frame
         if layer._layer["rendering"]:
@@ -248,11 +237,7 @@ def test_bones_another_handler_turns_after_the_frame(scene, mods):
     obj = stepped_rig(scene, mods)
     keyed = next(pb for pb in obj.pose.bones if pb.jointlimit.enabled and pb.rotation_mode == "QUATERNION")
     unkeyed = next(pb for pb in obj.pose.bones if pb.jointlimit.enabled and pb.rotation_mode == "AXIS_ANGLE")
-    path = unkeyed.path_from_id("rotation_axis_angle")
-    fcurves = mods["compat"].action_fcurve_collection(obj.animation_data.action, obj.animation_data.action_slot)
-    for fc in [fc for fc in fcurves if fc.data_path == path]:
-        fcurves.remove(fc)
-    bpy.context.view_layer.update()
+    unkey(mods, obj, unkeyed)
     play(scene, obj, [4, 5, 6, 7])
     assert layer.covers(obj, scene)
     outside = (0.0, 0.0, 0.0, 1.0)
@@ -328,11 +313,7 @@ def test_a_bone_without_keys_turned_before_playback_is_clamped_when_it_starts(sc
     handlers, layer = mods["handlers"], mods["playback_layer"]
     obj = stepped_rig(scene, mods)
     unkeyed = next(pb for pb in obj.pose.bones if pb.jointlimit.enabled and pb.rotation_mode == "XYZ")
-    path = unkeyed.path_from_id("rotation_euler")
-    fcurves = mods["compat"].action_fcurve_collection(obj.animation_data.action, obj.animation_data.action_slot)
-    for fc in [fc for fc in fcurves if fc.data_path == path]:
-        fcurves.remove(fc)
-    bpy.context.view_layer.update()
+    unkey(mods, obj, unkeyed)
     play(scene, obj, [4, 5, 6])
     assert layer.covers(obj, scene)
     unkeyed.rotation_euler = (0.0, 0.0, math.pi)

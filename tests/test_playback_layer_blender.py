@@ -1157,6 +1157,44 @@ def test_renders_show_the_clamped_animation_and_the_rest_of_it(scene, mods):
         scene.jointlimit.clamp_playback = False
 
 
+def box_on_bone_shot(scene, obj, bone, frames, size, width, length, distance):
+    """A box (``2 width`` across, ``length`` along the bone) parented to ``bone`` of ``obj``, an
+    orthographic camera ``distance`` along X looking at it, Workbench at ``size`` x ``size``
+    pixels, and ``frames`` (a range) the scene's."""
+    import bpy
+
+    mesh = bpy.data.meshes.new("Box")
+    mesh.from_pydata([(x, y, z) for x in (-width, width) for y in (-0.1, length) for z in (-width, width)], [],
+                     [(0, 1, 3, 2), (4, 6, 7, 5), (0, 4, 5, 1), (2, 3, 7, 6), (0, 2, 6, 4), (1, 5, 7, 3)])
+    box = bpy.data.objects.new("Box", mesh)
+    scene.collection.objects.link(box)
+    box.parent, box.parent_type, box.parent_bone = obj, "BONE", bone
+    camera = bpy.data.objects.new("Camera", bpy.data.cameras.new("Camera"))
+    scene.collection.objects.link(camera)
+    camera.location, camera.rotation_euler = (distance, 0.0, 0.5), (math.radians(90), 0.0, math.radians(90))
+    camera.data.type, camera.data.ortho_scale, scene.camera = "ORTHO", 3.0, camera
+    scene.render.engine = "BLENDER_WORKBENCH"
+    scene.render.resolution_x = scene.render.resolution_y = size
+    scene.render.resolution_percentage = 100
+    scene.frame_start, scene.frame_end = frames[0], frames[-1]
+
+
+def rendered_frames(scene, tmp_path, tag, frames):
+    """Render the scene's animation to ``tmp_path`` (``tag_####.png``); the images of ``frames``,
+    ``(size, size, 4)`` each."""
+    import bpy
+
+    scene.render.filepath = str(tmp_path / f"{tag}_")
+    bpy.ops.render.render(animation=True)
+    size = scene.render.resolution_x
+    images = []
+    for frame in frames:
+        image = bpy.data.images.load(str(tmp_path / f"{tag}_{frame:04d}.png"), check_existing=False)
+        images.append(np.array(image.pixels[:]).reshape(size, size, 4))
+        bpy.data.images.remove(image)
+    return images
+
+
 def test_a_rendered_sequence_clamps_each_frame_as_its_own(scene, mods, tmp_path):
     """Frames rendered one after the other in one render (Workbench keeps the render's copy of
     the action from frame to frame): a bone outside its limit on the first frames and inside on
@@ -1173,31 +1211,11 @@ def test_a_rendered_sequence_clamps_each_frame_as_its_own(scene, mods, tmp_path)
         pb.rotation_euler = (math.radians(degrees), 0.0, 0.0)
         pb.keyframe_insert("rotation_euler", frame=frame)
     bpy.ops.object.mode_set(mode="OBJECT")
-    mesh = bpy.data.meshes.new("Box")
-    mesh.from_pydata([(x, y, z) for x in (-0.15, 0.15) for y in (-0.1, 0.9) for z in (-0.15, 0.15)], [],
-                     [(0, 1, 3, 2), (4, 6, 7, 5), (0, 4, 5, 1), (2, 3, 7, 6), (0, 2, 6, 4), (1, 5, 7, 3)])
-    box = bpy.data.objects.new("Box", mesh)
-    scene.collection.objects.link(box)
-    box.parent, box.parent_type, box.parent_bone = obj, "BONE", "a"
-    camera = bpy.data.objects.new("Camera", bpy.data.cameras.new("Camera"))
-    scene.collection.objects.link(camera)
-    camera.location, camera.rotation_euler = (8.0, 0.0, 0.5), (math.radians(90), 0.0, math.radians(90))
-    camera.data.type, camera.data.ortho_scale, scene.camera = "ORTHO", 3.0, camera
-    scene.render.engine = "BLENDER_WORKBENCH"
-    scene.render.resolution_x = scene.render.resolution_y = 32
-    scene.render.resolution_percentage = 100
-    scene.frame_start, scene.frame_end = 2, 9
     frames = range(2, 10)
+    box_on_bone_shot(scene, obj, "a", frames, size=32, width=0.15, length=0.9, distance=8.0)
 
     def render(tag):
-        scene.render.filepath = str(tmp_path / f"{tag}_")
-        bpy.ops.render.render(animation=True)
-        images = []
-        for frame in frames:
-            image = bpy.data.images.load(str(tmp_path / f"{tag}_{frame:04d}.png"), check_existing=False)
-            images.append(np.array(image.pixels[:]).reshape(32, 32, 4))
-            bpy.data.images.remove(image)
-        return images
+        return rendered_frames(scene, tmp_path, tag, frames)
 
     scene.jointlimit.clamp_playback = True
     clamped = render("clamped")
