@@ -262,9 +262,9 @@ class _Cover:
         if fcurves is None:
             return False
         times = sorted(self.frames)
-        rows = np.array([self.frames[t] for t in times])
-        co = np.empty((len(times), 2), dtype=np.float32)
-        co[:, 0] = times
+        co = np.empty((len(self.frames[times[0]]), len(times), 2), dtype=np.float32)   # per channel: its keys
+        co[:, :, 0] = times
+        co[:, :, 1] = np.array([self.frames[t] for t in times]).T
         find = fcurves.find
         for b in np.flatnonzero(self.moved).tolist():
             bone, offset = self.bones[b], self.offsets[b]
@@ -272,15 +272,16 @@ class _Cover:
                 fc = find(bone.path, index=i)
                 if fc is None:
                     return False
-                for modifier in list(fc.modifiers):     # the values were computed with them
-                    fc.modifiers.remove(modifier)
+                modifiers = fc.modifiers
+                if modifiers:   # the values were computed with them
+                    for modifier in list(modifiers):
+                        modifiers.remove(modifier)
                 points = fc.keyframe_points
                 if len(points) > len(times):
                     points.clear()
                 if len(points) < len(times):
                     points.add(len(times) - len(points))
-                co[:, 1] = rows[:, offset + i]
-                points.foreach_set("co", co.ravel())
+                points.foreach_set("co", co[offset + i].ravel())
         copy[MARK] = self.batch
         return True
 
