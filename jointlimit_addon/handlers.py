@@ -8,7 +8,9 @@ removed by the ``frame_change_pre`` and ``animation_playback_pre``/``_post`` han
 outside playback with Fast Scrubbing, where ``frame_change_post`` clamps what the layer did not
 on that frame (bones without keys, rigs it does not cover); during playback, while the layer covers every limited
 armature, ``frame_change_post`` looks no further until something changes, ``_quiet_key``;
-``render_init`` to ``render_complete`` or ``_cancel`` the layer steps aside). Both are
+``render_init`` to ``render_complete`` or ``_cancel`` the layer steps aside; a render's or an
+export's frames, evaluated in a depsgraph of their own, take the render's way,
+``_clamp_render_frame``). Both are
 cheap when nothing changed, never recurse (writing a rotation triggers one more update, which finds
 nothing to do), and are removed on unregister. ``depsgraph_update_post`` then lets the deformer
 check that nothing else deforms its two-bone vertices now (``deformer.check_updates``).
@@ -143,7 +145,7 @@ def on_depsgraph_update(scene, depsgraph=None):
     _state["quiet"] = None      # objects, bones or settings may have changed
     if depsgraph is not None and _relinked(depsgraph):
         _scene_armatures.clear()
-    if depsgraph is not None:
+    if depsgraph is not None and not evaluates_apart(depsgraph):    # an export's evaluations edit nothing
         playback_layer.check_updates(depsgraph)
     if scene.jointlimit.live:
         clamp_scene(scene, only_changed=True, depsgraph=depsgraph)
@@ -240,12 +242,21 @@ def unsafe_render(scene):
     return threading.current_thread() is not threading.main_thread() and not scene.render.use_lock_interface
 
 
+def evaluates_apart(depsgraph):
+    """Whether ``depsgraph`` is not its view layer's own but one made to evaluate frames apart:
+    a render's, or an export's (Alembic and USD evaluate each frame in a depsgraph of their own,
+    in Render or Viewport mode). Such a depsgraph writes nothing it animated back to the pose the
+    playback clamp reads, and has copies of the actions of its own."""
+    return depsgraph.mode == "RENDER" or depsgraph != depsgraph.view_layer.depsgraph
+
+
 @bpy.app.handlers.persistent
 def on_frame_change(scene, depsgraph=None):
-    if depsgraph is not None and threading.current_thread() is threading.main_thread():
+    apart = depsgraph is not None and evaluates_apart(depsgraph)
+    if depsgraph is not None and not apart and threading.current_thread() is threading.main_thread():
         playback_layer.after_frame(scene, depsgraph)
     if not scene.jointlimit.clamp_playback:
-        if depsgraph is not None and depsgraph.mode == "RENDER" and not unsafe_render(scene):
+        if apart and not unsafe_render(scene):
             for obj in _armatures(scene, depsgraph.view_layer):     # keys an earlier render wrote
                 if playback_layer.unkey_render_copy(depsgraph, obj):
                     obj.update_tag(refresh={"TIME"})
@@ -260,7 +271,7 @@ def on_frame_change(scene, depsgraph=None):
     if depsgraph is not None and _relinked(depsgraph):
         _scene_armatures.clear()        # objects linked, unlinked or excluded in this evaluation
         _state["quiet"] = None
-    if depsgraph is not None and depsgraph.mode == "RENDER":
+    if apart:
         _clamp_render_frame(scene, depsgraph, view_layer)
         return
     quiet = _quiet_key(scene, view_layer)

@@ -603,9 +603,8 @@ def after_frame(scene, depsgraph):
     frame's evaluation made the action's copy anew from the edited keys, without the layer's
     keys or its mark: the layer is removed, so that the playback clamp clamps this frame, and the
     next frame sets it up again (outside playback: looks at the copies first, ``_probe``). Also
-    notes whether a frame that looked kept the marks."""
-    if depsgraph.mode != "VIEWPORT":
-        return      # a render's depsgraph has copies of its own, which the layer leaves alone
+    notes whether a frame that looked kept the marks. Called for the view layer's own depsgraph
+    only (a render's or an export's has copies of its own: ``handlers.evaluates_apart``)."""
     _layer["rendering"] = False     # (a render that failed to start calls render_init alone)
     if _layer["probing"] == scene.session_uid:
         _layer["probing"] = None
@@ -629,7 +628,8 @@ def after_frame(scene, depsgraph):
 
 
 def key_render_frame(depsgraph, objects):
-    """A render's frame (``frame_change_post`` of its depsgraph): for each armature of
+    """A render's frame (``frame_change_post`` of its depsgraph; an Alembic or USD export's
+    frame too, evaluated in a depsgraph of its own, ``handlers.evaluates_apart``): for each armature of
     ``objects`` the layer could cover, the clamped values of the frame the render evaluated are
     written as keys into the render's own copy of the action, as the layer does for the
     interface's copy (a render's depsgraph writes nothing it animated back to the pose that the
