@@ -5,7 +5,11 @@
 installed and on a fresh machine. Arguments are handled in order, as Blender does:
 
   -b, --background          accepted (the embedded Blender is always in background mode)
-  -noaudio, -y, -Y           accepted, no effect
+  -noaudio                   accepted, no effect
+  -y, --enable-autoexec      run the Python scripts and drivers of the files opened (Rigify's
+                             ``rig_ui.py``): the preference *Auto Run Python Scripts* on for the
+                             session (not saved unless a script saves the preferences)
+  -Y, --disable-autoexec     the same preference off for the session
   --factory-startup          load factory settings instead of the user's startup file
   FILE.blend                 open that file
   -P, --python FILE          run a Python file (``__name__ == "__main__"``)
@@ -37,7 +41,8 @@ import traceback
 
 COMMANDS = []  # [id, execute, handle] of every registered command, in order
 
-NO_EFFECT = {"-b", "--background", "-noaudio", "-y", "--enable-autoexec", "-Y", "--disable-autoexec"}
+NO_EFFECT = {"-b", "--background", "-noaudio"}
+AUTOEXEC = {"-y": True, "--enable-autoexec": True, "-Y": False, "--disable-autoexec": False}
 
 
 def fail(message):
@@ -46,9 +51,10 @@ def fail(message):
 
 
 def parse(args):
-    """Split the command line into ordered actions up to ``--``."""
+    """Split the command line into ordered actions up to ``--``; also whether to load the factory
+    settings, the exit code of a failing script and the auto-run choice (``None``: the preference's)."""
     actions, exit_code = [], 0
-    factory = False
+    factory, autoexec = False, None
     i = 0
     while i < len(args):
         arg = args[i]
@@ -62,6 +68,8 @@ def parse(args):
 
         if arg in NO_EFFECT:
             pass
+        elif arg in AUTOEXEC:
+            autoexec = AUTOEXEC[arg]    # as in Blender, for every file, wherever it stands
         elif arg == "--factory-startup":
             factory = True
         elif arg in ("-P", "--python"):
@@ -84,12 +92,12 @@ def parse(args):
             actions.append(("command", (args[i + 1], args[i + 2:])))
             break
         elif arg.startswith("-"):
-            fail(f"unknown argument {arg!r} (the embedded Blender supports: {', '.join(sorted(NO_EFFECT))}, "
+            fail(f"unknown argument {arg!r} (the embedded Blender supports: {', '.join(sorted(NO_EFFECT | set(AUTOEXEC)))}, "
                  "--factory-startup, --python, --python-expr, --python-exit-code, -c/--command, --)")
         else:
             actions.append(("open", arg))
         i += 1
-    return factory, actions, exit_code
+    return factory, autoexec, actions, exit_code
 
 
 class RecordCommands:
@@ -192,7 +200,7 @@ def run_action(bpy, kind, value):
 
 def main():
     args = sys.argv[1:]
-    factory, actions, script_error_code = parse(args)
+    factory, autoexec, actions, script_error_code = parse(args)
     sys.argv = ["blender"] + args
     sys.meta_path.insert(0, RecordCommands())
     import bpy
@@ -201,6 +209,8 @@ def main():
         bpy.ops.wm.read_factory_settings(use_empty=False)
     else:
         load_user_preferences(bpy)
+    if autoexec is not None:
+        bpy.context.preferences.filepaths.use_scripts_auto_execute = autoexec
     for kind, value in actions:
         if kind == "command":
             exit_blender(run_command(*value))
@@ -216,13 +226,21 @@ def main():
 
 
 def release_data():
-    """Free the open file's data and the app handlers before the interpreter ends: the bpy 4.5
-    module hangs in its teardown when the open file holds a Python driver whose expression failed
-    (an mmd_tools model's SDEF driver without mmd_tools, or with auto-run off) or when a script
-    left a persistent handler. The handlers go first, so none of them runs on the empty file."""
+    """Disable the add-ons as Blender does when it quits, then free the app handlers still set
+    and the open file's data before the interpreter ends: the bpy 4.5 module hangs in its teardown
+    when the open file holds a Python driver whose expression failed (an mmd_tools model's SDEF
+    driver without mmd_tools, or with auto-run off) or when a script left a persistent handler.
+    The add-ons go first (each removes its own handlers: Cycles' unregister fails on a handler
+    already gone), then the handlers, so none of them runs on the empty file."""
     bpy = sys.modules.get("bpy")
     if bpy is None:
         return
+    import addon_utils
+
+    try:
+        addon_utils.disable_all()
+    except Exception:   # an add-on's unregister failing: report it, as Blender does, and go on
+        traceback.print_exc()
     for name in dir(bpy.app.handlers):
         handlers = getattr(bpy.app.handlers, name)
         if isinstance(handlers, list):

@@ -68,6 +68,36 @@ def test_launcher_runs_a_registered_command_like_blender(tmp_path, body, args, c
     assert text in result.stdout + result.stderr
 
 
+def test_launcher_ends_a_script_run_without_an_add_on_error(tmp_path):
+    """A ``--python-expr`` run (add-ons enabled, Cycles among them) ends with nothing on stderr:
+    the add-ons are disabled before the handlers are freed, so none fails to remove its own."""
+    result = subprocess.run([str(launcher()), "-b", "--factory-startup", "--python-expr", "print('done')"],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0 and "done" in result.stdout
+    assert result.stderr.strip() == ""
+
+
+@pytest.mark.parametrize("flags, runs", [([], False), (["-y"], True), (["--enable-autoexec"], True),
+                                         (["-y", "-Y"], False)])
+def test_launcher_runs_a_files_scripts_with_y(tmp_path, flags, runs):
+    """``-y`` runs the scripts a file registers (Rigify's ``rig_ui.py``), as Blender's does;
+    without it, or with ``-Y`` after it, they are skipped."""
+    import bpy
+
+    bpy.ops.wm.read_homefile(use_empty=True)
+    text = bpy.data.texts.new("autorun.py")
+    text.write("print('AUTORUN RAN')\n")
+    text.use_module = True
+    path = tmp_path / "scripted.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(path))
+    bpy.ops.wm.read_homefile(use_empty=True)
+    result = subprocess.run([str(launcher()), "-b", "--factory-startup", *flags, str(path), "--python-expr",
+                             "import bpy; print('FAILED', bpy.app.autoexec_fail)"],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert ("AUTORUN RAN" in result.stdout) == runs and f"FAILED {not runs}" in result.stdout
+
+
 PERSISTENT = ("import bpy\n@bpy.app.handlers.persistent\ndef on_load(*_args):\n    print('LOAD_POST')\n"
               "bpy.app.handlers.load_post.append(on_load)\n")
 
