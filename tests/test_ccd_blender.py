@@ -101,6 +101,22 @@ def test_unreachable_target_stretches(scene, mods):
     assert np.dot((tip - root) / np.linalg.norm(tip - root), direction) > 0.999
 
 
+@pytest.mark.parametrize("iterations", [1, 7, 50])
+def test_iterations_bound_every_sweep_of_a_call(scene, mods, capfd, iterations):
+    """*Iterations* is the most sweeps one call makes, the rig's correction rounds included
+    (a target out of reach takes every sweep it may: the report counted the rounds' sum)."""
+    import bpy
+
+    obj = tail_chain(6)
+    _limit_all(obj)
+    capfd.readouterr()
+    bpy.ops.pose.jointlimit_ccd_ik(target=(0.3, 1.1, 0.8), iterations=iterations)
+    out = capfd.readouterr().out
+    swept = [int(word) for word, unit in zip(out.split(), out.split()[1:]) if unit.startswith("sweeps")]
+    assert "not reached" in out and swept and max(swept) <= iterations, out
+    assert np.all(np.isfinite(_tip(obj)))
+
+
 def test_nan_target_refused(scene):
     import bpy
 

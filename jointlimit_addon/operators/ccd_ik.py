@@ -57,8 +57,10 @@ class CCDSolver:
         self.current = np.array([bone_limits.read_rotation(pb) for pb in bones])
         self.stuck = False  # restarts found nothing: no restarts until a target is reached again
 
-    def _model(self, target):
-        options = dict(self.options, restarts=0) if self.stuck else self.options
+    def _model(self, target, iterations=None):
+        options = dict(self.options, restarts=0) if self.stuck else dict(self.options)
+        if iterations is not None:
+            options["iterations"] = iterations
         result = ccd.solve(self.chain, self.current, target, **options)
         self.current = result.local_quats
         # While dragging over targets the limits keep out of reach, every frame would restart in
@@ -72,11 +74,12 @@ class CCDSolver:
         if self.view_layer is None:
             return self._model(target)
         sweeps, restarts = [], []
+        budget = self.options.get("iterations")     # the sweeps of every round together
 
         def once():
             self.chain = build_chain(self.bones)
             self.current = np.array([bone_limits.read_rotation(pb) for pb in self.bones])
-            quats, info = self._model(target)
+            quats, info = self._model(target, None if budget is None else max(0, budget - sum(sweeps)))
             sweeps.append(info["iterations"])
             restarts.append(info["restarts"])
             return quats, info
