@@ -494,3 +494,16 @@ def test_non_hinge_middle_limit_is_reported_as_not_applied(arm, mods):
                          **dict(PROPS, target=root + np.array([0.1, 0.3, -0.3]), use_limits=False))
     assert op.execute(bpy.context) == {"FINISHED"} and not any(kind == {"WARNING"} for kind, _ in op.reports)
     assert "limits off" in op.reports[-1][1]
+
+
+@pytest.mark.parametrize("asked, used, shown", [(0.0, -0.3, "swivel 0.0° → -0.3°"), (35.0, 62.2, "swivel 35° → 62°"),
+                                                (-0.2, 10.0, "swivel 0° → 10°"), (10.0, 10.04, "swivel 10.00° → 10.04°")])
+def test_the_swivel_note_shows_what_changed(arm, mods, asked, used, shown):
+    """The report's swivel note tells the asked and the used swivel apart (never ``0° → -0°``)."""
+    from types import SimpleNamespace
+
+    pose = SimpleNamespace(no_feasible_swivel=False, swivel_moved=True, swivel_requested=math.radians(asked),
+                           swivel=math.radians(used), upper_blocked=True, end_blocked=False, reached=True)
+    bones = [arm.pose.bones[n] for n in ("upper_arm", "forearm", "hand")]
+    note = mods["operators.limb_ik"].swivel_info(pose, bones)["swivel_note"]
+    assert note == f"{shown} to respect the upper_arm limit"

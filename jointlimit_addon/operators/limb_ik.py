@@ -190,9 +190,20 @@ def swivel_info(pose, bones):
         note = "at the edge of the limits" if bool(pose.reached) else "out of range of the limits"
     elif bool(pose.swivel_moved):
         names = [pb.name for pb, blocked in ((bones[0], pose.upper_blocked), (bones[2], pose.end_blocked)) if blocked]
-        note = (f"swivel {math.degrees(float(pose.swivel_requested)):.0f}° → {math.degrees(float(pose.swivel)):.0f}° "
-                f"to respect the {' and '.join(names)} limit")
+        asked, used = _degrees_apart(float(pose.swivel_requested), float(pose.swivel))
+        note = f"swivel {asked}° → {used}° to respect the {' and '.join(names)} limit"
     return {"swivel": float(pose.swivel), "swivel_note": note}
+
+
+def _degrees_apart(a, b):
+    """Two angles (radians) in whole degrees, or with the decimals (up to two) that tell them
+    apart; never ``-0``."""
+    for digits in (0, 1, 2):
+        shown = [f"{math.degrees(v):.{digits}f}" for v in (a, b)]
+        shown = [text.lstrip("-") if not text.strip("-0.") else text for text in shown]
+        if shown[0] != shown[1]:
+            break
+    return shown
 
 
 class POSE_OT_jointlimit_limb_ik(ModalDragMixin, ActiveBonePoll, bpy.types.Operator):
