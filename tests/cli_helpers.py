@@ -78,5 +78,5 @@ def one_error_line(result):
 
 def ok(result):
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "summary:" in result.stdout
+    assert "summary:" in (result.stderr if "--json" in result.args else result.stdout)   # JSON has stdout alone
     return result.stdout

@@ -160,6 +160,8 @@ def test_info_prints_limits_in_degrees(run, rig_file):
     assert "SWING_TWIST" in row and "ELLIPSE" in row and "x -20.0..20.0 z -20.0..20.0" in row
     as_json = json.loads(_json_block(ok(run("info", "--json", blend=rig_file))))
     assert [b["bone"] for b in as_json["limits"]] == ["spine"] and as_json["deformers"] == []
+    alone = run("info", "--json", rig_file)     # the file after the command: stdout is the JSON alone
+    assert json.loads(ok(alone)) == as_json and "summary: 1 limited bones" in alone.stderr
 
 
 def _json_block(stdout):

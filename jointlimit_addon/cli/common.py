@@ -1,7 +1,9 @@
 """What every part of the command line shares: its two error kinds, its output and the result of a
 command on one file."""
 
+import contextlib
 import dataclasses
+import os
 import sys
 
 PROG = "blender -c jointlimit"
@@ -29,6 +31,26 @@ class Outcome:
 
 def say(*parts):
     print(*parts, flush=True)
+
+
+def say_aside(*parts):
+    """``say`` on stderr: beside a JSON document, which has stdout to itself."""
+    print(*parts, file=sys.stderr, flush=True)
+
+
+@contextlib.contextmanager
+def stdout_to_stderr():
+    """Whatever is written to standard output meanwhile, Blender's own lines included (its file
+    reader's ``Read blend: ...``), goes to standard error."""
+    sys.stdout.flush()
+    kept = os.dup(1)
+    os.dup2(2, 1)
+    try:
+        yield
+    finally:
+        sys.stdout.flush()
+        os.dup2(kept, 1)
+        os.close(kept)
 
 
 def error_line(message):

@@ -11,7 +11,7 @@ import bpy
 
 from . import limits_commands, pose_commands, skin_commands, workers
 from .blend_io import check_not_newer, open_blend, read_back, write_copy
-from .common import PROG, SUMMARY_PREFIX, BatchError, UsageError, error_line, say
+from .common import PROG, SUMMARY_PREFIX, BatchError, UsageError, error_line, say, say_aside, stdout_to_stderr
 from .parser import COMMANDS, parse
 from .safe_save import TargetLock, atomic_write_text, fingerprint, remove_stale_temporaries, verified_save
 
@@ -80,7 +80,8 @@ def process_file(args, path, record):
                 say(f"removed a temporary file left by an interrupted run: {name}")
         before = fingerprint(target) if target and path else opened
         if path:
-            open_blend(path)
+            with stdout_to_stderr() if getattr(args, "json", False) else contextlib.nullcontext():
+                open_blend(path)
         if target:
             check_not_newer(source)
         outcome = RUNS[args.command](args)
@@ -183,7 +184,7 @@ def run(argv, prog):
     if code:
         error_line(message)
     else:
-        say(f"{SUMMARY_PREFIX} {summary}")
+        (say_aside if getattr(args, "json", False) else say)(f"{SUMMARY_PREFIX} {summary}")
     return code
 
 
