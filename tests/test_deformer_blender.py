@@ -6,7 +6,7 @@ import importlib
 import numpy as np
 import pytest
 
-from rigs import compat, make_armature
+from rigs import compat, make_armature, save_in_library
 
 pytestmark = [pytest.mark.blender]
 
@@ -1435,3 +1435,230 @@ def test_a_vertex_on_the_bones_line_stays_sdef_in_the_mmd_layout(scene, mods):
     assert np.linalg.norm(np.cross(gap, core)) < 1e-3 * np.linalg.norm(gap) * np.linalg.norm(core)   # along it
     sdef = np.flatnonzero((layout["mmd_sdef_c"] != rest).any(axis=1))
     assert i in sdef and len(sdef) == len(prep.two.index)
+
+
+# --- what is done to the character after Add (deformer.watch) ------------------------------------------------------
+
+
+def plain_result(obj, mods):
+    """The mesh as the Armature modifier alone deforms it (the deformer switched off a moment)."""
+    deformer = mods["deformer"]
+    on = deformer.is_enabled(obj)
+    deformer.set_enabled(obj, False)
+    out = evaluated(obj)
+    if on:
+        deformer.set_enabled(obj, True)
+    return out
+
+
+def select_only_object(obj):
+    import bpy
+
+    for o in bpy.context.view_layer.objects:
+        o.select_set(False)
+    obj.select_set(True)
+    bpy.context.view_layer.objects.active = obj
+
+
+@pytest.mark.parametrize("with_rig", [True, False], ids=["mesh_and_rig", "mesh_only"])
+def test_a_copy_of_the_character_gets_a_helper_of_its_own(limb, mods, with_rig):
+    """Shift D of a character: the copy's deformer reads a bone-frames helper of its own, parented
+    to it and deformed by its own armature. Mesh and rig copied and moved away together, posed as
+    the original: the copy's mesh as the original's; the mesh alone copied, the original then
+    deleted: the copy as before."""
+    import bpy
+
+    arm, obj, truth = limb
+    deformer = mods["deformer"]
+    assert bpy.ops.object.jointlimit_deformer_add(mode="SDEF") == {"FINISHED"}
+    helper = deformer.find(obj)[1]
+    assert helper.hide_get() and not helper.visible_get()       # hidden from Add on
+    for o in bpy.context.view_layer.objects:
+        o.select_set(o in ((obj, arm) if with_rig else (obj,)))
+    bpy.context.view_layer.objects.active = obj
+    assert bpy.ops.object.duplicate() == {"FINISHED"}
+    copy = bpy.context.view_layer.objects.active
+    arm2 = next(o for o in bpy.context.selected_objects if o.type == "ARMATURE") if with_rig else arm
+    bpy.context.view_layer.update()
+    own = deformer.find(copy)[1]
+    assert own is not helper and own.parent is copy and own.hide_get()
+    assert next(m for m in own.modifiers if m.type == "ARMATURE").object is arm2
+    assert deformer.find(obj)[1] is helper and helper.parent is obj
+    if with_rig:
+        for o in (copy, arm2):
+            o.location.x += 3.0
+        pose(arm, 7)
+        pose(arm2, 7)
+        assert np.abs(evaluated(copy) - evaluated(obj)).max() < 1e-5 * size(truth)
+    else:
+        pose(arm, 7)
+        before = evaluated(copy)
+        bpy.data.objects.remove(obj)
+        bpy.context.view_layer.update()
+        assert deformer.is_enabled(copy)
+        assert np.abs(evaluated(copy) - before).max() < 1e-6 * size(truth)
+
+
+def test_the_deformer_follows_the_armature_modifier_switches(limb, mods):
+    """The Armature modifier switched off (to see the rest shape) switches the deformer off with
+    it, viewport and render each, and on again with it; one switched off by Toggle stays off."""
+    import bpy
+
+    arm, obj, truth = limb
+    deformer = mods["deformer"]
+    assert bpy.ops.object.jointlimit_deformer_add(mode="SDEF") == {"FINISHED"}
+    pose(arm, 3)
+    posed = evaluated(obj)
+    arm_mod, mod = obj.modifiers["Armature"], deformer.find(obj)[0]
+    arm_mod.show_viewport = False
+    bpy.context.view_layer.update()
+    assert not mod.show_viewport and mod.show_render
+    assert np.abs(evaluated(obj) - truth["rest"]).max() < 1e-6 * size(truth)     # the rest shape, whole
+    arm_mod.show_render = False
+    bpy.context.view_layer.update()
+    assert not mod.show_render
+    arm_mod.show_viewport = arm_mod.show_render = True
+    bpy.context.view_layer.update()
+    assert mod.show_viewport and mod.show_render
+    assert np.abs(evaluated(obj) - posed).max() < 1e-6 * size(truth)
+    assert bpy.ops.object.jointlimit_deformer_toggle() == {"FINISHED"}     # off by hand
+    arm_mod.show_viewport = False
+    bpy.context.view_layer.update()
+    arm_mod.show_viewport = True
+    bpy.context.view_layer.update()
+    assert not deformer.is_enabled(obj)
+
+
+def _delete_helper(obj, arm, deformer):
+    import bpy
+
+    bpy.data.objects.remove(deformer.find(obj)[1])
+
+
+def _subdivide(obj, arm, deformer):
+    import bpy
+
+    select_only_object(obj)
+    bpy.ops.object.mode_set(mode="EDIT")
+    bpy.ops.mesh.select_all(action="SELECT")
+    bpy.ops.mesh.subdivide(number_cuts=1)
+    bpy.ops.object.mode_set(mode="OBJECT")
+
+
+def _delete_bone(obj, arm, deformer):
+    import bpy
+
+    select_only_object(arm)
+    bpy.ops.object.mode_set(mode="EDIT")
+    arm.data.edit_bones.remove(arm.data.edit_bones["lower"])
+    bpy.ops.object.mode_set(mode="OBJECT")
+    select_only_object(obj)
+
+
+def _another_rig_without_its_bones(obj, arm, deformer):
+    import bpy
+
+    other = bpy.data.objects.new("OtherRig", bpy.data.armatures.new("OtherRig"))
+    bpy.context.scene.collection.objects.link(other)
+    obj.modifiers["Armature"].object = other
+
+
+@pytest.mark.parametrize("edit", [_delete_helper, _subdivide, _delete_bone, _another_rig_without_its_bones],
+                         ids=["helper_deleted", "vertices_added", "bone_deleted", "rig_without_its_bones"])
+def test_a_deformer_that_would_deform_wrongly_switches_off(limb, mods, capfd, edit):
+    """After an edit that leaves the deformer's data wrong, the Armature modifier alone deforms
+    every vertex (the deformer switched off, the console says why), and Toggle refuses to switch
+    it on with the reason."""
+    import bpy
+
+    arm, obj, truth = limb
+    deformer = mods["deformer"]
+    assert bpy.ops.object.jointlimit_deformer_add(mode="SDEF") == {"FINISHED"}
+    pose(arm, 5)
+    capfd.readouterr()
+    edit(obj, arm, deformer)
+    bpy.context.view_layer.update()
+    assert not deformer.is_enabled(obj) and "is switched off" in capfd.readouterr().err
+    assert np.isfinite(evaluated(obj)).all()
+    assert np.abs(evaluated(obj) - plain_result(obj, mods)).max() == 0.0
+    with pytest.raises(RuntimeError, match="cannot be switched on"):
+        bpy.ops.object.jointlimit_deformer_toggle()
+    assert not deformer.is_enabled(obj)
+
+
+def test_another_rig_with_the_same_bones_is_followed(limb, mods):
+    """The Armature modifier given a copy of the rig (a new version with the same bones) posed as
+    the original was: the helper follows it, the mesh is as it was on the original."""
+    import bpy
+
+    arm, obj, truth = limb
+    deformer = mods["deformer"]
+    assert bpy.ops.object.jointlimit_deformer_add(mode="SDEF") == {"FINISHED"}
+    pose(arm, 11)
+    want = evaluated(obj)
+    other = arm.copy()
+    other.data = arm.data.copy()
+    bpy.context.scene.collection.objects.link(other)
+    obj.modifiers["Armature"].object = other
+    for pb in arm.pose.bones:   # the old rig at rest: a helper still reading it would show
+        pb.rotation_quaternion, pb.location, pb.scale = (1, 0, 0, 0), (0, 0, 0), (1, 1, 1)
+    bpy.context.view_layer.update()
+    assert deformer.is_enabled(obj)
+    assert np.abs(evaluated(obj) - want).max() < 1e-5 * size(truth)
+
+
+def test_bones_multiplying_weights_by_their_envelope_are_refused(limb, mods):
+    import bpy
+
+    arm, obj, truth = limb
+    arm.data.bones["upper"].use_envelope_multiply = True
+    before = snapshot(obj)
+    with pytest.raises(RuntimeError, match="Multiply Vertex Group by Envelope"):
+        bpy.ops.object.jointlimit_deformer_add(mode="SDEF")
+    assert snapshot(obj) == before
+
+
+def test_remove_refuses_a_deformer_that_comes_from_the_library(limb, mods, tmp_path):
+    """A library-overridden character whose deformer comes from the library: Remove refuses (the
+    library would bring the deformer back on the next load, onto an Armature modifier no longer
+    masked: deformed twice); Toggle switches it off, and that lasts."""
+    import bpy
+
+    arm, obj, truth = limb
+    scene = bpy.context.scene
+    assert bpy.ops.object.jointlimit_deformer_add(mode="SDEF") == {"FINISHED"}
+    scene.collection.objects.unlink(arm)
+    collection = save_in_library(scene, obj, "Character", str(tmp_path / "character.blend"))
+    collection.objects.link(arm)
+    bpy.ops.wm.save_as_mainfile(filepath=str(tmp_path / "character.blend"), copy=True)
+    bpy.ops.wm.read_homefile(use_empty=True)
+    scene = bpy.context.scene
+    with bpy.data.libraries.load(str(tmp_path / "character.blend"), link=True) as (_found, wanted):
+        wanted.collections = ["Character"]
+    override = wanted.collections[0].override_hierarchy_create(scene, bpy.context.view_layer, do_fully_editable=True)
+    mesh = next(o for o in override.objects if o.type == "MESH" and o.override_library is not None)
+    select_only_object(mesh)
+    with pytest.raises(RuntimeError, match="comes from the library"):
+        bpy.ops.object.jointlimit_deformer_remove()
+    assert mods["deformer"].find(mesh)[0] is not None
+    assert bpy.ops.object.jointlimit_deformer_toggle() == {"FINISHED"}
+    path = str(tmp_path / "shot.blend")
+    bpy.ops.wm.save_as_mainfile(filepath=path)
+    bpy.ops.wm.open_mainfile(filepath=path)
+    mesh = next(o for o in bpy.data.objects if o.type == "MESH" and o.override_library is not None)
+    assert not mods["deformer"].is_enabled(mesh)
+    assert mesh.modifiers["Armature"].vertex_group == ""    # unmasked: the Armature modifier alone
+
+
+def test_a_bake_keeping_the_modifiers_says_they_deform_on_top(limb, capfd):
+    """Baked shape keys with the modifiers left on play under the Armature modifier and the
+    deformer (the mesh deformed twice): the report says so; with Disable Modifiers it does not."""
+    import bpy
+
+    assert bpy.ops.object.jointlimit_deformer_add(mode="SDEF") == {"FINISHED"}
+    capfd.readouterr()
+    assert bpy.ops.object.jointlimit_deformer_bake(use_scene_range=False, frame_start=1, frame_end=2) == {"FINISHED"}
+    assert "on top of the baked keys" in capfd.readouterr().out
+    assert bpy.ops.object.jointlimit_deformer_bake(use_scene_range=False, frame_start=1, frame_end=2,
+                                                   mute_modifiers=True) == {"FINISHED"}
+    assert "on top of the baked keys" not in capfd.readouterr().out

@@ -15,13 +15,12 @@ scrubbing and renders evaluate the tree. ``remove(obj)`` undoes all of it; ``upg
 (run by ``add``) moves deformers saved with an older node-tree version to the current one. The numpy fallback
 (``bake``) lives in the bake operator; ``data.py`` reads weights, SDEF parameters and bone
 matrices for both; ``derive.py`` derives SDEF parameters; ``mmd.py`` writes mmd_tools' layout and
-takes over its SDEF binding. ``check_updates`` (after each depsgraph update) switches a deformer
-off when something else now deforms its two-bone vertices too (mmd_tools bound its SDEF again, the
-Armature modifier's mask changed).
+takes over its SDEF binding. ``watch.check_updates`` (after each depsgraph update) keeps a deformer
+right after what is done to its character later (a copy gets a helper of its own, the Armature
+modifier's armature and switches are followed) and switches it off where it would deform wrongly
+or twice.
 """
 
-import sys
-from contextlib import contextmanager
 from dataclasses import dataclass
 
 import bpy
@@ -29,7 +28,7 @@ import numpy as np
 
 from .. import compat
 from ..core import quat, skinning
-from . import data, derive, mmd, tree
+from . import data, derive, mmd, tree, watch
 
 MODIFIER_NAME = "JointLimit Deformer"
 INPUT_MODIFIER_NAME = "JointLimit Deformer Input"
@@ -108,6 +107,14 @@ def _build_helper(obj, arm, names, pairs, lbs_through):
     return helper
 
 
+def hide(helper):
+    """Hide the helper in the view layer (a new object is there before the view layer lists it)."""
+    try:
+        helper.hide_set(True)
+    except RuntimeError:    # not in this view layer (its collection excluded): nothing shows it
+        pass
+
+
 def _write_mesh_attributes(obj, two, c, r0, r1, heads, pair):
     mesh = obj.data
     n = len(mesh.vertices)
@@ -176,6 +183,11 @@ def prepare(obj, source, strongest_two=False, derive_missing=False):
         derive.derive(obj, strongest_two=strongest_two)
         derived = True
     two = data.two_bone_vertices(obj, arm_mod.object, strongest_two)
+    multiplied = [name for name in two.bones if arm_mod.object.data.bones[name].use_envelope_multiply]
+    if multiplied:
+        raise data.DataError(f"bone '{multiplied[0]}' multiplies its vertex group weights by its envelope "
+                             "(Multiply Vertex Group by Envelope), which the deformer cannot follow: switch that "
+                             "off on the bone, or leave this mesh to the Armature modifier")
     two, c, r0, r1 = data.sdef_params(obj, two, source)
     heads, _ = data.heads_tails(obj, arm_mod.object, two.bones)
     axes = data.rest_frames(obj, arm_mod.object, two.bones)[:, :3, 0]
@@ -330,9 +342,16 @@ def set_enabled(obj, enabled):
     mod, helper = find(obj)
     if mod is None:
         raise data.DataError(f"'{obj.name}' has no JointLimit deformer")
+    why = watch.unusable(obj, helper) if enabled else None
+    if why is not None:
+        raise data.DataError(f"the deformer of '{obj.name}' cannot be switched on: {why}; remove it and add it "
+                             "again")
     for m in (mod, find_input(obj)):
         if m is not None:
             m.show_viewport = m.show_render = bool(enabled)
+    if isinstance(helper, bpy.types.Object):
+        for flag in watch.FOLLOWS.values():     # switched on or off by hand: no longer the Armature modifier's way
+            helper.pop(flag, None)
     if not enabled:
         _unmask(obj)
     else:
@@ -349,54 +368,6 @@ def set_enabled(obj, enabled):
             if arm_mod is not None and arm_mod.vertex_group == "" and tree.SKIP_GROUP in obj.vertex_groups:
                 _mask(arm_mod)
     obj.update_tag()
-
-
-def binding_conflict(obj):
-    """Why the deformer of ``obj``, while on, and what else now deforms its two-bone vertices would
-    move them twice, or ``None``: mmd_tools bound its SDEF again (its skinning key playing: *Bind
-    SDEF*, *Assemble All*), or the Armature modifier no longer skips the two-bone vertices the
-    deformer expects it to skip (its mask changed: mmd_tools' *Use SDEF* off, or by hand)."""
-    mod, helper = find(obj)
-    if mod is None or not mod.show_viewport:
-        return None
-    bound = mmd.binding(obj)
-    if bound is not None and not bound[0].mute:
-        return f"mmd_tools' SDEF binding ('{mmd.SKINNING_KEY}') deforms its SDEF vertices again"
-    if isinstance(helper, bpy.types.Object) and helper.type == "MESH" and _skips(helper):
-        arm_mod = data.armature_modifier(obj)
-        if arm_mod is not None and (arm_mod.vertex_group != tree.SKIP_GROUP or not arm_mod.invert_vertex_group):
-            return f"the Armature modifier '{arm_mod.name}' no longer skips the two-bone vertices (its mask changed)"
-    return None
-
-
-_suspended = [0]    # > 0 while our own code changes the mask for a moment (the bake's evaluation)
-
-
-@contextmanager
-def unchecked():
-    """Within: :func:`check_updates` leaves every mesh alone (the caller restores the state it changes)."""
-    _suspended[0] += 1
-    try:
-        yield
-    finally:
-        _suspended[0] -= 1
-
-
-def check_updates(depsgraph):
-    """``depsgraph_update_post``: a mesh whose deformer meets a :func:`binding_conflict` (mmd_tools'
-    operators change the binding they share with it) gets its deformer switched off, so that no
-    vertex is deformed twice, and the console says why and how to go on."""
-    if _suspended[0]:
-        return
-    for update in depsgraph.updates:
-        obj = update.id.original if isinstance(update.id, bpy.types.Object) else None
-        if obj is None or obj.type != "MESH" or obj.library is not None or obj.mode == "EDIT":
-            continue    # (Edit Mode keeps the configuration: see _reconfigure)
-        why = binding_conflict(obj)
-        if why is not None:
-            set_enabled(obj, False)
-            print(f"JointLimit: the deformer of '{obj.name}' is switched off: {why}. Switch it on again "
-                  "(Toggle JointLimit Deformer) to take the SDEF vertices over, or remove it", file=sys.stderr)
 
 
 def add(context, obj, source="AUTO", mode="SDEF", blend=0.5, strongest_two=False, take_over=False):
@@ -447,8 +418,8 @@ def add(context, obj, source="AUTO", mode="SDEF", blend=0.5, strongest_two=False
         compat.set_modifier_input(mod, tree.input_id(ng, tree.BLEND_INPUT), blend)
         compat.set_modifier_input(mod, tree.input_id(ng, tree.FRAMES_INPUT), helper)
         _move_modifier(context, obj, mod, list(obj.modifiers).index(arm_mod) + 1)
-        if helper.name in context.view_layer.objects:
-            helper.hide_set(True)
+        helper[watch.VERTEX_COUNT] = len(obj.data.vertices)
+        hide(helper)
     except Exception:
         _cleanup(obj, mod, helper, find_input(obj), groups_before)
         if state is not None:
@@ -569,6 +540,10 @@ def remove(obj):
             obj.update_tag()
             return
         raise data.DataError(f"'{obj.name}' has no JointLimit deformer")
+    if obj.override_library is not None and mod.is_override_data:
+        raise data.DataError(f"'{obj.name}' is a library override whose deformer comes from the library: removed "
+                             "here it would come back when the file is opened again; switch it off with Toggle, "
+                             "or remove it in the library's file")
     helper = helper if isinstance(helper, bpy.types.Object) else None
     state = helper.get(mmd.STATE_PROP) if helper is not None else None
     state = state.to_dict() if hasattr(state, "to_dict") else state
@@ -596,3 +571,6 @@ def set_mode(obj, mode):
 def get_mode(mod):
     value = compat.modifier_input(mod, tree.input_id(mod.node_group, tree.MODE_INPUT))
     return {v: k for k, v in tree.MODE_VALUES.items()}.get(value, "SDEF")
+
+
+binding_conflict, check_updates, unchecked = watch.binding_conflict, watch.check_updates, watch.unchecked

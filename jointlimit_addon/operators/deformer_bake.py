@@ -224,5 +224,8 @@ class OBJECT_OT_jointlimit_deformer_bake(MeshPoll, bpy.types.Operator):
                 muted = _mute_other_keys(obj)
             obj[SWITCHED_OFF] = {"modifiers": switched, "keys": muted}
         note = f"; muted {len(muted)} other shape keys (the baked keys include them)" if muted else ""
+        if self.output == "SHAPE_KEYS" and not self.mute_modifiers:
+            note += ("; the Armature modifier and the deformer still deform the mesh on top of the baked keys "
+                     "(Disable Modifiers to play the keys alone)")
         return (f"Baked frames {frames[0]}..{frames[-1]} of '{obj.name}' ({self.mode}, {len(two.index)} "
                 f"two-bone vertices){note}")

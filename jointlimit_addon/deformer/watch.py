@@ -1,0 +1,161 @@
+"""What the deformer watches after each depsgraph update (``check_updates``), so that what a rigger
+does to a character after *Add* never tears its mesh.
+
+- A copy of the mesh (Shift D, Alt D, with or without its rig) shares the original's bone-frames
+  helper, parented to the original and deformed by the original's armature: the copy gets a
+  helper of its own, parented to it and deformed by its own Armature modifier's armature.
+- The Armature modifier given another armature (a new version of the rig): the helper follows
+  when that armature has every bone the deformer uses.
+- The Armature modifier switched off in the viewport or in renders (to see the rest shape): the
+  deformer follows, and comes back with it.
+- Otherwise a deformer that would move its two-bone vertices wrongly is switched off, so that the
+  Armature modifier alone deforms every vertex, and the console says why: its helper deleted, the
+  mesh's vertices added or removed since *Add* (their per-vertex data is *Add*'s), the armature
+  lacking one of its bones, or something else now deforming the two-bone vertices too
+  (``binding_conflict``: mmd_tools bound its SDEF again, the Armature modifier's mask changed).
+"""
+
+import sys
+from contextlib import contextmanager
+
+import bpy
+
+from .. import compat
+from . import data, mmd, tree
+
+VERTEX_COUNT = "jl_vertex_count"    # on the helper: the mesh's vertices when the deformer was added
+FOLLOWS = {"show_viewport": "jl_off_with_armature", "show_render": "jl_off_in_render_with_armature"}
+
+_suspended = [0]    # > 0 while our own code changes the mask for a moment (the bake's evaluation)
+
+
+@contextmanager
+def unchecked():
+    """Within: :func:`check_updates` leaves every mesh alone (the caller restores the state it changes)."""
+    _suspended[0] += 1
+    try:
+        yield
+    finally:
+        _suspended[0] -= 1
+
+
+def binding_conflict(obj):
+    """Why the deformer of ``obj``, while on, and what else now deforms its two-bone vertices would
+    move them twice, or ``None``: mmd_tools bound its SDEF again (its skinning key playing: *Bind
+    SDEF*, *Assemble All*), or the Armature modifier no longer skips the two-bone vertices the
+    deformer expects it to skip (its mask changed: mmd_tools' *Use SDEF* off, or by hand)."""
+    from . import _skips, find
+
+    mod, helper = find(obj)
+    if mod is None or not mod.show_viewport:
+        return None
+    bound = mmd.binding(obj)
+    if bound is not None and not bound[0].mute:
+        return f"mmd_tools' SDEF binding ('{mmd.SKINNING_KEY}') deforms its SDEF vertices again"
+    if isinstance(helper, bpy.types.Object) and helper.type == "MESH" and _skips(helper):
+        arm_mod = data.armature_modifier(obj)
+        if arm_mod is not None and (arm_mod.vertex_group != tree.SKIP_GROUP or not arm_mod.invert_vertex_group):
+            return f"the Armature modifier '{arm_mod.name}' no longer skips the two-bone vertices (its mask changed)"
+    return None
+
+
+def unusable(obj, helper):
+    """Why the deformer of ``obj`` cannot move its two-bone vertices rightly, or ``None``: its helper
+    deleted, the mesh's vertices changed since *Add*, no Armature modifier, or its armature lacking
+    a bone the deformer uses."""
+    if not isinstance(helper, bpy.types.Object) or helper.type != "MESH":
+        return "its bone-frames helper was deleted"
+    count = helper.get(VERTEX_COUNT)
+    if count is not None and count != len(obj.data.vertices):
+        return (f"the mesh has {len(obj.data.vertices)} vertices, {count} when the deformer was added (its "
+                "per-vertex data is from then)")
+    arm_mod = data.armature_modifier(obj)
+    if arm_mod is None:
+        return "the mesh has no Armature modifier with an armature"
+    bones = arm_mod.object.data.bones
+    missing = [g.name for g in helper.vertex_groups if g.name not in bones]
+    if missing:
+        return f"the armature '{arm_mod.object.name}' has no bone '{missing[0]}'"
+    return None
+
+
+def _helper_armature(helper):
+    return next((m for m in helper.modifiers if m.type == "ARMATURE"), None)
+
+
+def _own_helper(obj, mod, helper):
+    """Give ``obj`` a copy of ``helper`` of its own (parented to it) and read it."""
+    from . import HELPER_SUFFIX, hide
+
+    copy = helper.copy()
+    copy.data = helper.data.copy()
+    copy.name = copy.data.name = obj.name + HELPER_SUFFIX
+    for coll in obj.users_collection:
+        coll.objects.link(copy)
+    copy.parent = obj
+    copy.matrix_parent_inverse.identity()
+    copy.matrix_basis.identity()
+    hide(copy)
+    compat.set_modifier_input(mod, tree.input_id(mod.node_group, tree.FRAMES_INPUT), copy)
+    return copy
+
+
+def _follow_armature_modifier(obj, mod):
+    """The deformer (and its input modifier) off where the Armature modifier is off, viewport and
+    render each, and on again with it."""
+    from . import find_input
+
+    arm_mod = data.armature_modifier(obj)
+    helper = compat.modifier_input(mod, tree.input_id(mod.node_group, tree.FRAMES_INPUT))
+    for switch, flag in FOLLOWS.items():
+        on = getattr(arm_mod, switch)
+        if on == getattr(mod, switch) or (on and not helper.get(flag)):
+            continue    # the same, or the deformer switched off on its own (Toggle)
+        for m in (mod, find_input(obj)):
+            if m is not None:
+                setattr(m, switch, on)
+        helper[flag] = not on
+
+
+def _keep(obj):
+    """Keep the deformer of ``obj`` right (the module); ``(why, how to go on)`` when it must go
+    off, else ``None``."""
+    from . import find
+
+    mod, helper = find(obj)
+    if mod is None:
+        return None
+    if isinstance(helper, bpy.types.Object) and helper.type == "MESH" and helper.parent is not obj:
+        helper = _own_helper(obj, mod, helper)
+    if not mod.show_viewport and not (isinstance(helper, bpy.types.Object) and helper.get(FOLLOWS["show_viewport"])):
+        return None     # switched off (Toggle): nothing deforms twice or wrongly
+    why = unusable(obj, helper)
+    if why is not None:
+        return why, "remove it and add it again, or undo that and switch it on again (Toggle JointLimit Deformer)"
+    arm_mod = data.armature_modifier(obj)
+    helper_arm = _helper_armature(helper)
+    if helper_arm is not None and helper_arm.object is not arm_mod.object:
+        helper_arm.object = arm_mod.object
+    _follow_armature_modifier(obj, mod)
+    why = binding_conflict(obj)
+    return None if why is None else (why, "switch it on again (Toggle JointLimit Deformer) to take the SDEF "
+                                          "vertices over, or remove it")
+
+
+def check_updates(depsgraph):
+    """``depsgraph_update_post``: each updated mesh with a deformer is kept right (the module);
+    one that would move its two-bone vertices wrongly or twice is switched off, and the console
+    says why and how to go on."""
+    from . import set_enabled
+
+    if _suspended[0]:
+        return
+    for update in depsgraph.updates:
+        obj = update.id.original if isinstance(update.id, bpy.types.Object) else None
+        if obj is None or obj.type != "MESH" or obj.library is not None or obj.mode == "EDIT":
+            continue    # (Edit Mode keeps the configuration: see _reconfigure)
+        off = _keep(obj)
+        if off is not None:
+            set_enabled(obj, False)
+            print(f"JointLimit: the deformer of '{obj.name}' is switched off: {off[0]}. To go on, {off[1]}",
+                  file=sys.stderr)
