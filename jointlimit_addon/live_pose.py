@@ -202,7 +202,7 @@ def read_modes(bones, count):
     modes = np.full(count + 1, _UNSET, dtype=np.int32)
     try:
         bones.foreach_get("rotation_mode", modes)
-    except RuntimeError:
+    except (RuntimeError, TypeError):    # (TypeError: an armature without bones)
         return None
     if modes[count] != _UNSET or (count and modes[count - 1] == _UNSET):
         return None
@@ -383,6 +383,8 @@ def clamp_armature(obj, only_changed, skip=None):
     modes = None if state is None else read_modes(bones, state.count)
     if modes is None:                   # first pass, or bones were added or removed
         modes = read_modes(bones, len(bones))
+        if modes is None:
+            return 0    # an armature without bones
     state = _state(obj, len(modes))
     if not len(state.members):
         return 0

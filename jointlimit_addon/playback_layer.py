@@ -743,13 +743,15 @@ def playback_started(scene):
 
 
 def playback_stopped(scene):
-    """Remove the layer unless it goes on serving the scene (Fast Scrubbing); the frame playback
-    stopped on keeps the clamped pose (the layer's, or the playback clamp writes it, as it would
-    have)."""
+    """Remove the layer unless it goes on serving the scene (Fast Scrubbing) and is not stale; the
+    frame playback stopped on keeps the clamped pose (the layer's, or the playback clamp writes it,
+    as it would have: also where keys or limits were edited since the frame, which the update
+    then evaluated from the edited keys)."""
     from . import handlers
 
     _layer["playing"] = None
-    if _layer["scene"] == scene.session_uid and serves(scene):
+    stale = _layer["stale"] or _layer["generation"] != props.settings_generation()
+    if _layer["scene"] == scene.session_uid and serves(scene) and not stale:
         _layer["last"] = scene.frame_current
         return      # Fast Scrubbing: the frame shown was clamped by the layer, which stays for the next ones
     covered = is_installed()

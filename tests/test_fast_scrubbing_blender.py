@@ -471,3 +471,58 @@ def test_another_handler_updating_the_view_layer_during_frames(scene, mods, monk
         assert_same_frames(got, reference)
     finally:
         handler_list.remove(touch)
+
+
+@pytest.mark.parametrize("live", [False, True], ids=["clamp_playback", "and_live_limits"])
+@pytest.mark.parametrize("fast", [False, True])
+def test_an_armature_without_bones_leaves_the_others_clamped(scene, mods, fast, live):
+    """An armature with no bones yet (a prop's rig being started) before a limited rig in the
+    scene: the handlers go on to the rigs after it (reading its bones' modes raised, and the
+    playback clamp stopped there)."""
+    import bpy
+
+    empty = bpy.data.objects.new("Armature", bpy.data.armatures.new("Armature"))
+    scene.collection.objects.link(empty)
+    obj = hinge_rig("Rig", free=1)
+    unkeyed = obj.pose.bones["free0"]
+    s = unkeyed.jointlimit
+    s.enabled, s.kind, s.hinge_min, s.hinge_max = True, "HINGE", math.radians(5), math.radians(140)
+    unkeyed.rotation_mode = "XYZ"
+    scene.jointlimit.clamp_playback, scene.jointlimit.fast_scrubbing, scene.jointlimit.live = True, fast, live
+    assert [o.name for o in scene.objects if o.type == "ARMATURE"].index("Armature") == 0
+    for frame in range(1, 6):
+        unkeyed.rotation_euler = (math.radians(175), 0.0, 0.0)     # posed beyond the limit, not keyed
+        scene.frame_set(frame)
+    evaluated = obj.evaluated_get(bpy.context.evaluated_depsgraph_get()).pose.bones
+    assert degrees_about_x(evaluated["a"]) == pytest.approx(140.0, abs=1e-4)
+    assert math.degrees(evaluated["free0"].rotation_euler[0]) == pytest.approx(140.0, abs=1e-4)
+
+
+@pytest.mark.parametrize("fast", [False, True])
+def test_playback_stopped_right_after_a_key_edit_keeps_the_frame_clamped(scene, mods, fast):
+    """Keys edited during playback (the update evaluates the frame from the edited keys), then
+    playback stopped before the next frame: the frame stopped on is clamped, stored and evaluated
+    (with Fast Scrubbing the stale layer used to stay, the frame unclamped)."""
+    import bpy
+
+    handlers = mods["handlers"]
+    obj = hinge_rig(keys=((1, 170), (20, 170)))
+    scene.frame_start, scene.frame_end = 1, 40
+    scene.jointlimit.clamp_playback, scene.jointlimit.fast_scrubbing = True, fast
+    handlers.on_playback_start(scene)
+    for frame in (1, 2, 3, 4):
+        scene.frame_set(frame)
+    fcurves = mods["compat"].action_fcurve_collection(obj.animation_data.action, obj.animation_data.action_slot)
+    for fc in fcurves:      # the key at frame 20 dragged to 175° in the Graph Editor
+        w, x = math.cos(math.radians(175) / 2), math.sin(math.radians(175) / 2)
+        point = fc.keyframe_points[1]
+        value = {0: w, 1: x}.get(fc.array_index, 0.0)
+        for attr in ("co", "handle_left", "handle_right"):
+            getattr(point, attr)[1] = value
+        fc.update()
+    bpy.context.view_layer.update()
+    handlers.on_playback_stop(scene, None)
+    pb = obj.pose.bones["a"]
+    evaluated = obj.evaluated_get(bpy.context.evaluated_depsgraph_get()).pose.bones["a"]
+    assert degrees_about_x(pb) == pytest.approx(140.0, abs=1e-4)
+    assert degrees_about_x(evaluated) == pytest.approx(140.0, abs=1e-4)
