@@ -97,8 +97,15 @@ def _armatures(scene, view_layer=None):
 
 
 def scene_armatures(scene):
-    """The armature objects of ``scene`` (``_armatures``, remembered while the count stays)."""
-    return _armatures(scene)
+    """The armature objects of ``scene``'s view layers, each once (``_armatures``, remembered
+    while the counts stay): those its frames evaluate and the playback clamp clamps. A rig shown
+    only through a collection instance (its collection excluded, as File > Link instances one) is
+    in none: no way clamps it, in the viewport or in a render."""
+    found = {}
+    for view_layer in scene.view_layers:
+        for obj in _armatures(scene, view_layer):
+            found.setdefault(obj.session_uid, obj)
+    return list(found.values())
 
 
 def _updated_armatures(depsgraph):

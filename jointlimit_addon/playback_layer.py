@@ -382,10 +382,6 @@ def _is_empty(fc):
     return len(fc.keyframe_points) == 0 and not any(m.type in ("GENERATOR", "FNGENERATOR") for m in fc.modifiers)
 
 
-def _armatures(scene):
-    return [o for o in scene.objects if o.type == "ARMATURE" and o.pose is not None]
-
-
 # --- install and remove ----------------------------------------------------------------------
 
 
@@ -418,7 +414,7 @@ def install(scene):
     covers = []
     frame = _layer["time"] = scene.frame_current_final
     ahead = _frames_ahead(scene)
-    for obj in _armatures(scene):
+    for obj in handlers.scene_armatures(scene):
         bones = _covered_bones(obj)
         if not bones:
             continue

@@ -526,3 +526,31 @@ def test_playback_stopped_right_after_a_key_edit_keeps_the_frame_clamped(scene, 
     evaluated = obj.evaluated_get(bpy.context.evaluated_depsgraph_get()).pose.bones["a"]
     assert degrees_about_x(pb) == pytest.approx(140.0, abs=1e-4)
     assert degrees_about_x(evaluated) == pytest.approx(140.0, abs=1e-4)
+
+
+def test_a_rig_shown_only_through_a_collection_instance_is_left_as_the_render_leaves_it(scene, mods):
+    """A rig whose collection is excluded from the view layer and shown by an Empty instancing it
+    (as File > Link instances a character): the view layer's frames and a render do not clamp it,
+    and neither does Fast Scrubbing (the layer took it from the scene's objects: the viewport
+    showed it clamped, the render not); a library override, or the collection itself shown, is."""
+    import bpy
+
+    layer = mods["playback_layer"]
+    obj = hinge_rig("Instanced")
+    collection = bpy.data.collections.new("Character")
+    collection.objects.link(obj)
+    scene.collection.objects.unlink(obj)
+    scene.collection.children.link(collection)
+    bpy.context.view_layer.layer_collection.children["Character"].exclude = True
+    instance = bpy.data.objects.new("Instance", None)
+    instance.instance_type, instance.instance_collection = "COLLECTION", collection
+    scene.collection.objects.link(instance)
+    scene.jointlimit.clamp_playback = True
+    seen = []
+    for fast in (False, True):
+        scene.jointlimit.fast_scrubbing = fast
+        for frame in (1, 2, 3, 4):
+            scene.frame_set(frame)
+        seen.append(degrees_about_x(obj.evaluated_get(bpy.context.evaluated_depsgraph_get()).pose.bones["a"]))
+        assert not layer.covers(obj, scene)
+    assert seen[0] == pytest.approx(seen[1], abs=1e-6) and seen[0] > 140.0 + 1e-3
