@@ -97,6 +97,11 @@ def _armatures(scene, view_layer=None):
 
 
 def scene_armatures(scene):
+    """The armature objects of ``scene`` (``_armatures``, remembered while the count stays)."""
+    return _armatures(scene)
+
+
+def view_layer_armatures(scene):
     """The armature objects of ``scene``'s view layers, each once (``_armatures``, remembered
     while the counts stay): those its frames evaluate and the playback clamp clamps. A rig shown
     only through a collection instance (its collection excluded, as File > Link instances one) is
@@ -270,8 +275,8 @@ def on_frame_change(scene, depsgraph=None):
         return
     if unsafe_render(scene):
         if not _state["warned"]:
-            print("JointLimit: Clamp Playback leaves this render unclamped: switch on Render > Lock Interface "
-                  "(changing the pose from the render thread could crash Blender)", file=sys.stderr)
+            print("JointLimit: Clamp Playback leaves this render (or export) unclamped: switch on Render > Lock "
+                  "Interface (changing the pose from the render thread could crash Blender)", file=sys.stderr)
         _state["warned"] = True
         return
     view_layer = None if depsgraph is None else depsgraph.view_layer

@@ -414,7 +414,7 @@ def install(scene):
     covers = []
     frame = _layer["time"] = scene.frame_current_final
     ahead = _frames_ahead(scene)
-    for obj in handlers.scene_armatures(scene):
+    for obj in handlers.view_layer_armatures(scene):
         bones = _covered_bones(obj)
         if not bones:
             continue

@@ -162,6 +162,8 @@ def test_info_prints_limits_in_degrees(run, rig_file):
     assert [b["bone"] for b in as_json["limits"]] == ["spine"] and as_json["deformers"] == []
     alone = run("info", "--json", rig_file)     # the file after the command: stdout is the JSON alone
     assert json.loads(ok(alone)) == as_json and "summary: 1 limited bones" in alone.stderr
+    several = run("info", "--json", rig_file, rig_file)     # one document per run: refused
+    assert several.returncode == 2 and "--json prints one file's JSON document" in several.stderr
 
 
 def _json_block(stdout):

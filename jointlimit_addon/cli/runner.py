@@ -103,6 +103,8 @@ def check_many(args):
         raise UsageError("give the .blend files either to Blender or after the command, not both")
     if getattr(args, "output", None):
         raise UsageError("--output takes one input file; use --output-dir with several")
+    if getattr(args, "json", False):
+        raise UsageError("--json prints one file's JSON document: run info on one file at a time")
     targets = {}
     for path in args.files:
         if not path.endswith(".blend") or not os.path.isfile(path):

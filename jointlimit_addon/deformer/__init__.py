@@ -447,6 +447,8 @@ def upgrade(context):
     for obj, mod, helper in [(o, *find(o)) for o in bpy.data.objects if o.type == "MESH" and o.library is None]:
         if mod is None or not tree.is_old_tree(mod.node_group):
             continue
+        if from_library(obj, mod):
+            continue    # the library's file moves it (remove() refuses it here): it keeps working as saved
         helper = helper if isinstance(helper, bpy.types.Object) else None
         options = helper.get(HELPER_OPTIONS) if helper is not None else None
         options = options.to_dict() if hasattr(options, "to_dict") else dict(options or {})
@@ -527,6 +529,11 @@ def has_leftover_mask(obj):
     return find(obj)[0] is None and bool(_masked(obj))
 
 
+def from_library(obj, mod):
+    """Whether ``obj`` is a library override whose deformer ``mod`` comes from the library."""
+    return obj.override_library is not None and mod.is_override_data
+
+
 def remove(obj):
     """Remove the deformer of ``obj`` (both modifiers, unused node groups, helper, its attributes,
     auto-derived SDEF attributes) and give a taken-over mmd_tools SDEF binding back; with no
@@ -540,7 +547,7 @@ def remove(obj):
             obj.update_tag()
             return
         raise data.DataError(f"'{obj.name}' has no JointLimit deformer")
-    if obj.override_library is not None and mod.is_override_data:
+    if from_library(obj, mod):
         raise data.DataError(f"'{obj.name}' is a library override whose deformer comes from the library: removed "
                              "here it would come back when the file is opened again; switch it off with Toggle, "
                              "or remove it in the library's file")

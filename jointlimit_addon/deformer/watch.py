@@ -100,34 +100,48 @@ def _own_helper(obj, mod, helper):
     return copy
 
 
-def _follow_armature_modifier(obj, mod):
+def _follow_armature_modifier(obj, mod, helper):
     """The deformer (and its input modifier) off where the Armature modifier is off, viewport and
-    render each, and on again with it."""
-    from . import find_input
+    render each, and on again with it (a flag on the helper remembers which). ``True`` when the
+    deformer is off while the Armature modifier is on and still skips the two-bone vertices with
+    no such flag (its own switch turned off by hand, or the flag lost: an override's helper keeps
+    no custom property over a reload): those vertices would stay unskinned, so the caller
+    switches it off wholly (``set_enabled``: the Armature modifier unmasked)."""
+    from . import _masked, find_input
 
     arm_mod = data.armature_modifier(obj)
-    helper = compat.modifier_input(mod, tree.input_id(mod.node_group, tree.FRAMES_INPUT))
+    torn = False
     for switch, flag in FOLLOWS.items():
         on = getattr(arm_mod, switch)
-        if on == getattr(mod, switch) or (on and not helper.get(flag)):
-            continue    # the same, or the deformer switched off on its own (Toggle)
-        for m in (mod, find_input(obj)):
-            if m is not None:
-                setattr(m, switch, on)
-        helper[flag] = not on
+        if on == getattr(mod, switch):
+            if on:
+                helper.pop(flag, None)
+            continue
+        if not on or helper.get(flag):
+            for m in (mod, find_input(obj)):
+                if m is not None:
+                    setattr(m, switch, on)
+            if on:
+                helper.pop(flag, None)
+            else:
+                helper[flag] = True
+        elif _masked(obj):
+            torn = True
+    return torn
 
 
 def _keep(obj):
     """Keep the deformer of ``obj`` right (the module); ``(why, how to go on)`` when it must go
     off, else ``None``."""
-    from . import find
+    from . import _masked, find
 
     mod, helper = find(obj)
     if mod is None:
         return None
     if isinstance(helper, bpy.types.Object) and helper.type == "MESH" and helper.parent is not obj:
         helper = _own_helper(obj, mod, helper)
-    if not mod.show_viewport and not (isinstance(helper, bpy.types.Object) and helper.get(FOLLOWS["show_viewport"])):
+    followed = isinstance(helper, bpy.types.Object) and any(helper.get(flag) for flag in FOLLOWS.values())
+    if not (mod.show_viewport or mod.show_render) and not _masked(obj) and not followed:
         return None     # switched off (Toggle): nothing deforms twice or wrongly
     why = unusable(obj, helper)
     if why is not None:
@@ -136,7 +150,9 @@ def _keep(obj):
     helper_arm = _helper_armature(helper)
     if helper_arm is not None and helper_arm.object is not arm_mod.object:
         helper_arm.object = arm_mod.object
-    _follow_armature_modifier(obj, mod)
+    if _follow_armature_modifier(obj, mod, helper):
+        return ("its modifier is off while the Armature modifier skips the two-bone vertices (they would stay "
+                "unskinned)", "switch it on with Toggle JointLimit Deformer, not with the modifier's own switch")
     why = binding_conflict(obj)
     return None if why is None else (why, "switch it on again (Toggle JointLimit Deformer) to take the SDEF "
                                           "vertices over, or remove it")
