@@ -7,7 +7,9 @@ does to a character after *Add* never tears its mesh.
 - The Armature modifier given another armature (a new version of the rig): the helper follows
   when that armature has every bone the deformer uses.
 - The Armature modifier switched off in the viewport or in renders (to see the rest shape): the
-  deformer follows, and comes back with it.
+  deformer follows, and comes back with it. The deformer's own modifier found off while the
+  Armature modifier is on and still skips the two-bone vertices (switched off by hand, or the
+  follow flag lost over an override's reload) would leave them unskinned: it goes off wholly.
 - Otherwise a deformer that would move its two-bone vertices wrongly is switched off, so that the
   Armature modifier alone deforms every vertex, and the console says why: its helper deleted, the
   mesh's vertices added or removed since *Add* (their per-vertex data is *Add*'s), the armature
