@@ -1630,15 +1630,11 @@ def test_bones_multiplying_weights_by_their_envelope_are_refused(limb, mods):
     assert snapshot(obj) == before
 
 
-def test_remove_refuses_a_deformer_that_comes_from_the_library(limb, mods, tmp_path):
-    """A library-overridden character whose deformer comes from the library: Remove refuses (the
-    library would bring the deformer back on the next load, onto an Armature modifier no longer
-    masked: deformed twice); Toggle switches it off, and that lasts."""
+def overridden_character(scene, arm, obj, tmp_path):
+    """Save ``obj`` (with its rig ``arm``) as a character library, open an empty file and bring
+    the character in as an editable library override; the overridden mesh."""
     import bpy
 
-    arm, obj, truth = limb
-    scene = bpy.context.scene
-    assert bpy.ops.object.jointlimit_deformer_add(mode="SDEF") == {"FINISHED"}
     scene.collection.objects.unlink(arm)
     collection = save_in_library(scene, obj, "Character", str(tmp_path / "character.blend"))
     collection.objects.link(arm)
@@ -1648,7 +1644,18 @@ def test_remove_refuses_a_deformer_that_comes_from_the_library(limb, mods, tmp_p
     with bpy.data.libraries.load(str(tmp_path / "character.blend"), link=True) as (_found, wanted):
         wanted.collections = ["Character"]
     override = wanted.collections[0].override_hierarchy_create(scene, bpy.context.view_layer, do_fully_editable=True)
-    mesh = next(o for o in override.objects if o.type == "MESH" and o.override_library is not None)
+    return next(o for o in override.objects if o.type == "MESH" and o.override_library is not None)
+
+
+def test_remove_refuses_a_deformer_that_comes_from_the_library(limb, mods, tmp_path):
+    """A library-overridden character whose deformer comes from the library: Remove refuses (the
+    library would bring the deformer back on the next load, onto an Armature modifier no longer
+    masked: deformed twice); Toggle switches it off, and that lasts."""
+    import bpy
+
+    arm, obj, truth = limb
+    assert bpy.ops.object.jointlimit_deformer_add(mode="SDEF") == {"FINISHED"}
+    mesh = overridden_character(bpy.context.scene, arm, obj, tmp_path)
     select_only_object(mesh)
     with pytest.raises(RuntimeError, match="comes from the library"):
         bpy.ops.object.jointlimit_deformer_remove()
@@ -1686,16 +1693,8 @@ def test_add_leaves_an_overridden_older_deformer_to_its_library(scene, mods, tmp
     arm, obj, truth = build_limb(scene)
     assert bpy.ops.object.jointlimit_deformer_add(mode="SDEF") == {"FINISHED"}
     obj.modifiers["JointLimit Deformer"].node_group[tree.TREE_TAG] = tree.TREE_VERSION - 1
-    scene.collection.objects.unlink(arm)
-    collection = save_in_library(scene, obj, "Character", str(tmp_path / "character.blend"))
-    collection.objects.link(arm)
-    bpy.ops.wm.save_as_mainfile(filepath=str(tmp_path / "character.blend"), copy=True)
-    bpy.ops.wm.read_homefile(use_empty=True)
+    character = overridden_character(scene, arm, obj, tmp_path)
     scene = bpy.context.scene
-    with bpy.data.libraries.load(str(tmp_path / "character.blend"), link=True) as (_found, wanted):
-        wanted.collections = ["Character"]
-    override = wanted.collections[0].override_hierarchy_create(scene, bpy.context.view_layer, do_fully_editable=True)
-    character = next(o for o in override.objects if o.type == "MESH" and o.override_library is not None)
     old = character.modifiers["JointLimit Deformer"].node_group
     assert tree.is_old_tree(old)
     _arm, other, _truth = build_limb(scene)
