@@ -265,7 +265,9 @@ def apply_entry(pose_bone, entry, mirror_right=True, flip_x=False, joint=None, f
     if flip_x:
         entry = flip_flexion(entry)
     if joint is not None and front is not None:
-        entry = rig_frame.fit_entry(entry, joint, pose_bone.bone.matrix_local, front, mirrored)
+        parent = predecessor(pose_bone)[0]
+        entry = rig_frame.fit_entry(entry, joint, pose_bone.bone.matrix_local, front, mirrored,
+                                    None if parent is None else parent.bone.matrix_local)
     elif mirrored:
         entry = mirror_entry(entry)
     write_entry(pose_bone.jointlimit, entry)

@@ -16,8 +16,9 @@ the bend on Z, arms rest in a T- or A-pose. :func:`fit_entry` rewrites a table e
   that is where the flexion range goes, negated for a minus sign; abduction (away from the body's
   midline, mirrored on the right side) takes the other axis;
 - ball joints whose neutral pose hangs down (shoulder, hip) have their ranges shifted by the rest
-  pose's angle from hanging (T-pose: about 90° of abduction), so the rest pose is what it is on
-  the body; every fitted range contains the rest pose.
+  pose's angle from hanging (T-pose: about 90° of abduction), and hinges (elbow, knee, finger
+  joints) by the rest bend from the bone they follow (``rest_bend``), so the rest pose is what it
+  is on the body and a limb straightens; every fitted range contains the rest pose.
 """
 
 import math
@@ -166,11 +167,27 @@ def bone_axes(rest_matrix, joint, front, right_side):
     return flex_axis, flex_sign, abd_sign, flex_shift, abd_shift
 
 
-def fit_entry(entry, joint, rest_matrix, front, right_side):
+def rest_bend(rest_matrix, parent_matrix, flex_axis, flex_sign):
+    """The rest pose's flexion of a hinge bone in degrees: the angle about its flexion axis
+    (local ``flex_axis`` times ``flex_sign``) from the direction of the bone it follows
+    (``parent_matrix``, its rest matrix) to its own; 0 when there is none. A hinge's table range
+    counts from the limb straight (an elbow's 0 to 145 of flexion), and rigs rest with the elbows
+    and knees a little bent (Rigify's human: about 21° and 10°)."""
+    if parent_matrix is None:
+        return 0.0
+    rot = np.asarray(rest_matrix, dtype=np.float64)[:3, :3]
+    d_parent, d = np.asarray(parent_matrix, dtype=np.float64)[:3, 1], rot[:, 1]
+    axis = flex_sign * rot[:, 0 if flex_axis == "X" else 2]
+    return math.degrees(math.atan2(float(np.dot(axis, np.cross(d_parent, d))), float(np.dot(d_parent, d))))
+
+
+def fit_entry(entry, joint, rest_matrix, front, right_side, parent_matrix=None):
     """The table entry of ``joint`` (LEFT side, SPEC convention) fitted to one bone's rest frame:
     ranges on the local axes that flex and abduct this bone, signs from the rig's geometry, the
-    right side mirrored by geometry (twist ranges negated), every range holding the rest pose.
-    Joints without a rule are returned unchanged."""
+    right side mirrored by geometry (twist ranges negated), every range holding the rest pose; a
+    hinge's range shifted by the rest bend from the bone it follows (``parent_matrix``, its rest
+    matrix; ``rest_bend``), so that the limb straightens. Joints without a rule are returned
+    unchanged."""
     if joint not in JOINT_RULES:
         return dict(entry)
     flex_axis, s_f, s_a, shift_f, shift_a = bone_axes(rest_matrix, joint, front, right_side)
@@ -190,7 +207,8 @@ def fit_entry(entry, joint, rest_matrix, front, right_side):
         out["swing_z"] = z_range
     if entry.get("kind") == "HINGE":
         out["hinge_axis"] = flex_axis
-        out["hinge"] = _contain_rest(_signed(entry["hinge"], s_f), hinge=True)
+        bend = rest_bend(rest_matrix, parent_matrix, flex_axis, s_f)
+        out["hinge"] = _contain_rest(_signed([entry["hinge"][0] - bend, entry["hinge"][1] - bend], s_f), hinge=True)
     if "outline" in entry:
         det = s_f * s_a * (1.0 if flex_axis == "X" else -1.0)
         points = []

@@ -152,7 +152,7 @@ def test_a_target_reached_at_the_hinge_limit_is_exact(arm, mods):
     near = root + (target - root) * 0.5
     op = OperatorStandIn(bpy.types.POSE_OT_jointlimit_limb_ik, **dict(PROPS, target=near))
     assert op.execute(bpy.context) == {"FINISHED"}
-    assert op.reports[-1][0] == {"WARNING"} and "out of reach: folded toward target" in op.reports[-1][1]
+    assert op.reports[-1][0] == {"WARNING"} and "out of reach of the hinge limit: folded toward target" in op.reports[-1][1]
     op = OperatorStandIn(bpy.types.POSE_OT_jointlimit_limb_ik, **dict(PROPS, target=root + (target - root) * 9.0))
     assert op.execute(bpy.context) == {"FINISHED"}
     assert "out of reach: stretched toward target" in op.reports[-1][1]
@@ -507,3 +507,59 @@ def test_the_swivel_note_shows_what_changed(arm, mods, asked, used, shown):
     bones = [arm.pose.bones[n] for n in ("upper_arm", "forearm", "hand")]
     note = mods["operators.limb_ik"].swivel_info(pose, bones)["swivel_note"]
     assert note == f"{shown} to respect the upper_arm limit"
+
+
+@pytest.mark.parametrize("lo, hi", [(0.0, 180.0), (-180.0, 180.0)])
+def test_hinge_ranges_reaching_180_degrees_are_used(arm, mods, lo, hi):
+    """The Hinge limit's sliders end at ±180°, which Blender stores as float32 a hair beyond pi:
+    Limb IK, CCD IK and Apply use such a range (they refused it); -180..180 is no limit."""
+    import bpy
+
+    h = _hinge_forearm(arm, lo, hi)
+    assert h.hinge_max > math.pi      # float32
+    target = np.array(arm.pose.bones["upper_arm"].head) + np.array([0.1, 0.3, -0.2])
+    assert bpy.ops.pose.jointlimit_limb_ik(target=target, swivel=0.3, use_limits=True) == {"FINISHED"}
+    assert np.linalg.norm(_hand_head(arm) - target) < 1e-5 * _limb_length(arm)
+    assert bpy.ops.pose.jointlimit_apply(all_bones=True) == {"FINISHED"}
+    select_only(arm, {"forearm"}, active="forearm")
+    assert bpy.ops.pose.jointlimit_ccd_ik(target=target, use_limits=True) == {"FINISHED"}
+    assert np.all(np.isfinite([c for pb in arm.pose.bones for c in pb.rotation_quaternion]))
+
+
+def test_the_reports_say_what_held_the_limb(arm, mods):
+    """The header's maximum reach is in armature space as the reach is (a scaled parent); locked
+    channels with a target out of reach anyway say out of reach; with Use Orientation a turned end
+    bone is reported with its evaluated angle from Target Rotation."""
+    import bpy
+
+    Q = mods["core.quat"]
+    arm.pose.bones["shoulder"].scale = (2.0, 2.0, 2.0)
+    bpy.context.view_layer.update()
+    bones, chain = _chain(arm, mods)
+    root = np.array(bones[0].head)
+    far = root + np.array([3.0, 0.0, 0.0])
+    op = OperatorStandIn(bpy.types.POSE_OT_jointlimit_limb_ik, **dict(PROPS, target=far))
+    assert op.execute(bpy.context) == {"FINISHED"}
+    assert f"reach {np.linalg.norm(far - root):.3f}/{chain.distance_range()[1]:.3f}" in op.reports[-1][1]
+    assert chain.distance_range()[1] == pytest.approx(2.0 * _limb_length(arm), rel=1e-5)
+    bones[0].lock_rotation, bones[0].lock_rotation_w = (True, True, True), True
+    op = OperatorStandIn(bpy.types.POSE_OT_jointlimit_limb_ik, **dict(PROPS, target=far))
+    assert op.execute(bpy.context) == {"FINISHED"}
+    assert "out of reach: stretched toward target" in op.reports[-1][1] and "hold the limb back" not in op.reports[-1][1]
+    bones[0].lock_rotation, bones[0].lock_rotation_w = (False, False, False), False
+    s = bones[2].jointlimit
+    s.enabled, s.kind, s.shape = True, "SWING_TWIST", "RECT"
+    s.swing_x_min, s.swing_x_max, s.swing_z_min, s.swing_z_max = -0.2, 0.2, -0.2, 0.2
+    s.use_twist_limit, s.twist_min, s.twist_max = True, -0.1, 0.1
+    wanted = Q.from_axis_angle([0.0, 0.0, 1.0], 2.5)    # armature space: the hand turned far from the forearm
+    near = root + np.array([0.4, 0.3, -0.4])
+    op = OperatorStandIn(bpy.types.POSE_OT_jointlimit_limb_ik,
+                         **dict(PROPS, target=near, use_orientation=True, target_rotation=wanted))
+    assert op.execute(bpy.context) == {"FINISHED"}
+    hand = Q.from_matrix(np.array(bones[2].matrix.to_3x3().normalized()))
+    turned = math.degrees(Q.angle_between(hand, wanted))
+    assert turned > 10 and f"end bone {turned:.1f}° from Target Rotation" in op.reports[-1][1]
+    op = OperatorStandIn(bpy.types.POSE_OT_jointlimit_limb_ik,
+                         **dict(PROPS, target=near, use_orientation=True, target_rotation=wanted, use_limits=False))
+    assert op.execute(bpy.context) == {"FINISHED"}
+    assert "Target Rotation" not in op.reports[-1][1] and "exact" in op.reports[-1][1]

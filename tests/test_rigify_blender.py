@@ -372,10 +372,10 @@ def test_leg_and_arm_presets_bend_the_right_way(rigs, demo_rig, mods, key, side)
     assert _swung_by(thigh, _clamped(thigh, sit, mods), front, mods) == pytest.approx(90, abs=3)
     back = _swing(thigh, -front, math.radians(100), mods)
     assert _swung_by(thigh, _clamped(thigh, back, mods), -front, mods) == pytest.approx(30 + flexed_at_rest, abs=3)
-    # knee bends backward only
+    # knee bends backward only, and straightens
     assert _swung_by(shin, _clamped(shin, _swing(shin, -front, math.radians(90), mods), mods), -front, mods) \
         == pytest.approx(90, abs=3)
-    assert abs(_swung_by(shin, _clamped(shin, _swing(shin, front, math.radians(20), mods), mods), front, mods)) < 1
+    _straightens_and_stops(shin, thigh, mods)
     # ankle: dorsiflexion (toes up) to 20°, plantar flexion (toes down) to 50°
     assert _swung_by(foot, _clamped(foot, _swing(foot, UP, math.radians(15), mods), mods), UP, mods) \
         == pytest.approx(15, abs=2)
@@ -385,11 +385,29 @@ def test_leg_and_arm_presets_bend_the_right_way(rigs, demo_rig, mods, key, side)
         == pytest.approx(40, abs=2)
     assert _swung_by(foot, _clamped(foot, _swing(foot, -UP, math.radians(70), mods), mods), -UP, mods) \
         == pytest.approx(50, abs=3)
-    # elbow bends forward only
+    # elbow bends forward only, and straightens
     assert _swung_by(forearm, _clamped(forearm, _swing(forearm, front, math.radians(90), mods), mods), front, mods) \
         == pytest.approx(90, abs=3)
-    assert abs(_swung_by(forearm, _clamped(forearm, _swing(forearm, -front, math.radians(20), mods), mods), -front,
-                         mods)) < 1
+    _straightens_and_stops(forearm, upper, mods)
+
+
+def _straightens_and_stops(pb, parent, mods):
+    """The hinge bone ``pb`` turned in line with ``parent`` (their rest directions; rigs rest
+    with elbows and knees bent) is inside its limit about the hinge axis (the rest bend may lean
+    off the hinge's plane by a few degrees, which no hinge rotation takes back), and 15° past
+    that it stops there."""
+    Q = mods["core.quat"]
+    rest, d_parent = np.array(pb.bone.matrix_local)[:3, :3], np.array(parent.bone.matrix_local)[:3, 1]
+    axis = np.cross(rest[:, 1], d_parent)
+    bend = math.atan2(np.linalg.norm(axis), np.dot(rest[:, 1], d_parent))
+    assert math.degrees(bend) > 3, pb.name      # these rigs rest bent
+    local_axis = rest.T @ (axis / np.linalg.norm(axis))
+    limit = mods["bone_limits"].build_limit(pb.jointlimit)
+    straight = limit.hinge_angle(Q.from_axis_angle(local_axis, bend))
+    lo, hi = limit.angle
+    assert lo - math.radians(0.5) <= straight <= hi and abs(straight) > math.radians(3), pb.name
+    past = limit.hinge_angle(limit.clamp(Q.from_axis_angle(local_axis, bend + math.radians(15))))
+    assert abs(math.degrees(past - straight)) < 1.0, pb.name
 
 
 def test_chain_presets_refuse_mismatched_chains_and_never_shift(rigs, mods):
@@ -446,6 +464,14 @@ def test_limb_ik_with_fitted_presets_reaches_poses_inside_the_limits(rigs, mods,
         assert np.linalg.norm(np.array(end.head) - target) <= 1e-4 * length, angle
         assert hinge.contains(bl.read_rotation(lower)) or \
             Q.angle_between(hinge.clamp(bl.read_rotation(lower)), bl.read_rotation(lower)) < 1e-5
+    # the limb stretched straight out (the presets' hinges count from straight; the rigs rest bent)
+    upper.rotation_quaternion = lower.rotation_quaternion = (1, 0, 0, 0)
+    bpy.context.view_layer.update()
+    root = np.array(upper.head)
+    target = root + 0.999 * length * np.array(upper.bone.matrix_local)[:3, 1]
+    assert bpy.ops.pose.jointlimit_limb_ik(target=target, use_limits=True) == {"FINISHED"}
+    bpy.context.view_layer.update()
+    assert np.linalg.norm(np.array(end.head) - target) <= 1e-4 * length
 
 
 def test_readme_rigify_how_to_names_real_bones_and_reports_joints(rigs):

@@ -22,6 +22,7 @@ from .projection import swing_twist
 
 TAU = 2.0 * np.pi
 _ANGLE_TOL = 1e-9  # tolerance of membership tests, radians
+_STORED_SLACK = 1e-6    # beyond a bound a range may reach: Blender stores angles as float32 (pi: +8.7e-8)
 _AXES = "XYZ"
 
 
@@ -29,7 +30,8 @@ _AXES = "XYZ"
 
 
 def _check_range(value, name, bound=np.pi):
-    """Return ``(lo, hi)`` floats of an angle range, or ``(-bound, bound)`` for ``None``."""
+    """Return ``(lo, hi)`` floats of an angle range, or ``(-bound, bound)`` for ``None``; ends
+    beyond the bound by at most float32 rounding (a property set to 180°) are clipped to it."""
     if value is None:
         return (-float(bound), float(bound))
     try:
@@ -40,7 +42,7 @@ def _check_range(value, name, bound=np.pi):
         raise ValueError(f"{name} must be finite, got ({lo}, {hi})")
     if lo > hi:
         raise ValueError(f"{name}: lower limit {lo} is greater than upper limit {hi}")
-    if lo < -bound - 1e-12 or hi > bound + 1e-12:
+    if lo < -bound - _STORED_SLACK or hi > bound + _STORED_SLACK:
         raise ValueError(f"{name} must lie inside [{-bound:.6g}, {bound:.6g}] rad, got ({lo}, {hi})")
     return (max(lo, -float(bound)), min(hi, float(bound)))
 

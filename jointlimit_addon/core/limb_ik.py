@@ -63,6 +63,7 @@ _REACH_REL = 1e-9  # tip error counted as "reached", relative to L1 + L2
 _DEGENERATE_SIN = 1e-6  # |n x axis| below which the bend direction falls back
 _ANTIPODE = 1e-12  # 1 + cos below which swivel 0 uses its antipodal fallback
 _TWO_PI = 2.0 * math.pi
+_FULL_CIRCLE = 1e-6  # a hinge range this close to 2 pi is the whole circle (float32 storage)
 _REST3 = np.array([[1.0, 0.0, 0.0, 0.0]] * 3)
 
 
@@ -281,6 +282,7 @@ class LimbChain:
     def distance_range(self, hinge_range=None):
         """(min, max) root->wrist distance in armature space, over the hinge range if given
         [001 §3, IsSolution]."""
+        hinge_range = _free_hinge(hinge_range)
         if hinge_range is None:
             lo, hi = self.d_min, self.d_max
         else:
@@ -370,6 +372,24 @@ def _swivel_zero(chain, n):
     return u, _cross(n, u)
 
 
+def _limb_limits(limits):
+    """``LimbLimits`` of ``limits`` (a tuple or ``None``); a hinge range of the whole circle
+    (a Hinge limit of -180° to 180°) is no hinge limit."""
+    limits = LimbLimits(*limits) if limits is not None else LimbLimits()
+    return limits if _free_hinge(limits.hinge) is not None else limits._replace(hinge=None)
+
+
+def _free_hinge(hinge_range):
+    """``hinge_range``, or ``None`` for ``None`` or a range of the whole circle."""
+    if hinge_range is None:
+        return None
+    try:
+        lo, hi = (float(x) for x in hinge_range)
+    except (TypeError, ValueError):
+        return hinge_range  # (``_check_range`` says what is wrong)
+    return None if hi - lo >= _TWO_PI - _FULL_CIRCLE else hinge_range
+
+
 def _check_range(hinge_range):
     try:
         lo, hi = (float(x) for x in hinge_range)
@@ -391,7 +411,14 @@ def _in_range(theta, lo, hi):
 
 
 def _clip_to_range(theta, lo, hi):
-    return min(max(theta, lo), hi)
+    """The angle ``theta`` kept in the arc ``[lo, hi]`` of the circle, else the nearer end on
+    the circle; and whether it was outside."""
+    d = (theta - lo) % _TWO_PI
+    if d > _TWO_PI - 1e-12:
+        d = 0.0
+    if d <= (hi - lo) + 1e-12:
+        return _wrap_scalar(min(lo + d, hi)), False
+    return _wrap_scalar(lo if _TWO_PI - d <= d - (hi - lo) else hi), True
 
 
 def _hinge_angle(chain, dist, hinge_range):
@@ -402,10 +429,10 @@ def _hinge_angle(chain, dist, hinge_range):
     Returns (theta, hinge_clamped)."""
     if chain.rigid:
         theta = np.zeros_like(dist)
-        if hinge_range is not None:
-            lo, hi = _check_range(hinge_range)
-            theta = theta + _clip_to_range(0.0, lo, hi)
-        return theta, np.zeros(dist.shape, dtype=bool) if hinge_range is None else theta != 0.0
+        if hinge_range is None:
+            return theta, np.zeros(dist.shape, dtype=bool)
+        kept, clamped = _clip_to_range(0.0, *_check_range(hinge_range))
+        return theta + kept, np.full(dist.shape, clamped)
     c = np.clip((dist * dist - chain.k) / chain.r, -1.0, 1.0)
     delta = np.arccos(c)
     plus = _wrap(chain.theta0 + delta)
@@ -607,8 +634,7 @@ def _prepare(chain, target, swivel, limits):
     swivel = np.asarray(swivel, dtype=np.float64)
     if not np.all(np.isfinite(swivel)):
         raise ValueError("swivel contains NaN or infinite values")
-    limits = LimbLimits(*limits) if limits is not None else LimbLimits()
-    return target, swivel, limits
+    return target, swivel, _limb_limits(limits)
 
 
 def _clamp(limit, q):
@@ -769,7 +795,7 @@ def _scalar_inputs(chain, target, swivel, limits, target_rotation=None):
         return None
     if not all(isinstance(x, (int, float)) and math.isfinite(x) for x in t) or not math.isfinite(phi):
         return None
-    limits = LimbLimits(*limits) if limits is not None else LimbLimits()
+    limits = _limb_limits(limits)
     if target_rotation is None:
         return t, phi, None, limits
     r = np.asarray(target_rotation)
@@ -877,7 +903,7 @@ def _hinge_scalar(c, dist, hinge_range):
     if hinge_range is not None:
         lo, hi = _check_range(hinge_range)
     if c.rigid:
-        return (0.0, False) if hinge_range is None else (_clip_to_range(0.0, lo, hi), not lo <= 0.0 <= hi)
+        return (0.0, False) if hinge_range is None else _clip_to_range(0.0, lo, hi)
     delta = math.acos(min(max((dist * dist - c.k) / c.r, -1.0), 1.0))
     plus = _wrap_scalar(c.theta0 + delta)
     if hinge_range is None:

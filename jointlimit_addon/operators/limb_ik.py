@@ -7,12 +7,13 @@ import numpy as np
 from bpy.props import BoolProperty, EnumProperty, FloatProperty, FloatVectorProperty
 
 from .. import bone_limits, chains, drag, evaluated
-from ..core import ccd_steps, limb_ik
+from ..core import ccd_steps, limb_ik, quat
 from ._common import ActiveBonePoll
 from ._modal import ModalDragMixin
 
 # Limb IK corrects on the evaluated pose until the tip is this close (fraction of the limb length).
 EVALUATED_TOLERANCE = 1e-5
+ORIENTATION_TOLERANCE = math.radians(0.01)  # end bone this far from Target Rotation: said in the report
 HINGE_AXES = {"X": (1.0, 0.0, 0.0), "Z": (0.0, 0.0, 1.0), "NEG_X": (-1.0, 0.0, 0.0), "NEG_Z": (0.0, 0.0, -1.0)}
 
 
@@ -145,15 +146,21 @@ class LimbSolver:
         info = {"status": pose.status, "locked": locked, "tip_error": float(pose.tip_error), "root": root, "elbow": elbow,
                 "limits": self.limits is not None and (any(x is not None for x in self.limits) or bool(self.ignored)),
                 "ignored": self.ignored,
-                "wrist": wrist, "reach": float(np.linalg.norm(target - root)), "max_reach": self.chain.d_max}
+                "wrist": wrist, "reach": float(np.linalg.norm(target - root))}
         info.update(swivel_info(pose, self.bones))
         hinge = None if self.limits is None else self.limits.hinge
-        info["folded"] = info["reach"] < self.chain.distance_range(hinge)[1]    # nearer than the limb reaches
+        info["max_reach"] = self.chain.distance_range(hinge)[1]     # armature space, as the reach
+        info["folded"] = info["reach"] < info["max_reach"]    # nearer than the limb reaches
+        low, high = self.chain.distance_range()
+        info["hinge_bound"] = hinge is not None and low <= info["reach"] <= high   # the limb reaches it, the hinge not
+        tolerance = EVALUATED_TOLERANCE * self.chain.reach * self.chain.base_scale
         if locked:
             info["tip_error"] = float(np.linalg.norm(wrist - target))
-            if info["tip_error"] > EVALUATED_TOLERANCE * self.chain.reach:
-                info["status"] = "LOCKED"
-        return quats, _reached(info, EVALUATED_TOLERANCE * self.chain.reach * self.chain.base_scale)
+            if info["tip_error"] > tolerance and info["status"] not in ("OUT_OF_REACH", "TOO_CLOSE"):
+                info["status"] = "LOCKED"   # the locks, not the target's distance, hold the limb back
+        if self.target_rotation is not None:
+            info["orientation_error"] = _orientation_error(self.target_rotation, limb_ik.pose_rotations(self.chain, np.array(quats))[2])
+        return quats, _reached(info, tolerance)
 
     def __call__(self, target, swivel):
         if self.view_layer is None:
@@ -168,7 +175,15 @@ class LimbSolver:
         quats, info = evaluated.solve_through_rig(self.view_layer, written, once, lambda: self.bones[2].head,
                                                   target, tolerance)
         info["tip_error"] = info["evaluated_error"]
+        if self.target_rotation is not None:   # as evaluated: the end bone's armature-space rotation
+            info["orientation_error"] = _orientation_error(self.target_rotation, np.array(
+                self.bones[2].matrix.to_3x3().normalized().to_quaternion()))
         return quats, _reached(info, tolerance)
+
+
+def _orientation_error(target_rotation, rotation):
+    """Angle (radians) between the Target Rotation and the end bone's armature-space rotation."""
+    return float(quat.angle_between(np.asarray(rotation, dtype=np.float64), target_rotation))
 
 
 def _reached(info, tolerance):
@@ -289,9 +304,12 @@ class POSE_OT_jointlimit_limb_ik(ModalDragMixin, ActiveBonePoll, bpy.types.Opera
 def status_text(info):
     reach = f"reach {info['reach']:.3f}/{info['max_reach']:.3f}"
     out = "folded toward target" if info.get("folded") else "stretched toward target"
-    labels = {"OK": "exact", "LIMITED": "nearest pose inside the joint limits", "OUT_OF_REACH": f"out of reach: {out}",
+    beyond = "out of reach of the hinge limit" if info.get("hinge_bound") else "out of reach"
+    labels = {"OK": "exact", "LIMITED": "nearest pose inside the joint limits", "OUT_OF_REACH": f"{beyond}: {out}",
               "TOO_CLOSE": "target too close to the shoulder/hip", "LOCKED": "target missed: locked channels hold the limb back"}
     limits = "limits on" if info.get("limits") else "limits off"
     locked = info.get("locked") and f"locked rotation channels kept on {', '.join(info['locked'])}"
-    note = "".join(f"{text}; " for text in (info.get("ignored"), info.get("swivel_note"), locked) if text)
+    turned = info.get("orientation_error", 0.0) > ORIENTATION_TOLERANCE and \
+        f"end bone {math.degrees(info['orientation_error']):.1f}° from Target Rotation"
+    note = "".join(f"{text}; " for text in (info.get("ignored"), info.get("swivel_note"), locked, turned) if text)
     return f"{note}{labels.get(info['status'], info['status'])} ({reach}, tip error {info['tip_error']:.2e}, {limits})"

@@ -172,6 +172,18 @@ def test_middle_axis_range_may_reach_the_guard():
     assert EulerLimit(order="XYZ").y == pytest.approx((-D(80.0), D(80.0)))
 
 
+def test_ranges_set_to_180_degrees_in_blender_are_accepted_and_clipped():
+    """Blender stores angles as float32: 180° reads back 8.7e-8 beyond pi (the UI's maximum)."""
+    f32 = lambda x: float(np.float32(x))  # noqa: E731
+    assert HingeLimit((0.0, f32(PI))).angle == (0.0, PI)
+    assert HingeLimit((f32(-PI), f32(PI))).contains(Q.from_axis_angle([1, 0, 0], 3.0))
+    euler = EulerLimit(x=(f32(-PI), f32(PI)), y=(f32(-PI / 2) * 0.5, 0.5), z=(f32(-PI), f32(PI)), order="XYZ")
+    assert euler.x == (-PI, PI) and euler.z == (-PI, PI)
+    assert EulerMultiLimit(x=(f32(-PI), f32(PI)), order="XYZ").x == (-PI, PI)
+    with pytest.raises(ValueError, match="must lie inside"):
+        HingeLimit((0.0, PI + 1e-5))     # beyond float32 rounding: still an error
+
+
 # --------------------------------------------------------------------------- hinge
 
 

@@ -158,6 +158,32 @@ def test_hinge_axis_along_the_bone_is_rigid_but_finite():
     assert pose.out_of_reach.tolist() == [True, False] and pose.reached.tolist() == [False, True]
 
 
+def test_a_hinge_range_of_the_whole_circle_is_no_hinge_limit():
+    """A Hinge limit of -180°..180° (float32 from Blender, clipped to [-pi, pi] by the limit)."""
+    rng = np.random.default_rng(3)
+    chain = _random_chain(rng)
+    root = L.forward(chain, np.array([Q.identity()] * 3))[0]
+    target = root + 0.5 * chain.reach * np.array([0.6, 0.0, 0.8])
+    free = L.solve_position(chain, target, 0.4)
+    for full in ((-np.pi, np.pi), (float(np.float32(-np.pi)), float(np.float32(np.pi)))):
+        pose = L.solve_position(chain, target, 0.4, limits=L.LimbLimits(hinge=full))
+        assert np.allclose(pose.quats, free.quats) and not pose.hinge_clamped
+        assert chain.distance_range(full) == chain.distance_range()
+    with pytest.raises(ValueError, match="lo <= hi"):
+        L.solve_position(chain, target, 0.4, limits=L.LimbLimits(hinge=(1.0, 0.0)))
+
+
+def test_rigid_chain_keeps_its_hinge_at_zero_when_the_range_holds_it_on_the_circle():
+    chain = L.LimbChain(np.eye(4), _mat(Q.identity(), [0, 1, 0]), _mat(Q.identity(), [0, 2, 0]), hinge_axis=[0, 1, 0])
+    target = np.array([0.0, 0.0, 2.0])
+    for limits, theta, clamped in ((L.LimbLimits(hinge=(5.0, 6.5)), 0.0, False),     # holds 2 pi = 0
+                                   (L.LimbLimits(hinge=(0.5, 1.0)), 0.5, True),
+                                   (L.LimbLimits(hinge=(3.0, 6.0)), 6.0 - 2 * np.pi, True)):   # 6.0 is nearer 0
+        for pose in (L.solve_position(chain, target, 0.0, limits=limits),
+                     L.solve_position(chain, target[None], [0.0], limits=limits)):   # scalar and batched paths
+            assert np.allclose(np.ravel(pose.hinge_angle), theta) and np.ravel(pose.hinge_clamped).tolist() == [clamped]
+
+
 def test_swivel_zero_keeps_elbow_on_rest_bend_side():
     # Straight arm along +X (upper bone local Y -> armature X), rest bend towards -Y (back).
     q_u = Q.from_axis_angle([0, 0, 1], -np.pi / 2)
