@@ -180,6 +180,28 @@ def test_apply_clamps_and_saves_over_the_input(run, rig_file):
     assert not [p for p in rig_file.parent.iterdir() if p.name.startswith(".")]  # no temporary files left
 
 
+def test_apply_on_keyed_bones_says_the_keys_win(run, scene, tmp_path):
+    """Apply writes the stored pose; keys set it again when the file opens: the summary says so
+    (a server run shows nobody the pose), and names bake."""
+    obj = build_rig()
+    pb = obj.pose.bones["spine"]
+    pb.rotation_quaternion = axis_x(60)
+    pb.keyframe_insert("rotation_quaternion", frame=1)
+    path = save(tmp_path / "keyed.blend")
+    out = ok(run("apply", blend=path))
+    assert "clamped 1 of 1 limited bones" in out
+    assert "1 of them animated (spine): their keys or drivers set the rotation again when the file opens, use bake" in out
+    assert "animated" not in ok(run("apply", blend=save_rig_posed(tmp_path)))
+
+
+def save_rig_posed(tmp_path):
+    import bpy
+
+    bpy.ops.wm.read_homefile(use_empty=True)
+    build_rig().pose.bones["spine"].rotation_quaternion = axis_x(60)
+    return save(tmp_path / "posed.blend")
+
+
 def test_no_save_and_output(run, rig_file, tmp_path):
     before = rig_file.read_bytes()
     assert "dry run" in ok(run("apply", "--no-save", blend=rig_file))
@@ -342,7 +364,8 @@ def test_sdef_derive_writes_mmd_tools_layout(run, scene, tmp_path):
 # --- bad input: exit 2, one line, input untouched ---------------------------------------------------------
 
 
-@pytest.mark.parametrize("case", ["armature", "bone", "targets", "range", "command", "mesh"])
+@pytest.mark.parametrize("case", ["armature", "bone", "targets", "range", "command", "mesh", "step", "iterations",
+                                  "pad", "pad-nan", "not-blend"])
 def test_bad_input_is_one_line_and_leaves_the_file(run, rig_file, tmp_path, case):
     bad = tmp_path / "bad.csv"
     bad.write_text("frame,x,y,z\n1,0.1,0.2,0.3\n2,abc,0,0\n")
@@ -355,13 +378,20 @@ def test_bad_input_is_one_line_and_leaves_the_file(run, rig_file, tmp_path, case
         "range": ("bake", "--frames", 10, 1),
         "command": ("frobnicate",),
         "mesh": ("sdef-derive", "--mesh", "Nope"),
+        "step": ("motion", "--step", 1000),     # options beyond the operator's range are refused, not clamped
+        "iterations": ("ccd", "--bone", "hand", "--targets", good, "--iterations", 10001),
+        "pad": ("sdef-derive", "--pad", -5),
+        "pad-nan": ("sdef-derive", "--pad", "nan"),
+        "not-blend": ("apply", "--jobs", 2, good),     # and the .blend after it
     }[case]
     before, mtime = rig_file.read_bytes(), rig_file.stat().st_mtime_ns
-    result = run(*args, blend=rig_file)
+    result = run(*args, rig_file) if case == "not-blend" else run(*args, blend=rig_file)
     assert result.returncode == 2, result.stderr
     line = one_error_line(result)
     expected = {"armature": "'Nope'", "bone": "'nope'", "targets": "row 3: x is not a number", "range": "10..1",
-                "command": "frobnicate", "mesh": "'Nope'"}[case]
+                "command": "frobnicate", "mesh": "'Nope'", "step": "--step: must be from 1 to 100, got 1000",
+                "iterations": "--iterations: must be from 1 to 10000", "pad": "--pad: must be a finite number of 0",
+                "pad-nan": "--pad: must be a finite number of 0", "not-blend": "not a .blend file name"}[case]
     assert expected in line
     assert rig_file.read_bytes() == before and rig_file.stat().st_mtime_ns == mtime
     assert sorted(p.name for p in rig_file.parent.iterdir()) == ["bad.csv", "good.csv", "rig.blend"]
@@ -553,6 +583,26 @@ def test_jobs_run_files_in_parallel_and_report_each(run, scene, tmp_path):
     assert both.returncode == 0 and both.stdout.count("dry run") >= 2
 
 
+def test_armatures_of_other_scenes_are_named_where_they_are_missed(run, scene, tmp_path):
+    """The commands work on the scene the file opens on; an armature only in another scene is
+    named by info (and its JSON) and by the error of a command asked for it."""
+    import bpy
+
+    build_rig()
+    other = bpy.data.scenes.new("Scene2")
+    rig_c = bpy.data.objects.new("RigC", bpy.data.armatures.new("RigC"))
+    other.collection.objects.link(rig_c)
+    path = save(tmp_path / "multi.blend")
+    result = run("info", "--json", path)
+    assert result.returncode == 0, result.stderr
+    doc = json.loads(result.stdout)
+    assert doc["other_scenes"] == {"Scene2": ["RigC"]} and doc["scene"] == "Scene"
+    assert "scene 'Scene2' has RigC" in result.stderr     # the summary
+    result = run("bake", "--armature", "RigC", "--frames", 1, 2, blend=path)
+    assert result.returncode == 2
+    assert "no armature 'RigC' in the scene (armatures: Rig); scene 'Scene2' has RigC" in one_error_line(result)
+
+
 def test_info_shows_the_fit_and_warns_about_the_rest_pose(run, scene, tmp_path):
     """Issue 17: the FIT column, and a limit that leaves out the rest pose says how far Apply moves it."""
     obj = build_rig()
@@ -594,17 +644,18 @@ def test_wrapper_runs_the_checkout_without_touching_the_user_folder(scene, tmp_p
     assert tree_state(tmp_path / "fresh" / "blender") == before
 
 
-def test_bake_of_a_linked_action_is_refused_and_leaves_the_file(run, scene, tmp_path):
-    """An action linked from a library takes no keys (Blender refuses them, and what a script
-    writes into it is lost on save): the bake says so (exit 2, one line) instead of reporting a
-    bake that the saved file would not hold."""
+def test_keying_into_a_linked_action_is_refused_and_leaves_the_file(run, scene, tmp_path):
+    """An action linked from a library takes no keys (Blender skips them with a console warning,
+    and what a script writes into it is lost on save): bake, limb-ik, ccd and motion say so (exit
+    2, one line) instead of reporting work that the saved file would not hold."""
     import bpy
 
     obj = build_rig()
-    pb = obj.pose.bones["spine"]
-    for frame, angle in ((1, 0), (11, 60)):
-        pb.rotation_quaternion = axis_x(angle)
-        pb.keyframe_insert("rotation_quaternion", frame=frame)
+    for name in ("spine", "upper", "lower"):
+        pb = obj.pose.bones[name]
+        for frame, angle in ((1, 0), (11, 60)):
+            pb.rotation_quaternion = axis_x(angle)
+            pb.keyframe_insert("rotation_quaternion", frame=frame)
     action = obj.animation_data.action
     action.name = "Walk"
     library = tmp_path / "anim.blend"
@@ -616,7 +667,12 @@ def test_bake_of_a_linked_action_is_refused_and_leaves_the_file(run, scene, tmp_
     obj.animation_data.action = wanted.actions[0]
     path = save(tmp_path / "shot.blend")
     before = path.read_bytes()
-    result = run("bake", "--frames", 1, 11, blend=path)
-    assert result.returncode == 2, result.stdout + result.stderr
-    assert "the action 'Walk' of 'Rig' comes from a library (linked or overridden)" in one_error_line(result)
-    assert path.read_bytes() == before
+    targets = tmp_path / "t.csv"
+    targets.write_text("frame,x,y,z\n1,0.3,0.2,2.6\n")
+    for args in (("bake", "--frames", 1, 11), ("limb-ik", "--bone", "hand", "--targets", targets),
+                 ("ccd", "--bone", "hand", "--chain-length", 2, "--targets", targets),
+                 ("motion", "--frames", 1, 11, "--bones", "upper,lower")):
+        result = run(*args, blend=path)
+        assert result.returncode == 2, result.stdout + result.stderr
+        assert "the action 'Walk' of 'Rig' comes from a library (linked or overridden)" in one_error_line(result)
+        assert path.read_bytes() == before

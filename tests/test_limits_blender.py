@@ -96,6 +96,40 @@ def test_apply_equals_core_clamp(rig, core, kind, mode):
         assert core["bone_limits"].is_inside(limit, result, tol)  # as stored (float32)
 
 
+def test_apply_on_keyed_bones_keys_with_auto_keying_or_warns(rig, core):
+    """Apply writes the pose; a keyed bone's keys set it again on the next frame change. With Auto
+    Keying on Apply keys the clamped bones (as a transform does); without, it warns naming them."""
+    import bpy
+
+    from modal_harness import OperatorStandIn
+
+    pb = rig.pose.bones["upper_arm.L"]
+    configure(pb.jointlimit, "HINGE")
+    limit = core["bone_limits"].build_limit(pb.jointlimit)
+    select_only(rig, {"upper_arm.L"}, active="upper_arm.L")
+    outside = core["quat"].from_axis_angle([0.0, 0.0, 1.0], 1.2)
+    scene = bpy.context.scene
+    scene.frame_set(1)
+    pb.rotation_quaternion = outside
+    pb.keyframe_insert("rotation_quaternion", frame=1)
+    op = OperatorStandIn(bpy.types.POSE_OT_jointlimit_apply, all_bones=False)
+    assert op.execute(bpy.context) == {"FINISHED"}
+    assert op.reports[-1][0] == {"WARNING"} and op.reports[-1][1].startswith("upper_arm.L: animated")
+    scene.frame_set(1)
+    assert not limit.contains(core["bone_limits"].read_rotation(pb))     # the key won
+    scene.tool_settings.use_keyframe_insert_auto = True
+    try:
+        op = OperatorStandIn(bpy.types.POSE_OT_jointlimit_apply, all_bones=False)
+        assert op.execute(bpy.context) == {"FINISHED"}
+        assert op.reports[-1][0] == {"INFO"}
+        scene.frame_set(2)
+        scene.frame_set(1)
+        q = core["bone_limits"].read_rotation(pb)
+        assert core["bone_limits"].is_inside(limit, q, core["bone_limits"].storage_tol(1.0))  # keyed clamped
+    finally:
+        scene.tool_settings.use_keyframe_insert_auto = False
+
+
 def test_apply_all_bones_and_selection(rig, core):
     import bpy
 
@@ -347,6 +381,9 @@ def test_bake_refuses_a_linked_action_and_leaves_it(rig, core, tmp_path, overrid
             for fc in compat().action_fcurves(linked, rig.animation_data.action_slot)}
     with pytest.raises(RuntimeError, match=r"'Library walk' of 'Rig' comes from a library \(linked or overridden\) and cannot keep keys"):
         bpy.ops.pose.jointlimit_bake(frame_start=1, frame_end=10)
+    select_only(rig, {"upper_arm.L"}, active="upper_arm.L")
+    with pytest.raises(RuntimeError, match=r"'Library walk' of 'Rig' comes from a library \(linked or overridden\) and cannot keep keys"):
+        bpy.ops.pose.jointlimit_motion(frame_start=1, frame_end=10)
     assert {(fc.data_path, fc.array_index): len(fc.keyframe_points)
             for fc in compat().action_fcurves(linked, rig.animation_data.action_slot)} == keys
 

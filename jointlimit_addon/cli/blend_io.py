@@ -5,14 +5,14 @@ import os
 import bpy
 
 from .. import compat
-from .common import BatchError, UsageError, report_text
+from .common import BatchError, UsageError, report_text, unreadable
 
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 
 
 def open_blend(path):
     if not path.endswith(".blend") or not os.path.isfile(path):
-        raise UsageError(f"cannot read {path}: not an existing .blend file")
+        raise UsageError(unreadable(path))
     try:
         bpy.ops.wm.open_mainfile(filepath=os.path.abspath(path), load_ui=False)
     except RuntimeError as exc:

@@ -53,6 +53,24 @@ def stdout_to_stderr():
         os.close(kept)
 
 
+def unreadable(path):
+    """Why ``path`` is not an input file: its name or its absence."""
+    if not path.endswith(".blend"):
+        return f"cannot read {path}: not a .blend file name (it must end with .blend)"
+    return f"cannot read {path}: no such file"
+
+
+def refuse_unkeyable(obj):
+    """``UsageError`` when ``obj``'s action cannot keep keys (linked or a library override's:
+    Blender skips the keys with a console warning, and the command would report work it never
+    did)."""
+    from .. import animation
+
+    message = animation.unkeyable_message([obj])
+    if message is not None:
+        raise UsageError(message[:1].lower() + message[1:])
+
+
 def error_line(message):
     """Print the one-line error that ends every failed run."""
     print(f"{ERROR_PREFIX} {message}".splitlines()[0], file=sys.stderr, flush=True)

@@ -5,11 +5,10 @@ import math
 
 import bpy
 
-from .. import bone_limits, deformer
-from ..operators.bake import keyable
-from .common import Outcome, UsageError, say
-from .scene import (active_in_mode, bone_selection, check_bones, check_limits, frame_progress, frames_of, limited,
-                    pick_armature, rotation_state, run_op, scene_objects)
+from .. import animation, bone_limits, deformer
+from .common import Outcome, UsageError, refuse_unkeyable, say
+from .scene import (active_in_mode, bone_selection, check_bones, check_limits, elsewhere, elsewhere_text, frame_progress,
+                    frames_of, limited, pick_armature, rotation_state, run_op, scene_objects)
 
 
 def cmd_info(args):
@@ -25,14 +24,17 @@ def cmd_info(args):
                               "ranges": ranges_text(s),
                               "problem": bone_limits.settings_error(s) or bone_limits.rest_pose_message(s) or ""})
     deformers = deformer_rows()
+    others = elsewhere("ARMATURE")
     if args.json:
-        say(json.dumps({"file": bpy.data.filepath, "limits": bones, "deformers": deformers}, indent=1))
+        say(json.dumps({"file": bpy.data.filepath, "scene": bpy.context.scene.name, "limits": bones,
+                        "deformers": deformers, "other_scenes": others}, indent=1))
     else:
         say(table(["ARMATURE", "BONE", "KIND", "SHAPE", "FIT", "RANGES (deg)", "PROBLEM"],
                   [list(b.values()) for b in bones]) if bones else "no limited bones")
         say(table(["MESH", "MODIFIER", "MODE"], [list(d.values()) for d in deformers])
             if deformers else "no JointLimit deformers")
-    return Outcome(f"{len(bones)} limited bones in {len(arms)} armatures, {len(deformers)} deformers")
+    return Outcome(f"{len(bones)} limited bones in {len(arms)} armatures, {len(deformers)} deformers"
+                   f"{elsewhere_text('ARMATURE')}")
 
 
 def deg_range(lo, hi):
@@ -82,7 +84,10 @@ def cmd_apply(args):
     with active_in_mode(arm, "POSE"), bone_selection(arm, args.bones):
         run_op(bpy.ops.pose.jointlimit_apply, "apply", all_bones=args.bones is None)
     moved = [n for n, v in rotation_state(arm).items() if v != before[n]]
-    return Outcome(f"clamped {len(moved)} of {len(targets)} limited bones of {arm.name!r}", bones=moved,
+    keyed = animation.animated_rotations(arm, [arm.pose.bones[n] for n in moved])
+    note = (f"; {len(keyed)} of them animated ({', '.join(keyed)}): their keys or drivers set the rotation again "
+            "when the file opens, use bake to clamp the animation") if keyed else ""
+    return Outcome(f"clamped {len(moved)} of {len(targets)} limited bones of {arm.name!r}{note}", bones=moved,
                    objects=[arm.name])
 
 
@@ -94,9 +99,7 @@ def cmd_bake(args):
     if not targets:
         raise UsageError(f"no limited bones to bake in {arm.name!r}")
     check_limits(arm, targets, animator_only=args.bones is None)
-    if not keyable(arm):
-        raise UsageError(f"the action {arm.animation_data.action.name!r} of {arm.name!r} comes from a library "
-                         "(linked or overridden) and cannot keep keys: make it local first")
+    refuse_unkeyable(arm)
     with active_in_mode(arm, "POSE"), bone_selection(arm, args.bones), frame_progress("bake", end - start + 1):
         run_op(bpy.ops.pose.jointlimit_bake, "bake", frame_start=start, frame_end=end, all_bones=args.bones is None)
     return Outcome(f"baked {len(targets)} limited bones of {arm.name!r} over frames {start}..{end}", bones=targets,

@@ -88,6 +88,30 @@ def positive_int(text):
     return value
 
 
+def whole_number_in(low, high):
+    """An argument type: a whole number in [low, high] (the operator's own range; argparse says
+    which option)."""
+    def parse(text):
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"invalid whole number: {text!r}") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"must be from {low} to {high}, got {value}")
+        return value
+    return parse
+
+
+def padding(text):
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid number: {text!r}") from None
+    if not 0.0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a finite number of 0 or more, got {text}")
+    return value
+
+
 def blend_value(text):
     try:
         value = float(text)
@@ -155,7 +179,8 @@ def add_limb_ik(p):
 def add_ccd(p):
     ik_options(p, "the tip bone of the chain")
     p.add_argument("--chain-length", type=int, default=0, help="bones in the chain (default 0: up to the root)")
-    p.add_argument("--iterations", type=positive_int, default=1000, help="most CCD sweeps (default 1000)")
+    p.add_argument("--iterations", type=whole_number_in(1, 10000), default=1000,
+                   help="most CCD sweeps, 1 to 10000 (default 1000)")
 
 
 def add_motion(p):
@@ -166,7 +191,7 @@ def add_motion(p):
                    help="what the motion minimises (default: min-acceleration)")
     p.add_argument("--channels", choices=("swing-twist", "euler"), default="swing-twist",
                    help="interpolated numbers (default: swing-twist)")
-    p.add_argument("--step", type=positive_int, default=1, help="key every Nth frame (default 1)")
+    p.add_argument("--step", type=whole_number_in(1, 100), default=1, help="key every Nth frame, 1 to 100 (default 1)")
     p.add_argument("--no-via-points", action="store_true", help="stop at every key between the ends")
     p.add_argument("--via-velocity", choices=("clamped", "optimal"), default="clamped",
                    help="clamped: never overshoot the keys around a via point (default); optimal: the exact "
@@ -208,7 +233,7 @@ def add_sdef_derive(p):
     mesh_option(p)
     p.add_argument("--centre", choices=("project", "joint"), default="project", help="rotation centre C")
     p.add_argument("--boundary", choices=("fit", "extent"), default="fit", help="how R0, R1 are found")
-    p.add_argument("--pad", type=float, default=0.0, help="widen the blend zone by this fraction")
+    p.add_argument("--pad", type=padding, default=0.0, help="widen the blend zone by this fraction")
     p.add_argument("--write-mmd", action="store_true",
                    help="also write them as mmd_tools SDEF shape keys (mmd_sdef_c, mmd_sdef_r0, mmd_sdef_r1)")
 

@@ -7,7 +7,7 @@ from mathutils import Vector
 
 from .. import animation, bone_limits
 from ..operators import ccd_ik, limb_ik
-from .common import Outcome, UsageError, say
+from .common import Outcome, UsageError, refuse_unkeyable, say
 from .scene import (active_in_mode, bone_selection, check_bones, check_limits, frames_of, pick_armature, pose_bone,
                     run_op)
 from .targets import read_targets
@@ -30,6 +30,7 @@ def run_ik(args):
     arm = pick_armature(args.armature)
     tip = pose_bone(arm, args.bone)
     chain = ik_chain(args, tip)
+    refuse_unkeyable(arm)
     if not args.no_limits:
         check_limits(arm, [pb.name for pb in chain])
     scene = bpy.context.scene
@@ -75,6 +76,7 @@ def cmd_motion(args):
     if not keyed:
         raise UsageError(f"no bone of {arm.name!r} has two or more rotation keys in frames {start}..{end}")
     check_limits(arm, keyed)
+    refuse_unkeyable(arm)
     with active_in_mode(arm, "POSE"), bone_selection(arm, keyed):
         run_op(bpy.ops.pose.jointlimit_motion, "motion", frame_start=start, frame_end=end,
                profile=args.profile.upper().replace("-", "_"), channels=args.channels.upper().replace("-", "_"),

@@ -11,7 +11,8 @@ import bpy
 
 from . import limits_commands, pose_commands, skin_commands, workers
 from .blend_io import check_not_newer, open_blend, read_back, write_copy
-from .common import PROG, SUMMARY_PREFIX, BatchError, UsageError, error_line, say, say_aside, stdout_to_stderr
+from .common import (PROG, SUMMARY_PREFIX, BatchError, UsageError, error_line, say, say_aside, stdout_to_stderr,
+                     unreadable)
 from .parser import COMMANDS, parse
 from .safe_save import TargetLock, atomic_write_text, fingerprint, remove_stale_temporaries, verified_save
 
@@ -37,15 +38,17 @@ def saves(args):
 
 
 def output_path(args, source):
-    """Where the result of ``source`` goes, or ``None`` for a dry run or a command that never saves."""
+    """Where the result of ``source`` goes, or ``None`` for a dry run or a command that never saves.
+    A symbolic link is followed: the file it points to is written (and locked), the link stays (a
+    pipeline's ``shot_latest.blend``)."""
     if not saves(args) or args.no_save:
         return None
     if args.output:
-        path = os.path.abspath(args.output)
+        path = os.path.realpath(args.output)
     elif args.output_dir:
-        path = os.path.join(os.path.abspath(args.output_dir), os.path.basename(source))
+        path = os.path.realpath(os.path.join(os.path.abspath(args.output_dir), os.path.basename(source)))
     else:
-        path = os.path.abspath(source)
+        path = os.path.realpath(source)
     folder = os.path.dirname(path)
     if not path.endswith(".blend"):
         raise UsageError(f"output {path} must end with .blend")
@@ -67,7 +70,7 @@ def process_file(args, path, record):
     if not source and args.command != "info":
         raise UsageError("no .blend file: give one after the command (or to Blender before -c)")
     if path and (not path.endswith(".blend") or not os.path.isfile(path)):
-        raise UsageError(f"cannot read {path}: not an existing .blend file")
+        raise UsageError(unreadable(path))
     target = output_path(args, source) if source else None
     lock = TargetLock(target, args.wait, lambda pid: say(f"waiting for {target}: being written by another run "
                                                         f"(pid {pid})")) if target else contextlib.nullcontext()
@@ -108,7 +111,7 @@ def check_many(args):
     targets = {}
     for path in args.files:
         if not path.endswith(".blend") or not os.path.isfile(path):
-            raise UsageError(f"cannot read {path}: not an existing .blend file")
+            raise UsageError(unreadable(path))
         target = output_path(args, path)
         if target is None:
             continue

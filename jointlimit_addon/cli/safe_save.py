@@ -180,6 +180,7 @@ def verified_save(target, writer, verify, expected=False):
         try:
             if os.path.exists(target):
                 shutil.copymode(target, tmp)
+                _keep_group(target, tmp)
             if expected is not False and fingerprint(target) != expected:
                 side = conflict_path(target)
                 os.replace(tmp, side)
@@ -194,6 +195,17 @@ def verified_save(target, writer, verify, expected=False):
             if os.path.lexists(tmp + suffix):
                 os.unlink(tmp + suffix)
     return target
+
+
+def _keep_group(target, tmp):
+    """Give ``tmp`` the group of ``target`` (a shared project folder's), where the OS lets this
+    user (a member of that group, or root)."""
+    group = os.stat(target).st_gid
+    if os.stat(tmp).st_gid != group:
+        try:
+            os.chown(tmp, -1, group)
+        except OSError:
+            pass
 
 
 def _complete(path):
@@ -222,7 +234,7 @@ def _cause(target, tmp, exc):
     except OSError:
         free = None
     if free is not None and free < needed:
-        return f"no space left on device ({exc})"
+        return "no space left on device"   # (what failed then, e.g. the partial file gone, says less)
     return str(exc)
 
 

@@ -21,13 +21,35 @@ def scene_objects(kind):
     return [o for o in bpy.context.scene.objects if o.type == kind]
 
 
+def elsewhere(kind):
+    """``{scene name: [object names]}`` of ``kind`` in the file's other scenes (the commands work on
+    the scene the file opens on)."""
+    here = bpy.context.scene
+    found = {}
+    for scene in bpy.data.scenes:
+        if scene != here:
+            names = [o.name for o in scene.objects if o.type == kind and o.name not in here.objects]
+            if names:
+                found[scene.name] = names
+    return found
+
+
+def elsewhere_text(kind):
+    """'; scene 'Scene2' has RigC (...)' for the objects of ``kind`` only in other scenes, or ''."""
+    found = elsewhere(kind)
+    if not found:
+        return ""
+    listed = "; ".join(f"scene {scene!r} has {', '.join(names)}" for scene, names in found.items())
+    return f"; {listed} (the commands work on the scene the file opens on, {bpy.context.scene.name!r})"
+
+
 def pick_armature(name):
     arms = scene_objects("ARMATURE")
     if name is not None:
         match = [o for o in arms if o.name == name]
         if not match:
             names = ", ".join(o.name for o in arms) or "none"
-            raise UsageError(f"no armature {name!r} in the scene (armatures: {names})")
+            raise UsageError(f"no armature {name!r} in the scene (armatures: {names}){elsewhere_text('ARMATURE')}")
         return match[0]
     active = bpy.context.view_layer.objects.active
     if active is not None and active.type == "ARMATURE":
@@ -35,7 +57,7 @@ def pick_armature(name):
     if len(arms) == 1:
         return arms[0]
     if not arms:
-        raise UsageError("the scene has no armature")
+        raise UsageError("the scene has no armature" + elsewhere_text("ARMATURE"))
     raise UsageError(f"several armatures ({', '.join(o.name for o in arms)}): choose one with --armature")
 
 

@@ -1,12 +1,16 @@
 """Several files at once: one worker process per file, each the same Blender with the same add-on.
 
 A worker is ``blender -b --python-expr BOOT -- <the same arguments> --worker-file F --worker-report R``.
+Workers end with the run that started them: a run ended by a signal (a render farm cancelling the
+job, Ctrl+C) stops them first, and on Linux each worker asks the kernel for SIGTERM when its parent
+dies (``kill -9`` included), so no worker goes on to write its file after the run is gone.
 BOOT uses the add-on if that Blender already has it enabled under the parent's module name, else it
 registers the parent's copy of the add-on (the same folder) for that process only; nothing is
 installed and nothing is written to Blender's user configuration.
 """
 
 import concurrent.futures
+import contextlib
 import json
 import os
 import signal
@@ -22,6 +26,11 @@ ADDON_INIT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file
 
 BOOT = """\
 import importlib, importlib.util, os, sys
+if sys.platform.startswith("linux"):   # end with the parent run, also when it is killed (PR_SET_PDEATHSIG)
+    import ctypes, signal
+    ctypes.CDLL(None).prctl(1, int(signal.SIGTERM))
+    if os.getppid() != {parent}:
+        sys.exit(1)
 name, init = {name!r}, {init!r}
 module = sys.modules.get(name)
 own = module is None
@@ -50,7 +59,7 @@ def blender_binary():
 
 
 def worker_command(blender, argv, path, report):
-    boot = BOOT.format(name=ADDON, init=ADDON_INIT)
+    boot = BOOT.format(name=ADDON, init=ADDON_INIT, parent=os.getpid())
     return [blender, "-b", "--python-exit-code", "1", "--python-expr", boot, "--", *argv,
             "--worker-file", path, "--worker-report", report]
 
@@ -72,8 +81,21 @@ def run_worker(blender, argv, base, lock, tmp):
     name = os.path.basename(path)
     started = time.monotonic()
     report = os.path.join(tmp, f"{abs(hash(path))}-{name}.json")
-    proc = subprocess.Popen(worker_command(blender, argv, path, report), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, errors="replace")
+    with _LIVE_LOCK:
+        if _stopping.is_set():
+            raise BatchError("the run was stopped")
+        proc = subprocess.Popen(worker_command(blender, argv, path, report), stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, errors="replace")
+        _live.add(proc)
+    try:
+        return _collect(proc, report, base, lock, name, started)
+    finally:
+        with _LIVE_LOCK:
+            _live.discard(proc)
+
+
+def _collect(proc, report, base, lock, name, started):
+    """Wait for the worker ``proc``, echoing its lines; its report record."""
     errors = []
     reader = threading.Thread(target=lambda: errors.extend(proc.stderr))
     reader.start()
@@ -95,13 +117,51 @@ def run_worker(blender, argv, base, lock, tmp):
     return record
 
 
+_live = set()   # the workers running
+_LIVE_LOCK = threading.Lock()
+_stopping = threading.Event()
+STOP_SIGNALS = ("SIGTERM", "SIGHUP", "SIGINT")
+
+
+def _stop_workers(signum, _frame):
+    """A signal that ends the run ends its workers first, then the run as the signal would."""
+    _stopping.set()
+    with _LIVE_LOCK:
+        for proc in _live:
+            try:
+                proc.terminate()
+            except OSError:
+                pass
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)
+
+
+@contextlib.contextmanager
+def stopping_workers_on_signals():
+    """``_stop_workers`` for the stop signals while the workers run (main thread only)."""
+    kept = {}
+    for name in STOP_SIGNALS:
+        number = getattr(signal, name, None)
+        if number is None:
+            continue
+        try:
+            kept[number] = signal.signal(number, _stop_workers)
+        except (ValueError, OSError):   # not the main thread, or not allowed here
+            pass
+    try:
+        yield
+    finally:
+        for number, handler in kept.items():
+            signal.signal(number, handler)
+
+
 def process_many(args, argv, records, new_record):
     """Run every file of ``args.files`` in a worker, at most ``args.jobs`` at once; fills ``records``
     in the order of the files and prints one line per file."""
     blender = blender_binary()
     lock = threading.Lock()
     results = {}
-    with tempfile.TemporaryDirectory(prefix="jointlimit-workers-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="jointlimit-workers-") as tmp, stopping_workers_on_signals():
         with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
             futures = {pool.submit(run_worker, blender, argv, new_record(args, os.path.abspath(p)), lock, tmp): p for p in args.files}
             for done, future in enumerate(concurrent.futures.as_completed(futures), start=1):

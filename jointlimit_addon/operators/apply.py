@@ -3,7 +3,7 @@
 import bpy
 from bpy.props import BoolProperty
 
-from .. import bone_limits
+from .. import animation, bone_limits, drag
 from ._common import PosePoll, target_bones_skipping
 
 
@@ -29,4 +29,14 @@ class POSE_OT_jointlimit_apply(PosePoll, bpy.types.Operator):
             self.report({"ERROR"}, str(exc))
             return {"CANCELLED"}
         self.report({"INFO"}, f"Clamped {len(moved)} of {len(bones)} limited bones{bone_limits.skipped_text(skipped)}")
+        clamped = [pb for pb in bones if pb.name in moved]
+        if drag.autokey_enabled(context):
+            for pb in clamped:
+                pb.keyframe_insert(data_path=bone_limits.rotation_path(pb)[0], group=pb.name)
+            return {"FINISHED"}
+        animated = [name for obj in {pb.id_data for pb in clamped}
+                    for name in animation.animated_rotations(obj, [pb for pb in clamped if pb.id_data is obj])]
+        if animated:
+            self.report({"WARNING"}, f"{', '.join(animated)}: animated, the keys or drivers set the rotation again on "
+                                     "the next frame change (insert a key, turn on Auto Keying, or Bake)")
         return {"FINISHED"}

@@ -4,8 +4,8 @@ import bpy
 import numpy as np
 from bpy.props import BoolProperty, IntProperty
 
-from .. import bone_limits, compat
-from ._common import PosePoll, report_text, target_bones_skipping
+from .. import animation, bone_limits, compat
+from ._common import PosePoll, target_bones_skipping
 
 
 def sample_rotations(scene, bones, frames):
@@ -75,16 +75,6 @@ def _took_key(fc, time):
     return any(abs(point.co[0] - time) < 1e-4 for point in fc.keyframe_points)
 
 
-def keyable(obj):
-    """Whether keys can go into ``obj``'s action (none yet: the bake makes one). A linked action
-    is not editable (``keyframe_insert`` refuses its keys, and what a script writes into it is
-    lost on save); an override of one takes keys that the save drops (its keys are the
-    library's)."""
-    data = obj.animation_data
-    action = None if data is None else data.action
-    return action is None or action.is_editable and action.override_library is None
-
-
 class POSE_OT_jointlimit_bake(PosePoll, bpy.types.Operator):
     """Evaluate the animation over a frame range and key the clamped rotation of the limited bones on every frame"""
 
@@ -110,12 +100,9 @@ class POSE_OT_jointlimit_bake(PosePoll, bpy.types.Operator):
         if not bones:
             self.report({"ERROR"}, "No limited bones to bake")
             return {"CANCELLED"}
-        linked = next((obj for obj in {pb.id_data for pb in bones} if not keyable(obj)), None)
-        if linked is not None:
-            self.report({"ERROR"}, report_text(
-                "The action {action} of {rig} comes from a library (linked or overridden) and cannot keep keys: "
-                "make it local first (Make Local, or give the rig an action of its own)",
-                action=repr(linked.animation_data.action.name), rig=repr(linked.name)))
+        refused = animation.unkeyable_message({pb.id_data for pb in bones})
+        if refused is not None:
+            self.report({"ERROR"}, refused)
             return {"CANCELLED"}
         scene = context.scene
         original_frame = scene.frame_current

@@ -98,6 +98,9 @@ class POSE_OT_jointlimit_motion(PosePoll, bpy.types.Operator):
             plans.append((pb, keys, limit))
         if not plans:
             raise ValueError("None of the selected bones has two or more rotation keys in the frame range")
+        refused = animation.unkeyable_message([context.object])
+        if refused is not None:
+            raise ValueError(refused)
         return plans, skipped
 
     def execute(self, context):
