@@ -31,7 +31,7 @@ Degenerate inputs never produce NaN (see ``LimbPose`` for the flags):
   when the target is nearer than ``|L1 - L2|``) — the seed's sample makes the limb vanish
   [001 §4]; we do not.
 * a target at the root (closer than ``1e-9 (L1 + L2)``): status ``TOO_CLOSE``; the rest pose (or
-  the ``current`` pose passed in) is returned.
+  the ``current`` pose passed in) is returned, clamped into the limits (``_kept_inside``).
 
 Limits (``LimbLimits``): the hinge range bounds the elbow/knee angle; the swivel is a free
 parameter spent on the upper and end limits — the feasible swivel nearest the requested one is
@@ -656,11 +656,11 @@ def _finish(chain, target, q1, theta, dist, too_close, hinge_clamped, limits, en
     quats = np.stack(np.broadcast_arrays(q1, q_hinge, end_q), axis=-2)
     if np.any(too_close):
         keep = Q.identity(quats.shape[:-1]) if current is None else Q.as_unit_quats(current, "current")
-        keep = np.broadcast_to(keep, quats.shape)
+        keep, kept_theta, flags = _kept_inside(chain, np.broadcast_to(keep, quats.shape), limits)
         quats = np.where(too_close[..., None, None], keep, quats)
-        theta = np.where(too_close, 0.0 if current is None else _hinge_of(chain, keep[..., 1, :]), theta)
+        theta = np.where(too_close, kept_theta, theta)
         hinge_clamped, upper_clamped, end_clamped = (
-            np.asarray(f) & ~too_close for f in (hinge_clamped, upper_clamped, end_clamped))
+            np.where(too_close, kept, f) for kept, f in zip(flags, (hinge_clamped, upper_clamped, end_clamped)))
     tip_error = np.linalg.norm(forward(chain, quats)[..., 2, :] - target, axis=-1)
     d_lo, d_hi = chain.distance_range(limits.hinge)
     scale = np.asarray(chain.base_scale)
@@ -677,6 +677,26 @@ def _finish(chain, target, q1, theta, dist, too_close, hinge_clamped, limits, en
         upper_blocked=swivel_info[2] & ~too_close, end_blocked=swivel_info[3] & ~too_close,
         no_feasible_swivel=swivel_info[4] & ~too_close,
     )
+
+
+def _kept_inside(chain, keep, limits):
+    """The pose ``keep`` (..., 3, 4) kept for a target at the root, inside the limits: the upper and
+    end bones clamped, the lower bone's hinge angle into the hinge range (a lower rotation off the
+    hinge axis is kept while its hinge angle is in range); its hinge angles and the
+    (hinge, upper, end) clamped flags."""
+    upper, upper_clamped = _clamp(limits.upper, keep[..., 0, :])
+    end, end_clamped = _clamp(limits.end, keep[..., 2, :])
+    lower, theta = keep[..., 1, :], _hinge_of(chain, keep[..., 1, :])
+    hinge_clamped = np.zeros(theta.shape, dtype=bool)
+    if limits.hinge is not None:
+        lo, hi = _check_range(limits.hinge)
+        inside, _ = _in_range(theta, lo, hi)
+        ends = [_clip_to_range(float(a), lo, hi)[0] for a in np.ravel(theta)]
+        clipped = np.reshape(ends, theta.shape)
+        theta = np.where(inside, theta, clipped)
+        lower = np.where(inside[..., None], lower, Q.from_axis_angle(chain.axis, clipped))
+        hinge_clamped = ~inside
+    return np.stack((upper, lower, end), axis=-2), theta, (hinge_clamped, upper_clamped, end_clamped)
 
 
 def _hinge_of(chain, q_lower):

@@ -284,6 +284,26 @@ def test_target_at_root_is_too_close_and_finite():
     assert not L.is_reachable(chain, chain.root)
 
 
+def test_the_pose_kept_for_a_target_at_the_root_is_inside_the_limits():
+    """TOO_CLOSE keeps the rest (or current) pose; with limits that leave it out, the kept pose is
+    clamped into them and flagged, on the scalar and the batched paths."""
+    from jointlimit_addon.core.limits import JointLimit
+
+    chain = _random_chain(np.random.default_rng(7), parent=False)
+    upper = JointLimit("RECT", swing_x=(0.5, 1.0), swing_z=(0.2, 0.6))
+    limits = L.LimbLimits(upper, (0.5, 2.0), None)
+    for pose in (L.solve_position(chain, chain.root.copy(), 0.0, limits=limits),
+                 L.solve_position(chain, chain.root[None], [0.0], limits=limits)):
+        assert np.ravel(pose.too_close).all() and np.ravel(pose.status).tolist() == [L.STATUS_TOO_CLOSE]
+        assert 0.5 - 1e-12 <= float(np.ravel(pose.hinge_angle)[0]) <= 2.0
+        quats = pose.quats.reshape(-1, 3, 4)[0]
+        assert upper.contains(quats[0]) and np.ravel(pose.upper_clamped).all() and np.ravel(pose.hinge_clamped).all()
+        assert abs(float(L._hinge_of(chain, quats[1])) - float(np.ravel(pose.hinge_angle)[0])) < 1e-12
+    inside = np.stack([upper.clamp(Q.identity()), Q.from_axis_angle(chain.axis, 1.0), Q.identity()])
+    kept = L.solve_position(chain, chain.root, 0.0, limits=limits, current=inside)
+    assert np.allclose(kept.quats[:2], inside[:2]) and not kept.hinge_clamped and not kept.upper_clamped
+
+
 # ---------------------------------------------------------------------------- hinge and limits
 
 
