@@ -46,15 +46,20 @@ def _axes_range(rng, what):
     return rng
 
 
+def _twist(settings):
+    """The twist range of the settings (``None``: free), the message in degrees when inverted."""
+    if settings.twist_min > settings.twist_max:
+        raise ValueError(
+            f"Twist: minimum ({math.degrees(settings.twist_min):.1f}°) is above maximum "
+            f"({math.degrees(settings.twist_max):.1f}°)"
+        )
+    return twist_range(settings.twist_min, settings.twist_max)
+
+
 def _swing_limit(settings):
     twist = None
     if settings.use_twist_limit and not settings.fix_twist:
-        if settings.twist_min > settings.twist_max:
-            raise ValueError(
-                f"Twist: minimum ({math.degrees(settings.twist_min):.1f}°) is above maximum "
-                f"({math.degrees(settings.twist_max):.1f}°)"
-            )
-        twist = twist_range(settings.twist_min, settings.twist_max)
+        twist = _twist(settings)
     outline = None
     swing_x = swing_z = None
     if settings.shape == "POLYGON":
@@ -97,8 +102,7 @@ def build_limit(settings):
         cls = EulerLimit if kind == "EULER" else EulerMultiLimit
         return cls(x=x, y=y, z=z, order=settings.euler_order)
     if kind == "QUAT_SWING":
-        twist = twist_range(settings.twist_min, settings.twist_max) if settings.use_twist_limit else None
-        return QuatSwingLimit(max_swing=settings.quat_swing_max, twist=twist)
+        return QuatSwingLimit(max_swing=settings.quat_swing_max, twist=_twist(settings) if settings.use_twist_limit else None)
     raise ValueError(f"unknown limit kind {kind!r}")
 
 
@@ -320,10 +324,11 @@ def values_for_mode(mode, q, current):
         sign = -1.0 if cw * w + cx * x + cy * y + cz * z < 0 else 1.0
         return "rotation_quaternion", (sign * w, sign * x, sign * y, sign * z)
     q = np.array(q, dtype=np.float64)
-    if mode == "AXIS_ANGLE":
+    if mode == "AXIS_ANGLE":    # the axis on the current axis's side, the angle the nearest turn to the current
         axis, angle = quat.to_axis_angle(q)
         if np.dot(np.array(current[1:]), axis) < 0:
             axis, angle = -axis, -angle
+        angle += 2.0 * math.pi * round((float(current[0]) - angle) / (2.0 * math.pi))
         return "rotation_axis_angle", (float(angle), *axis)
     return "rotation_euler", _compatible_euler(q, mode, np.array(current))
 

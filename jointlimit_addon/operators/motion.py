@@ -20,13 +20,22 @@ def output_frames(keys, step):
     return sorted(set(range(keys[0], keys[-1] + 1, step)) | set(keys))
 
 
-def _largest_step_degrees(frames, quats):
-    """The largest turn between generated frames, per frame of time (degrees)."""
+def _largest_step_degrees(frames, quats, skip=()):
+    """The largest turn between generated frames, per frame of time (degrees), leaving out the steps
+    within the frame spans ``skip`` (``(start, end)``: where another warning says why)."""
     if len(frames) < 2:
         return 0.0
-    gaps = np.diff(np.asarray(frames, dtype=np.float64))
-    turns = quat.angle_between(np.asarray(quats[1:]), np.asarray(quats[:-1]))
-    return float(np.degrees(turns / np.maximum(gaps, 1.0)).max())
+    frames = np.asarray(frames, dtype=np.float64)
+    gaps = np.diff(frames)
+    turns = np.degrees(quat.angle_between(np.asarray(quats[1:]), np.asarray(quats[:-1])) / np.maximum(gaps, 1.0))
+    for start, end in skip:
+        turns[(frames[:-1] >= start) & (frames[1:] <= end)] = 0.0
+    return float(turns.max())
+
+
+def _locked_bone(pb):
+    """Whether any rotation channel of ``pb`` is locked (Lock Rotation)."""
+    return bone_limits.with_rotation_lock(pb, None) is not None
 
 
 class POSE_OT_jointlimit_motion(PosePoll, bpy.types.Operator):
@@ -119,6 +128,10 @@ class POSE_OT_jointlimit_motion(PosePoll, bpy.types.Operator):
             try:
                 quats, stored = sample_rotations(scene, [pb], keys)     # a zero quaternion: names the bone
                 quats = quats[:, 0]
+                if limit is not None:   # the key poses inside the limit first (whether Clamp Playback clamped them)
+                    quats = np.asarray(limit.clamp(quats), dtype=np.float64)
+                # locked channels keep the animation's value on each frame: read it there
+                locked = sample_rotations(scene, [pb], frames)[1] if _locked_bone(pb) else None
                 args = (np.array(keys, dtype=np.float64), quats, np.array(frames, dtype=np.float64), self.profile,
                         self.channels)
                 try:
@@ -130,22 +143,22 @@ class POSE_OT_jointlimit_motion(PosePoll, bpy.types.Operator):
                 self.report({"ERROR"}, str(exc))
                 scene.frame_set(original_frame)
                 return {"CANCELLED"}
-            written.append((pb, frames, result, stored[0][0]))
-            if self.channels == motion.SWING_TWIST:     # the keys as written, and as the limit clamps them
-                pairs = motion.swing_pole_segments(quats) or (
-                    motion.swing_pole_segments(np.asarray(limit.clamp(quats))) if limit is not None else [])
-                if pairs:
-                    over_pole[pb.name] = (keys[pairs[0]], keys[pairs[0] + 1])
-            jump = _largest_step_degrees(frames, result)
-            if jump > STEP_WARNING_DEGREES and pb.name not in over_pole:    # else said by the pole warning
+            written.append((pb, frames, result, stored[0][0], locked))
+            pairs = motion.swing_pole_segments(quats) if self.channels == motion.SWING_TWIST else []
+            if pairs:
+                over_pole[pb.name] = (keys[pairs[0]], keys[pairs[0] + 1])
+            jump = _largest_step_degrees(frames, result, [(keys[k], keys[k + 1]) for k in pairs])
+            if jump > STEP_WARNING_DEGREES:     # (the pole's segments are said by the pole warning)
                 jumps[pb.name] = jump
             if over > OVERSHOOT_WARNING_DEGREES:
                 overshoot[pb.name] = over
-        for pb, frames, result, first_key in written:
+        for pb, frames, result, first_key, locked in written:
             path, _ = bone_limits.rotation_path(pb)
             setattr(pb, path, first_key)    # Euler turns and quaternion signs continue from the first key
-            for frame, q in zip(frames, result):
-                bone_limits.write_posed_rotation(pb, q)     # locked channels keep their value
+            for f, (frame, q) in enumerate(zip(frames, result)):
+                if locked is not None:  # the locked channels keep the animation's value on this frame
+                    setattr(pb, path, locked[f][0])
+                bone_limits.write_posed_rotation(pb, q)
                 pb.keyframe_insert(data_path=path, frame=frame, group=pb.name)
         scene.frame_set(original_frame)
         message = f"Smoothed {len(written)} bones"
