@@ -37,16 +37,18 @@ def unkeyable_message(objects):
                                                                rig=repr(obj.name))
 
 
-def animated_rotations(obj, pose_bones):
+def animated_rotations(obj, pose_bones, drivers_only=False):
     """Names of ``pose_bones`` whose rotation channel (in the bone's mode) the active action keys or
-    a driver drives: a pose written into them is evaluated away on the next frame change, and
-    when the file opens."""
+    a driver drives (``drivers_only``: a driver): a pose written into them is evaluated away on
+    the next frame change, and when the file opens."""
     from .bone_limits import rotation_path
 
     data = obj.animation_data
     if data is None:
         return []
-    paths = {fc.data_path for fc in object_fcurves(obj)} | {fc.data_path for fc in data.drivers}
+    paths = {fc.data_path for fc in data.drivers}
+    if not drivers_only:
+        paths |= {fc.data_path for fc in object_fcurves(obj)}
     return [pb.name for pb in pose_bones if f'pose.bones["{pb.name}"].{rotation_path(pb)[0]}' in paths]
 
 

@@ -10,7 +10,7 @@ import math
 import numpy as np
 
 from . import chains, compat, settings_io
-from .core import grouped_shapes, locks, quat
+from .core import ccd_steps, grouped_shapes, locks, quat
 from .core.euler_limits import EulerLimit, EulerMultiLimit, HingeLimit, QuatSwingLimit
 from .core.limits import SMOOTH_SHAPES, JointLimit
 
@@ -368,15 +368,27 @@ def skipped_text(skipped, shown=5):
 
 
 def clamp_bones(pose_bones):
-    """Clamp each bone's current rotation to its limit; returns the names of bones that moved.
+    """Clamp each bone's current rotation to its limit; returns the names of bones that moved. A
+    bone with Lock Rotation goes to the nearest rotation that both its limit and its lock allow
+    (``clamp_locked``): its locked channels keep their values, as the IK tools keep them.
 
     Raises ``ValueError`` naming the bone when its settings are invalid (nothing is written then).
     """
     work = [(pb, bone_limit(pb), read_rotation(pb)) for pb in pose_bones]
     moved = []
     for pb, limit, q in work:
-        clamped = limit.clamp(q)
+        clamped, locked = clamp_locked(pb, limit, q)
         if quat.angle_between(clamped, q) > storage_tol(stored_magnitude(pb)):
-            write_rotation(pb, clamped)
+            (write_posed_rotation if locked else write_rotation)(pb, clamped)
             moved.append(pb.name)
     return moved
+
+
+def clamp_locked(pose_bone, limit, q):
+    """``(limit.clamp(q), False)``, or for a bone with Lock Rotation (read from its stored values)
+    the nearest rotation both allow (``ccd_steps.clamp_one``, the limit and the lock in turn) and
+    ``True``."""
+    lock = with_rotation_lock(pose_bone, limit)
+    if lock is limit:
+        return np.asarray(limit.clamp(q), dtype=np.float64), False
+    return np.array(ccd_steps.clamp_one(lock, tuple(float(c) for c in q))), True

@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from . import bone_limits
+from . import animation, bone_limits
 
 SWIVEL_STEP = math.radians(5.0)  # per mouse-wheel notch
 SWIVEL_PER_PIXEL = math.radians(0.5)  # Ctrl+drag
@@ -134,11 +134,9 @@ class DragSession:
     def cancel(self):
         restore_pose(self.snapshot)
 
-    def key(self, frame):
-        """Insert rotation keys on every bone of the chain (for auto-keying on confirm)."""
-        for pb in self.bones:
-            path, _ = bone_limits.rotation_path(pb)
-            pb.keyframe_insert(data_path=path, frame=frame, group=pb.name)
+    def key(self, context):
+        """Auto-key the chain's rotations on confirm (``autokey``)."""
+        autokey(context, self.bones)
 
 
 def _wrap(angle):
@@ -147,3 +145,23 @@ def _wrap(angle):
 
 def autokey_enabled(context):
     return bool(context.scene.tool_settings.use_keyframe_insert_auto)
+
+
+def autokey(context, pose_bones):
+    """With Auto Keying on, key the rotation channel of each of ``pose_bones`` on the current
+    frame, as Blender's transform does: not a driven channel, nor one of an action that cannot keep
+    keys (a library's), and with *Only Insert Available* only a channel that has keys already.
+    Returns the names of the bones keyed ([] with Auto Keying off)."""
+    if not autokey_enabled(context):
+        return []
+    only_available = context.preferences.edit.use_keyframe_insert_available
+    keyed = []
+    for pb in pose_bones:
+        obj = pb.id_data
+        if not animation.keyable(obj) or animation.animated_rotations(obj, [pb], drivers_only=True):
+            continue
+        if only_available and not animation.animated_rotations(obj, [pb]):
+            continue
+        pb.keyframe_insert(data_path=bone_limits.rotation_path(pb)[0], group=pb.name)
+        keyed.append(pb.name)
+    return keyed

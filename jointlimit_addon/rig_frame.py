@@ -53,6 +53,7 @@ ELBOW_RE = re.compile(r"fore.?arm|lower.?arm|lowarm|elbow", re.IGNORECASE)
 FOOT_RE = re.compile(r"foot|toe", re.IGNORECASE)
 NOT_FOOT_RE = re.compile(r"ik|heel|spin|roll|pole|tweak|pivot", re.IGNORECASE)
 LIMIT = 179.0  # degrees, the widest swing range a setting takes
+BENT_REST = 5.0  # degrees a hinge bone rests bent about the other axis than its rule's before that axis is taken
 REST_ROOM = 1.0  # degrees a fitted swing range reaches past the rest pose on each side (the Axes fit needs room)
 _SNAP = 0.2  # below this an axis is degenerate (the bone points along the direction)
 
@@ -181,6 +182,21 @@ def rest_bend(rest_matrix, parent_matrix, flex_axis, flex_sign):
     return math.degrees(math.atan2(float(np.dot(axis, np.cross(d_parent, d))), float(np.dot(d_parent, d))))
 
 
+def _hinge_axis(rest_matrix, parent_matrix, flex_axis, flex_sign):
+    """A hinge's flexion axis and sign: the rule's (``bone_axes``), unless the bone rests bent
+    (more than ``BENT_REST``°) about the other local axis: a rig's own bend is the way the joint
+    bends (Rigify's thumb curls about its X, which the fingers' rule, down, does not give)."""
+    if parent_matrix is None:
+        return flex_axis, flex_sign
+    rot = np.asarray(rest_matrix, dtype=np.float64)[:3, :3]
+    bend = rot.T @ np.cross(np.asarray(parent_matrix, dtype=np.float64)[:3, 1], rot[:, 1])  # |bend| = sin
+    axis = "X" if abs(bend[0]) >= abs(bend[2]) else "Z"
+    component = bend[0 if axis == "X" else 2]
+    if axis == flex_axis or np.linalg.norm(bend) < math.sin(math.radians(BENT_REST)):
+        return flex_axis, flex_sign
+    return axis, float(np.sign(component))
+
+
 def fit_entry(entry, joint, rest_matrix, front, right_side, parent_matrix=None):
     """The table entry of ``joint`` (LEFT side, SPEC convention) fitted to one bone's rest frame:
     ranges on the local axes that flex and abduct this bone, signs from the rig's geometry, the
@@ -191,6 +207,8 @@ def fit_entry(entry, joint, rest_matrix, front, right_side, parent_matrix=None):
     if joint not in JOINT_RULES:
         return dict(entry)
     flex_axis, s_f, s_a, shift_f, shift_a = bone_axes(rest_matrix, joint, front, right_side)
+    if entry.get("kind") == "HINGE":
+        flex_axis, s_f = _hinge_axis(rest_matrix, parent_matrix, flex_axis, s_f)
     out = dict(entry)
     flex, abd = entry.get("swing_x"), entry.get("swing_z")
     if flex is not None:

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from cli_helpers import WRAPPER, batch_env, blender_env, launcher, ok, one_error_line, run, tree_state  # noqa: F401
+from conftest import ADDON_MODULE
 from rigs import make_armature
 
 pytestmark = [pytest.mark.blender]
@@ -192,6 +193,22 @@ def test_apply_on_keyed_bones_says_the_keys_win(run, scene, tmp_path):
     assert "clamped 1 of 1 limited bones" in out
     assert "1 of them animated (spine): their keys or drivers set the rotation again when the file opens, use bake" in out
     assert "animated" not in ok(run("apply", blend=save_rig_posed(tmp_path)))
+    import bpy
+
+    bpy.ops.wm.read_homefile(use_empty=True)    # a file saved with Auto Keying on: apply still keys nothing
+    obj = build_rig()
+    pb = obj.pose.bones["spine"]
+    for frame, angle in ((1, 60), (21, 60)):
+        pb.rotation_quaternion = axis_x(angle)
+        pb.keyframe_insert("rotation_quaternion", frame=frame)
+    bpy.context.scene.frame_set(11)
+    bpy.context.scene.tool_settings.use_keyframe_insert_auto = True
+    path = save(tmp_path / "autokey.blend")
+    ok(run("apply", blend=path))
+    obj = load(path)
+    fcurves = [fc for fc in importlib.import_module(f"{ADDON_MODULE}.animation").object_fcurves(obj)]
+    assert sorted({round(k.co[0]) for fc in fcurves for k in fc.keyframe_points}) == [1, 21]
+    assert bpy.context.scene.tool_settings.use_keyframe_insert_auto     # the file's setting kept
 
 
 def save_rig_posed(tmp_path):

@@ -271,3 +271,31 @@ def test_a_worker_that_dies_is_that_files_failure(run, batch_env, scene, tmp_pat
         assert angle_of(rotation(load(path), "spine")) == pytest.approx(20.0, abs=1e-3)
     dead = json.loads(report.read_text())["files"][1]
     assert set(dead) == RECORD_KEYS and dead["status"] == "failed" and dead["errors"] == ["the worker died (SIGKILL)"]
+
+
+def test_the_stop_signal_guard_leaves_blenders_own_handlers_alone(addon, monkeypatch):
+    """In ``blender -b`` Blender's C handler holds SIGINT before Python starts, and Python reports
+    it as ``None``: the guard of a --jobs run must neither take it nor try to put ``None`` back
+    (which raised TypeError after every multi-file run in a real Blender)."""
+    import signal
+
+    workers = importlib.import_module(f"{ADDON_MODULE}.cli.workers")
+    installed = []
+    real_signal, real_get = signal.signal, signal.getsignal
+
+    def fake_get(number):
+        return None if number == signal.SIGINT else real_get(number)
+
+    def fake_signal(number, handler):
+        if handler is None:
+            raise TypeError("signal handler must be signal.SIG_IGN, signal.SIG_DFL, or a callable object")
+        installed.append((number, handler))
+        return real_signal(number, handler)
+
+    monkeypatch.setattr(signal, "getsignal", fake_get)
+    monkeypatch.setattr(signal, "signal", fake_signal)
+    before = real_get(signal.SIGTERM)
+    with workers.stopping_workers_on_signals():
+        assert real_get(signal.SIGTERM) is workers._stop_workers
+    assert real_get(signal.SIGTERM) == before
+    assert all(number != signal.SIGINT for number, _ in installed)

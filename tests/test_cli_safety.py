@@ -14,7 +14,7 @@ import subprocess
 
 import pytest
 
-from cli_helpers import batch_env, command, ok, one_error_line, run, tree_state  # noqa: F401
+from cli_helpers import batch_env, command, launcher, ok, one_error_line, run, tree_state  # noqa: F401
 from conftest import ADDON_MODULE
 from test_batch import angle_of, axis_x, build_rig, load, rotation, sampled, save
 
@@ -295,6 +295,48 @@ def test_workers_end_with_a_stopped_run_and_write_nothing(batch_env, scene, tmp_
     assert _gone(workers), "workers outlived the run"
     assert [f.read_bytes() for f in files] == before
     assert sorted(p.name for p in tmp_path.iterdir() if not p.name.startswith(".")) == ["a.blend", "b.blend"]
+
+
+def _descendants(pid):
+    found = []
+    for child in _children(pid):
+        found += [child, *_descendants(child)]
+    return found
+
+
+@pytest.mark.skipif(not pathlib.Path("/proc/self/task").exists(), reason="reads Linux's /proc")
+def test_workers_through_a_launcher_that_does_not_exec(batch_env, scene, tmp_path):
+    """$JOINTLIMIT_BLENDER a site launcher script that runs Blender without ``exec`` (the worker's
+    parent is the script): the workers run (a parent check made them quit at once), and a run
+    killed outright still ends them (their watch of the run's process)."""
+    import sys
+    import time
+
+    wrapper = tmp_path / "site-blender"
+    wrapper.write_text(f'#!/bin/sh\n"{launcher()}" "$@"\n')
+    wrapper.chmod(0o755)
+    env = dict(batch_env, JOINTLIMIT_BLENDER=str(wrapper))
+    parent = [sys.executable, str(pathlib.Path(__file__).resolve().parent.parent / "scripts" / "embedded_blender.py"),
+              "-c", "jointlimit"]
+    spine_rig()
+    files = [save(tmp_path / f"{name}.blend") for name in ("a", "b")]
+    result = subprocess.run([*parent, "apply", "--jobs", "2", *map(str, files)], env=env, capture_output=True, text=True,
+                            timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert all(f"ok  {f}" in result.stdout for f in files)
+    keyed_spine_rig(LONG_BAKE)
+    files = [save(tmp_path / f"{name}.blend") for name in ("c", "d")]
+    before = [f.read_bytes() for f in files]
+    run = subprocess.Popen([*parent, "bake", "--frames", "1", str(LONG_BAKE), "--jobs", "2", *map(str, files)], env=env,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    wait_for_line(run, "bake: frames")
+    workers = _descendants(run.pid)
+    assert len(workers) >= 4, workers      # two scripts, two Blenders
+    run.send_signal(signal.SIGKILL)
+    run.communicate(timeout=60)
+    assert _gone(workers), "workers outlived the run"
+    time.sleep(1.0)
+    assert [f.read_bytes() for f in files] == before
 
 
 # --- 4. no writes to the user's configuration, ten runs at once ------------------------------------------------

@@ -276,6 +276,8 @@ def test_modal_drag_wheel_cancel_restores_exactly(arm, mods):
 def test_modal_confirm_keys_with_autokey(arm, mods):
     import bpy
 
+    edit = bpy.context.preferences.edit
+    available, edit.use_keyframe_insert_available = edit.use_keyframe_insert_available, False  # (unkeyed bones)
     bpy.context.scene.tool_settings.use_keyframe_insert_auto = True
     bpy.context.scene.frame_set(7)
     op, ctx, to_px, world_hand = _start_modal(arm, mods)
@@ -289,6 +291,7 @@ def test_modal_confirm_keys_with_autokey(arm, mods):
     assert 'pose.bones["upper_arm"].rotation_quaternion' in paths
     assert 'pose.bones["forearm"].rotation_quaternion' in paths
     bpy.context.scene.tool_settings.use_keyframe_insert_auto = False
+    edit.use_keyframe_insert_available = available
 
 
 @pytest.mark.parametrize("gone", ["armature", "hand", "forearm"])
@@ -563,3 +566,51 @@ def test_the_reports_say_what_held_the_limb(arm, mods):
                          **dict(PROPS, target=near, use_orientation=True, target_rotation=wanted, use_limits=False))
     assert op.execute(bpy.context) == {"FINISHED"}
     assert "Target Rotation" not in op.reports[-1][1] and "exact" in op.reports[-1][1]
+
+
+def test_scripted_solves_key_with_auto_keying_as_blenders_transform_does(arm, mods):
+    """Limb IK and CCD IK run from a script or the menu (execute) key the bones they wrote when Auto
+    Keying is on (only the interactive confirm did: the solve was lost on the next frame change);
+    with Only Insert Available only bones that have keys; never a driven channel."""
+    import bpy
+
+    scene = bpy.context.scene
+    tools, edit = scene.tool_settings, bpy.context.preferences.edit
+    root = np.array(arm.pose.bones["upper_arm"].head)
+    target = root + np.array([0.2, 0.3, -0.2])
+    available = edit.use_keyframe_insert_available     # (on by default since Blender 4.1)
+    tools.use_keyframe_insert_auto, edit.use_keyframe_insert_available = True, False
+    try:
+        scene.frame_set(5)
+        assert bpy.ops.pose.jointlimit_limb_ik(target=target, use_limits=False) == {"FINISHED"}
+        assert _keys(arm) == {"upper_arm": [5], "forearm": [5]}
+        scene.frame_set(6)
+        scene.frame_set(5)
+        assert np.linalg.norm(_hand_head(arm) - target) < 1e-5 * _limb_length(arm)    # kept by its keys
+        edit.use_keyframe_insert_available = True
+        scene.frame_set(7)
+        select_only(arm, {"hand"}, active="hand")
+        assert bpy.ops.pose.jointlimit_ccd_ik(target=root + np.array([0.1, 0.2, -0.3]), chain_length=4,
+                                              use_limits=False) == {"FINISHED"}
+        assert _keys(arm) == {"upper_arm": [5, 7], "forearm": [5, 7]}   # not the shoulder, nor the hand: no keys yet
+        edit.use_keyframe_insert_available = False
+        arm.pose.bones["forearm"].driver_add("rotation_quaternion", 1).driver.expression = "0.0"
+        scene.frame_set(9)
+        assert bpy.ops.pose.jointlimit_limb_ik(target=target, use_limits=False) == {"FINISHED"}
+        assert _keys(arm) == {"upper_arm": [5, 7, 9], "forearm": [5, 7]}  # the driven forearm: no key
+    finally:
+        tools.use_keyframe_insert_auto, edit.use_keyframe_insert_available = False, available
+
+
+def _keys(obj):
+    """``{bone: sorted frames}`` of the rotation keys in the armature's action."""
+    from rigs import compat
+
+    data = obj.animation_data
+    out = {}
+    if data is None or data.action is None:
+        return out
+    for fc in compat().action_fcurves(data.action, data.action_slot):
+        bone = fc.data_path.split('"')[1]
+        out[bone] = sorted({round(k.co[0]) for k in fc.keyframe_points} | set(out.get(bone, [])))
+    return out

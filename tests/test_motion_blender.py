@@ -69,15 +69,15 @@ def test_keys_hit_exactly_and_every_frame_keyed(rig, mods, profile, channels):
     assert steps[0] < 0.3 * steps.max() and steps[-1] < 0.3 * steps.max()  # starts and ends at rest
 
 
-def _limited_quaternion_joint(rig, mods):
-    """The joint in quaternion mode with an ELLIPSE limit (X -10..120°, Z -30..30°): the bone, its
-    settings and the core limit."""
+def _limited_quaternion_joint(rig, mods, mode="QUATERNION", shape="ELLIPSE", x=(-10, 120), z=(-30, 30)):
+    """The joint in quaternion mode with an ELLIPSE limit (X -10..120°, Z -30..30°), or as given:
+    the bone, its settings and the core limit."""
     pb = rig.pose.bones["joint"]
-    pb.rotation_mode = "QUATERNION"
+    pb.rotation_mode = mode
     s = pb.jointlimit
-    s.enabled, s.kind, s.shape = True, "SWING_TWIST", "ELLIPSE"
-    s.swing_x_min, s.swing_x_max = math.radians(-10), math.radians(120)
-    s.swing_z_min, s.swing_z_max = math.radians(-30), math.radians(30)
+    s.enabled, s.kind, s.shape = True, "SWING_TWIST", shape
+    s.swing_x_min, s.swing_x_max = (math.radians(a) for a in x)
+    s.swing_z_min, s.swing_z_max = (math.radians(a) for a in z)
     return pb, s, mods["bone_limits"].build_limit(s)
 
 
@@ -457,3 +457,41 @@ def test_quaternion_swing_twist_range_error_is_in_degrees(rig, mods):
     s.twist_min, s.twist_max = math.radians(40), math.radians(-40)
     with pytest.raises(RuntimeError, match=r"Bone 'joint': Twist: minimum \(40\.0°\) is above maximum \(-40\.0°\)"):
         bpy.ops.pose.jointlimit_apply()
+
+
+def test_a_locked_channel_and_the_limit_hold_together(rig, mods):
+    """Euler XYZ with Z locked at 0 and a RECT limit (X -10..30°, Z ±12°): keys (0,0,0),
+    (50,20,0), (0,0,0). Every generated key is inside the limit with Z still 0 (the limit's own
+    clamp moved Z to -3.5° and zeroing it left the pose 1° outside); Apply and Bake keep the lock
+    the same way."""
+    import bpy
+
+    pb, s, _ = _limited_quaternion_joint(rig, mods, "XYZ", "RECT", (-10, 30), (-12, 12))
+    s.use_twist_limit, s.twist_min, s.twist_max = True, math.radians(-15), math.radians(15)
+    bl = mods["bone_limits"]
+    limit = bl.build_limit(s)
+
+    def key_shot():
+        rig.animation_data_clear()
+        pb.lock_rotation = (False, False, False)
+        for frame, e in ((1, (0, 0, 0)), (10, (50, 20, 0)), (20, (0, 0, 0))):
+            pb.rotation_euler = np.radians(e)
+            pb.keyframe_insert("rotation_euler", frame=frame)
+        pb.lock_rotation = (False, False, True)
+
+    def check(label):
+        for frame in range(1, 21):
+            bpy.context.scene.frame_set(frame)
+            assert pb.rotation_euler[2] == 0.0, (label, frame)
+            assert bl.is_inside(limit, bl.read_rotation(pb), 1e-5), (label, frame, tuple(pb.rotation_euler))
+
+    key_shot()
+    assert bpy.ops.pose.jointlimit_motion(frame_start=1, frame_end=20) == {"FINISHED"}
+    check("motion")
+    key_shot()
+    assert bpy.ops.pose.jointlimit_bake(frame_start=1, frame_end=20) == {"FINISHED"}
+    check("bake")
+    rig.animation_data_clear()
+    pb.rotation_euler = np.radians((50, 20, 0))
+    assert bpy.ops.pose.jointlimit_apply() == {"FINISHED"}
+    assert pb.rotation_euler[2] == 0.0 and bl.is_inside(limit, bl.read_rotation(pb), 1e-5)

@@ -410,6 +410,31 @@ def _straightens_and_stops(pb, parent, mods):
     assert abs(math.degrees(past - straight)) < 1.0, pb.name
 
 
+@pytest.mark.parametrize("finger", ["thumb", "f_index"])
+@pytest.mark.parametrize("side", ["L", "R"])
+def test_finger_hinges_straighten_and_curl_on_rigify(rigs, mods, finger, side):
+    """The Fingers preset with Fit to Rig on Rigify's generated rig: each finger hinge straightens
+    (as far as a hinge can: its rest bend leans a little off the hinge's plane) and curls 60°
+    further. Rigify's thumb rests bent about its local X, which the fingers' rule (they flex down)
+    does not give: it was hinged about Z and could neither straighten nor curl."""
+    import bpy
+
+    names = [f"{finger}.{i:02d}.{side}" for i in (1, 2, 3)]
+    rig = pose_mode(rigs["rig"], selected=set(names), active=names[0])
+    assert bpy.ops.pose.jointlimit_preset_apply(preset="CHAIN:FINGER") == {"FINISHED"}
+    Q = mods["core.quat"]
+    for parent, name in zip(names, names[1:]):
+        pb = rig.pose.bones[name]
+        assert pb.jointlimit.kind == "HINGE", name
+        _straightens_and_stops(pb, rig.pose.bones[parent], mods)
+        limit = mods["bone_limits"].build_limit(pb.jointlimit)
+        rest, d_parent = np.array(pb.bone.matrix_local)[:3, :3], np.array(rig.pose.bones[parent].bone.matrix_local)[:3, 1]
+        assert pb.jointlimit.hinge_axis == "X", name     # Rigify's fingers and thumbs bend about X
+        bend_axis = rest.T @ np.cross(d_parent, rest[:, 1])     # the way it rests bent: flexion
+        curl = Q.from_axis_angle(limit.axis * np.sign(bend_axis @ limit.axis), math.radians(60))
+        assert abs(math.degrees(limit.hinge_angle(limit.clamp(curl)))) == pytest.approx(60, abs=1e-3), name
+
+
 def test_chain_presets_refuse_mismatched_chains_and_never_shift(rigs, mods):
     import bpy
 

@@ -29,6 +29,41 @@ class Outcome:
     tip_errors: list = dataclasses.field(default_factory=list)
 
 
+_worker_run = [None]    # in a worker: the process id of the run that started it
+
+
+def watch_run(pid):
+    """This process is a worker of the run ``pid``: ``end_if_run_gone`` ends it once that run ends."""
+    _worker_run[0] = pid
+
+
+def run_gone(pid):
+    """Whether the process ``pid`` has ended: no such process, or one that died and is not yet
+    reaped (Linux's /proc)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
+            return f.read().rpartition(")")[2].split()[0] in ("Z", "X")
+    except (OSError, IndexError):   # no /proc (macOS)
+        return False
+
+
+def end_if_run_gone():
+    """In a worker whose run has ended (killed outright, through a launcher script that does not
+    ``exec`` Blender, or on a system without ``PR_SET_PDEATHSIG``): end now, before writing
+    anything (checked on every frame of the work and right before saving)."""
+    pid = _worker_run[0]
+    if pid is not None and run_gone(pid):
+        print(f"{ERROR_PREFIX} the run that started this worker has ended; nothing was saved", file=sys.stderr,
+              flush=True)
+        os._exit(1)
+
+
 def say(*parts):
     print(*parts, flush=True)
 

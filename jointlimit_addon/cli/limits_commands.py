@@ -81,8 +81,14 @@ def cmd_apply(args):
         raise UsageError(f"no limited bones to clamp in {arm.name!r}" + (" among --bones" if args.bones else ""))
     check_limits(arm, targets, animator_only=args.bones is None)
     before = rotation_state(arm)
-    with active_in_mode(arm, "POSE"), bone_selection(arm, args.bones):
-        run_op(bpy.ops.pose.jointlimit_apply, "apply", all_bones=args.bones is None)
+    tools = bpy.context.scene.tool_settings
+    auto_keying = tools.use_keyframe_insert_auto     # a file saved with Auto Keying on: apply still keys nothing
+    tools.use_keyframe_insert_auto = False
+    try:
+        with active_in_mode(arm, "POSE"), bone_selection(arm, args.bones):
+            run_op(bpy.ops.pose.jointlimit_apply, "apply", all_bones=args.bones is None)
+    finally:
+        tools.use_keyframe_insert_auto = auto_keying
     moved = [n for n, v in rotation_state(arm).items() if v != before[n]]
     keyed = animation.animated_rotations(arm, [arm.pose.bones[n] for n in moved])
     note = (f"; {len(keyed)} of them animated ({', '.join(keyed)}): their keys or drivers set the rotation again "

@@ -7,7 +7,7 @@ from mathutils import Vector
 
 from .. import animation, bone_limits
 from ..operators import ccd_ik, limb_ik
-from .common import Outcome, UsageError, refuse_unkeyable, say
+from .common import Outcome, UsageError, end_if_run_gone, refuse_unkeyable, say
 from .scene import (active_in_mode, bone_selection, check_bones, check_limits, frames_of, pick_armature, pose_bone,
                     run_op)
 from .targets import read_targets
@@ -39,6 +39,7 @@ def run_ik(args):
     with active_in_mode(arm, "POSE"), bone_selection(arm, [tip.name], active=tip.name):
         try:
             for i, (frame, xyz, swivel) in enumerate(rows, start=1):
+                end_if_run_gone()
                 scene.frame_set(frame)
                 target = Vector(xyz)
                 if args.space == "world":

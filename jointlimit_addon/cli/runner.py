@@ -11,8 +11,8 @@ import bpy
 
 from . import limits_commands, pose_commands, skin_commands, workers
 from .blend_io import check_not_newer, open_blend, read_back, write_copy
-from .common import (PROG, SUMMARY_PREFIX, BatchError, UsageError, error_line, say, say_aside, stdout_to_stderr,
-                     unreadable)
+from .common import (PROG, SUMMARY_PREFIX, BatchError, UsageError, end_if_run_gone, error_line, say, say_aside,
+                     stdout_to_stderr, unreadable, watch_run)
 from .parser import COMMANDS, parse
 from .safe_save import TargetLock, atomic_write_text, fingerprint, remove_stale_temporaries, verified_save
 
@@ -94,6 +94,7 @@ def process_file(args, path, record):
             if target is None:
                 summary += "; dry run, not saved"
             else:
+                end_if_run_gone()
                 verified_save(target, write_copy, read_back, expected=before)
                 record["output"] = target
                 summary += f"; saved {target}"
@@ -149,6 +150,9 @@ def run(argv, prog):
     started = time.monotonic()
     try:
         args = parse(argv, prog)
+        if getattr(args, "worker_run", None):
+            watch_run(args.worker_run)
+            end_if_run_gone()
         if args.report and not args.worker_file:
             check_report_path(args.report)
         if args.worker_file or not (len(args.files) > 1 or (args.files and args.jobs > 1)):

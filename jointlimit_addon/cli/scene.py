@@ -5,7 +5,7 @@ import contextlib
 import bpy
 
 from .. import bone_limits, compat, deformer
-from .common import BatchError, UsageError, report_text, say
+from .common import BatchError, UsageError, end_if_run_gone, report_text, say
 
 
 def run_op(op, label, **props):
@@ -146,6 +146,7 @@ def frame_progress(label, total):
     every = max(1, total // 10)
 
     def on_frame(scene, *_):
+        end_if_run_gone()
         done[0] += 1
         if done[0] <= total and (done[0] % every == 0 or done[0] == total):
             say(f"{label}: frames {done[0]}/{total}")

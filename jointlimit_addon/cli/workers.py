@@ -2,8 +2,12 @@
 
 A worker is ``blender -b --python-expr BOOT -- <the same arguments> --worker-file F --worker-report R``.
 Workers end with the run that started them: a run ended by a signal (a render farm cancelling the
-job, Ctrl+C) stops them first, and on Linux each worker asks the kernel for SIGTERM when its parent
-dies (``kill -9`` included), so no worker goes on to write its file after the run is gone.
+job) stops them first; a run killed outright (``kill -9``) is noticed by each worker: on Linux the
+kernel sends SIGTERM to a direct child when its parent dies (``PR_SET_PDEATHSIG``), and on every
+POSIX system a worker checks that the run's process still exists (``--worker-run``) on each frame
+of its work and right before it saves (also through a launcher script that does not ``exec``
+Blender, whose child's parent is the script), so no worker writes its file after the run is gone.
+(Windows: the stop signals only.)
 BOOT uses the add-on if that Blender already has it enabled under the parent's module name, else it
 registers the parent's copy of the add-on (the same folder) for that process only; nothing is
 installed and nothing is written to Blender's user configuration.
@@ -24,13 +28,11 @@ from .common import ERROR_PREFIX, BatchError, say
 ADDON = __package__.rpartition(".")[0]  # e.g. bl_ext.user_default.jointlimit_addon
 ADDON_INIT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "__init__.py")
 
-BOOT = """\
+BOOT = """\\
 import importlib, importlib.util, os, sys
-if sys.platform.startswith("linux"):   # end with the parent run, also when it is killed (PR_SET_PDEATHSIG)
+if sys.platform.startswith("linux"):    # the kernel ends a direct child with its parent at once
     import ctypes, signal
-    ctypes.CDLL(None).prctl(1, int(signal.SIGTERM))
-    if os.getppid() != {parent}:
-        sys.exit(1)
+    ctypes.CDLL(None).prctl(1, int(signal.SIGTERM))     # PR_SET_PDEATHSIG
 name, init = {name!r}, {init!r}
 module = sys.modules.get(name)
 own = module is None
@@ -59,9 +61,9 @@ def blender_binary():
 
 
 def worker_command(blender, argv, path, report):
-    boot = BOOT.format(name=ADDON, init=ADDON_INIT, parent=os.getpid())
+    boot = BOOT.format(name=ADDON, init=ADDON_INIT)
     return [blender, "-b", "--python-exit-code", "1", "--python-expr", boot, "--", *argv,
-            "--worker-file", path, "--worker-report", report]
+            "--worker-file", path, "--worker-report", report, "--worker-run", str(os.getpid())]
 
 
 def death_text(code):
@@ -142,7 +144,7 @@ def stopping_workers_on_signals():
     kept = {}
     for name in STOP_SIGNALS:
         number = getattr(signal, name, None)
-        if number is None:
+        if number is None or signal.getsignal(number) is None:    # None: Blender's own handler (its Ctrl+C), left alone
             continue
         try:
             kept[number] = signal.signal(number, _stop_workers)
@@ -152,7 +154,8 @@ def stopping_workers_on_signals():
         yield
     finally:
         for number, handler in kept.items():
-            signal.signal(number, handler)
+            with contextlib.suppress(TypeError, ValueError, OSError):
+                signal.signal(number, handler)
 
 
 def process_many(args, argv, records, new_record):

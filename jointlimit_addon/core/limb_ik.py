@@ -681,21 +681,18 @@ def _finish(chain, target, q1, theta, dist, too_close, hinge_clamped, limits, en
 
 def _kept_inside(chain, keep, limits):
     """The pose ``keep`` (..., 3, 4) kept for a target at the root, inside the limits: the upper and
-    end bones clamped, the lower bone's hinge angle into the hinge range (a lower rotation off the
-    hinge axis is kept while its hinge angle is in range); its hinge angles and the
-    (hinge, upper, end) clamped flags."""
+    end bones clamped; with a hinge range the lower bone turned about the hinge axis only, its hinge
+    angle brought into the range; its hinge angles and the (hinge, upper, end) clamped flags."""
     upper, upper_clamped = _clamp(limits.upper, keep[..., 0, :])
     end, end_clamped = _clamp(limits.end, keep[..., 2, :])
     lower, theta = keep[..., 1, :], _hinge_of(chain, keep[..., 1, :])
     hinge_clamped = np.zeros(theta.shape, dtype=bool)
     if limits.hinge is not None:
         lo, hi = _check_range(limits.hinge)
-        inside, _ = _in_range(theta, lo, hi)
-        ends = [_clip_to_range(float(a), lo, hi)[0] for a in np.ravel(theta)]
-        clipped = np.reshape(ends, theta.shape)
-        theta = np.where(inside, theta, clipped)
-        lower = np.where(inside[..., None], lower, Q.from_axis_angle(chain.axis, clipped))
-        hinge_clamped = ~inside
+        theta = np.reshape([_clip_to_range(float(a), lo, hi)[0] for a in np.ravel(theta)], theta.shape)
+        hinge = Q.from_axis_angle(chain.axis, theta)
+        hinge_clamped = Q.angle_between(hinge, lower) > 1e-12    # off the axis, or out of range
+        lower = hinge
     return np.stack((upper, lower, end), axis=-2), theta, (hinge_clamped, upper_clamped, end_clamped)
 
 

@@ -48,8 +48,7 @@ class ModalDragMixin:
         elif kind in WHEEL:
             session.wheel(WHEEL[kind] * (-1 if getattr(event, "shift", False) else 1))
         elif kind in CONFIRM and pressed:
-            if drag.autokey_enabled(context):
-                session.key(context.scene.frame_current)
+            session.key(context)
             return self._finish(context, {"FINISHED"})
         elif kind in CANCEL and pressed:
             session.cancel()

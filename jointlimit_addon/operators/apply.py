@@ -29,11 +29,8 @@ class POSE_OT_jointlimit_apply(PosePoll, bpy.types.Operator):
             self.report({"ERROR"}, str(exc))
             return {"CANCELLED"}
         self.report({"INFO"}, f"Clamped {len(moved)} of {len(bones)} limited bones{bone_limits.skipped_text(skipped)}")
-        clamped = [pb for pb in bones if pb.name in moved]
-        if drag.autokey_enabled(context):
-            for pb in clamped:
-                pb.keyframe_insert(data_path=bone_limits.rotation_path(pb)[0], group=pb.name)
-            return {"FINISHED"}
+        keyed = set(drag.autokey(context, [pb for pb in bones if pb.name in moved]))
+        clamped = [pb for pb in bones if pb.name in moved and pb.name not in keyed]
         animated = [name for obj in {pb.id_data for pb in clamped}
                     for name in animation.animated_rotations(obj, [pb for pb in clamped if pb.id_data is obj])]
         if animated:

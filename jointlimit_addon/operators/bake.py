@@ -27,17 +27,30 @@ def stored_rotation(pose_bone):
     return tuple(getattr(pose_bone, path))
 
 
-def key_rotations(bones, frames, rotations, stored, corrected):
+def key_rotations(bones, frames, rotations, stored, corrected, verbatim=None):
     """Key each bone's rotation on each frame, in the bone's own rotation mode: where
     ``corrected[f, b]`` is false the Euler or axis-angle values as stored (their turns), else
     ``rotations[f, b]`` written next to the stored values of that frame (the same Euler turn and
-    quaternion sign as the keys had); quaternions are always keyed unit length."""
+    quaternion sign as the keys had); quaternions are keyed unit length, except where
+    ``verbatim[f, b]``: the stored values as they are (a locked bone's, ``locked_values``)."""
     for b, pb in enumerate(bones):
         path, _ = bone_limits.rotation_path(pb)
         mode = pb.rotation_mode
-        values = [bone_limits.values_for_mode(mode, rotations[f, b], stored[f][b])[1]
+        values = [stored[f][b] if verbatim is not None and verbatim[f, b] else
+                  bone_limits.values_for_mode(mode, rotations[f, b], stored[f][b])[1]
                   if corrected[f, b] or path == "rotation_quaternion" else stored[f][b] for f in range(len(frames))]
         key_values(pb, path, frames, values)
+
+
+def locked_values(pb, limit, q, stored):
+    """The values to store for a bone with Lock Rotation whose animation holds ``stored`` on a
+    frame where it is at ``q`` outside ``limit``: the nearest rotation the limit and the lock
+    (those values) both allow, its locked channels exactly as stored."""
+    path, _ = bone_limits.rotation_path(pb)
+    setattr(pb, path, stored)
+    allowed, _ = bone_limits.clamp_locked(pb, limit, q)
+    bone_limits.write_posed_rotation(pb, allowed)
+    return tuple(getattr(pb, path))
 
 
 def key_values(pb, path, frames, values):
@@ -116,7 +129,13 @@ class POSE_OT_jointlimit_bake(PosePoll, bpy.types.Operator):
             return {"CANCELLED"}
         clamped = np.stack([limit.clamp(sampled[:, b]) for b, limit in enumerate(limits)], axis=1)
         corrected = ~np.stack([limit.contains(sampled[:, b]) for b, limit in enumerate(limits)], axis=1)
-        key_rotations(bones, frames, clamped, stored, corrected)
+        verbatim = np.zeros_like(corrected)
+        for b, pb in enumerate(bones):
+            if bone_limits.with_rotation_lock(pb, None) is not None:    # its locked channels keep their keys
+                for f in np.flatnonzero(corrected[:, b]).tolist():
+                    stored[f][b] = locked_values(pb, limits[b], sampled[f, b], stored[f][b])
+                    verbatim[f, b] = True
+        key_rotations(bones, frames, clamped, stored, corrected, verbatim)
         scene.frame_set(original_frame)
         self.report({"INFO"}, f"Baked {len(bones)} limited bones over {len(frames)} frames"
                                 f"{bone_limits.skipped_text(skipped)}")

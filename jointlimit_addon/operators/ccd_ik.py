@@ -149,6 +149,7 @@ class POSE_OT_jointlimit_ccd_ik(ModalDragMixin, ActiveBonePoll, bpy.types.Operat
             return {"CANCELLED"}
         for pb, q in zip(solver.bones, quats):
             bone_limits.write_posed_rotation(pb, q)
+        drag.autokey(context, solver.bones)
         self.report({"INFO"} if info["reached"] else {"WARNING"}, status_text(info))
         return {"FINISHED"}
 

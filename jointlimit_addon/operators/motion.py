@@ -5,7 +5,7 @@ import numpy as np
 from bpy.props import BoolProperty, EnumProperty, IntProperty
 
 from .. import animation, bone_limits
-from ..core import motion, quat
+from ..core import ccd_steps, motion, quat
 from ._common import PosePoll, selected_pose_bones
 from ._common import report_text as _rpt
 from .bake import sample_rotations
@@ -143,7 +143,7 @@ class POSE_OT_jointlimit_motion(PosePoll, bpy.types.Operator):
                 self.report({"ERROR"}, str(exc))
                 scene.frame_set(original_frame)
                 return {"CANCELLED"}
-            written.append((pb, frames, result, stored[0][0], locked))
+            written.append((pb, frames, result, stored[0][0], locked, limit))
             pairs = motion.swing_pole_segments(quats) if self.channels == motion.SWING_TWIST else []
             if pairs:
                 over_pole[pb.name] = (keys[pairs[0]], keys[pairs[0] + 1])
@@ -152,12 +152,13 @@ class POSE_OT_jointlimit_motion(PosePoll, bpy.types.Operator):
                 jumps[pb.name] = jump
             if over > OVERSHOOT_WARNING_DEGREES:
                 overshoot[pb.name] = over
-        for pb, frames, result, first_key, locked in written:
+        for pb, frames, result, first_key, locked, limit in written:
             path, _ = bone_limits.rotation_path(pb)
             setattr(pb, path, first_key)    # Euler turns and quaternion signs continue from the first key
             for f, (frame, q) in enumerate(zip(frames, result)):
-                if locked is not None:  # the locked channels keep the animation's value on this frame
-                    setattr(pb, path, locked[f][0])
+                if locked is not None:  # the locked channels keep the animation's value on this frame,
+                    setattr(pb, path, locked[f][0])     # the others the nearest the limit then allows
+                    q = ccd_steps.clamp_one(bone_limits.with_rotation_lock(pb, limit), tuple(float(c) for c in q))
                 bone_limits.write_posed_rotation(pb, q)
                 pb.keyframe_insert(data_path=path, frame=frame, group=pb.name)
         scene.frame_set(original_frame)

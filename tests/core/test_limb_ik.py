@@ -302,6 +302,11 @@ def test_the_pose_kept_for_a_target_at_the_root_is_inside_the_limits():
     inside = np.stack([upper.clamp(Q.identity()), Q.from_axis_angle(chain.axis, 1.0), Q.identity()])
     kept = L.solve_position(chain, chain.root, 0.0, limits=limits, current=inside)
     assert np.allclose(kept.quats[:2], inside[:2]) and not kept.hinge_clamped and not kept.upper_clamped
+    off_axis = inside.copy()     # its hinge angle in range, but turned off the hinge axis too
+    off_axis[1] = Q.mul(Q.from_axis_angle(np.cross(chain.axis, [0.3, 0.5, 0.8]), 0.4), inside[1])
+    kept = L.solve_position(chain, chain.root, 0.0, limits=limits, current=off_axis)
+    assert kept.hinge_clamped and Q.angle_between(kept.quats[1], Q.from_axis_angle(chain.axis, kept.hinge_angle)) < 1e-12
+    assert 0.5 - 1e-12 <= float(kept.hinge_angle) <= 2.0
 
 
 # ---------------------------------------------------------------------------- hinge and limits
