@@ -285,13 +285,13 @@ def test_workers_end_with_a_stopped_run_and_write_nothing(batch_env, scene, tmp_
     keyed_spine_rig(LONG_BAKE)
     files = [save(tmp_path / f"{name}.blend") for name in ("a", "b")]
     before = [f.read_bytes() for f in files]
-    run = start("bake", "--frames", 1, LONG_BAKE, "--jobs", 2, *files, env=batch_env)
-    wait_for_line(run, "bake: frames")
-    workers = _children(run.pid)
+    job = start("bake", "--frames", 1, LONG_BAKE, "--jobs", 2, *files, env=batch_env)
+    wait_for_line(job, "bake: frames")
+    workers = _children(job.pid)
     assert len(workers) == 2, workers
-    run.send_signal(how)
-    run.communicate(timeout=60)
-    assert run.returncode == -how
+    job.send_signal(how)
+    job.communicate(timeout=60)
+    assert job.returncode == -how
     assert _gone(workers), "workers outlived the run"
     assert [f.read_bytes() for f in files] == before
     assert sorted(p.name for p in tmp_path.iterdir() if not p.name.startswith(".")) == ["a.blend", "b.blend"]
@@ -308,7 +308,7 @@ def _descendants(pid):
 def test_workers_through_a_launcher_that_does_not_exec(batch_env, scene, tmp_path):
     """$JOINTLIMIT_BLENDER a site launcher script that runs Blender without ``exec`` (the worker's
     parent is the script): the workers run (a parent check made them quit at once), and a run
-    killed outright still ends them (their watch of the run's process)."""
+    killed outright saves nothing (each worker checks for its run on every frame and before saving)."""
     import sys
     import time
 
@@ -327,13 +327,13 @@ def test_workers_through_a_launcher_that_does_not_exec(batch_env, scene, tmp_pat
     keyed_spine_rig(LONG_BAKE)
     files = [save(tmp_path / f"{name}.blend") for name in ("c", "d")]
     before = [f.read_bytes() for f in files]
-    run = subprocess.Popen([*parent, "bake", "--frames", "1", str(LONG_BAKE), "--jobs", "2", *map(str, files)], env=env,
+    job = subprocess.Popen([*parent, "bake", "--frames", "1", str(LONG_BAKE), "--jobs", "2", *map(str, files)], env=env,
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    wait_for_line(run, "bake: frames")
-    workers = _descendants(run.pid)
+    wait_for_line(job, "bake: frames")
+    workers = _descendants(job.pid)
     assert len(workers) >= 4, workers      # two scripts, two Blenders
-    run.send_signal(signal.SIGKILL)
-    run.communicate(timeout=60)
+    job.send_signal(signal.SIGKILL)
+    job.communicate(timeout=60)
     assert _gone(workers), "workers outlived the run"
     time.sleep(1.0)
     assert [f.read_bytes() for f in files] == before
