@@ -22,7 +22,8 @@ their places (checked after the armature's data was updated: ``recheck_bones``),
 5. writes back only the bones that moved (by more than ``bone_limits.storage_tol``), in their
    own rotation mode and continuous with their current values, with the same rules as
    ``bone_limits.write_rotation``: quaternions keep their sign hemisphere, axis-angle keeps the
-   side of its axis, Euler angles are the equivalent triple nearest to the current one. Each
+   side of its axis and the turn of its angle, Euler angles are the equivalent triple nearest to
+   the current one. Each
    channel in use is written with one ``foreach_set`` and the object gets one transform tag
    (``tag_written``): a write by RNA tags the armature's data too, which Blender then copies and
    evaluates again in that frame.
@@ -298,7 +299,9 @@ def stored_values(kind, code, clamped, current):
         axis, angle = quat.to_axis_angle(clamped)
         flip = ((current[:, 1] * axis[:, 0] + current[:, 2] * axis[:, 1]) + current[:, 3] * axis[:, 2]) < 0
         sign = np.where(flip, -1.0, 1.0)
-        return np.concatenate(((angle * sign)[:, None], axis * sign[:, None]), axis=-1)
+        angle = angle * sign
+        angle = angle + 2.0 * np.pi * np.round((current[:, 0] - angle) / (2.0 * np.pi))    # the nearest turn
+        return np.concatenate((angle[:, None], axis * sign[:, None]), axis=-1)
     offset, _, order_of = _mode_tables()
     return _compatible_euler(clamped, order_of[code + offset], current)
 
