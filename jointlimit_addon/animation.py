@@ -37,19 +37,28 @@ def unkeyable_message(objects):
                                                                rig=repr(obj.name))
 
 
-def animated_rotations(obj, pose_bones, drivers_only=False):
+def animated_rotations(obj, pose_bones):
     """Names of ``pose_bones`` whose rotation channel (in the bone's mode) the active action keys or
-    a driver drives (``drivers_only``: a driver): a pose written into them is evaluated away on
-    the next frame change, and when the file opens."""
+    a driver drives: a pose written into them is evaluated away on the next frame change, and
+    when the file opens."""
     from .bone_limits import rotation_path
 
     data = obj.animation_data
     if data is None:
         return []
-    paths = {fc.data_path for fc in data.drivers}
-    if not drivers_only:
-        paths |= {fc.data_path for fc in object_fcurves(obj)}
+    paths = {fc.data_path for fc in data.drivers} | {fc.data_path for fc in object_fcurves(obj)}
     return [pb.name for pb in pose_bones if f'pose.bones["{pb.name}"].{rotation_path(pb)[0]}' in paths]
+
+
+def channel_indices(obj, pose_bone, data_path, drivers=False):
+    """The array indices of the bone's ``data_path`` that the active action has F-curves for (or,
+    with ``drivers``, that drivers drive)."""
+    data = obj.animation_data
+    if data is None:
+        return set()
+    full = f'pose.bones["{pose_bone.name}"].{data_path}'
+    curves = data.drivers if drivers else object_fcurves(obj)
+    return {fc.array_index for fc in curves if fc.data_path == full}
 
 
 def _to_scene(obj):

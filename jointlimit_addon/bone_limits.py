@@ -368,27 +368,41 @@ def skipped_text(skipped, shown=5):
 
 
 def clamp_bones(pose_bones):
-    """Clamp each bone's current rotation to its limit; returns the names of bones that moved. A
-    bone with Lock Rotation goes to the nearest rotation that both its limit and its lock allow
+    """Clamp each bone's current rotation to its limit; returns the names of bones that moved and
+    of bones whose Lock Rotation keeps them outside their limit (left as they are). A bone with
+    Lock Rotation goes to the nearest rotation that both its limit and its lock allow
     (``clamp_locked``): its locked channels keep their values, as the IK tools keep them.
 
     Raises ``ValueError`` naming the bone when its settings are invalid (nothing is written then).
     """
     work = [(pb, bone_limit(pb), read_rotation(pb)) for pb in pose_bones]
-    moved = []
+    moved, held = [], []
     for pb, limit, q in work:
-        clamped, locked = clamp_locked(pb, limit, q)
-        if quat.angle_between(clamped, q) > storage_tol(stored_magnitude(pb)):
+        clamped, locked, met = clamp_locked(pb, limit, q)
+        if not met:
+            held.append(pb.name)
+        elif quat.angle_between(clamped, q) > storage_tol(stored_magnitude(pb)):
             (write_posed_rotation if locked else write_rotation)(pb, clamped)
             moved.append(pb.name)
-    return moved
+    return moved, held
 
 
 def clamp_locked(pose_bone, limit, q):
-    """``(limit.clamp(q), False)``, or for a bone with Lock Rotation (read from its stored values)
-    the nearest rotation both allow (``ccd_steps.clamp_one``, the limit and the lock in turn) and
-    ``True``."""
+    """``(limit.clamp(q), False, True)``; for a bone with Lock Rotation (read from its stored
+    values) the nearest rotation both allow (``ccd_steps.clamp_one``: the limit and the lock in
+    turn), ``True`` and whether it is inside the limit: where no rotation near is (a locked channel
+    holds the bone outside), ``q`` itself and ``False``, so that nothing moves that neither asked."""
     lock = with_rotation_lock(pose_bone, limit)
     if lock is limit:
-        return np.asarray(limit.clamp(q), dtype=np.float64), False
-    return np.array(ccd_steps.clamp_one(lock, tuple(float(c) for c in q))), True
+        return np.asarray(limit.clamp(q), dtype=np.float64), False, True
+    out = np.array(ccd_steps.clamp_one(lock, tuple(float(c) for c in q)))
+    if is_inside(limit, out, storage_tol(stored_magnitude(pose_bone))):
+        return out, True, True
+    return np.asarray(q, dtype=np.float64), True, False
+
+
+def held_text(names):
+    """The warning for bones whose Lock Rotation keeps them outside their limit (``clamp_locked``)."""
+    return (f"{', '.join(names[:5])}{' …' if len(names) > 5 else ''}: Lock Rotation keeps "
+            f"{'it' if len(names) == 1 else 'them'} outside the joint limit (left as keyed or posed; "
+            "unlock the channel, or widen the limit)")

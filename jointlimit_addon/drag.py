@@ -149,19 +149,24 @@ def autokey_enabled(context):
 
 def autokey(context, pose_bones):
     """With Auto Keying on, key the rotation channel of each of ``pose_bones`` on the current
-    frame, as Blender's transform does: not a driven channel, nor one of an action that cannot keep
-    keys (a library's), and with *Only Insert Available* only a channel that has keys already.
-    Returns the names of the bones keyed ([] with Auto Keying off)."""
+    frame, component by component as Blender's transform does: not a driven component, not into
+    an action that cannot keep keys (a library's), and with *Only Insert Available* only the
+    components that have an F-curve already. Returns the names of the bones keyed ([] with Auto
+    Keying off)."""
     if not autokey_enabled(context):
         return []
     only_available = context.preferences.edit.use_keyframe_insert_available
     keyed = []
     for pb in pose_bones:
         obj = pb.id_data
-        if not animation.keyable(obj) or animation.animated_rotations(obj, [pb], drivers_only=True):
+        if not animation.keyable(obj):
             continue
-        if only_available and not animation.animated_rotations(obj, [pb]):
-            continue
-        pb.keyframe_insert(data_path=bone_limits.rotation_path(pb)[0], group=pb.name)
-        keyed.append(pb.name)
+        path, width = bone_limits.rotation_path(pb)
+        driven = animation.channel_indices(obj, pb, path, drivers=True)
+        available = animation.channel_indices(obj, pb, path) if only_available else range(width)
+        indices = [i for i in range(width) if i in available and i not in driven]
+        for i in indices:
+            pb.keyframe_insert(data_path=path, index=i, group=pb.name)
+        if indices:
+            keyed.append(pb.name)
     return keyed

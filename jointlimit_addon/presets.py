@@ -266,8 +266,9 @@ def apply_entry(pose_bone, entry, mirror_right=True, flip_x=False, joint=None, f
         entry = flip_flexion(entry)
     if joint is not None and front is not None:
         parent = predecessor(pose_bone)[0]
+        grandparent = None if parent is None else predecessor(parent)[0]
         entry = rig_frame.fit_entry(entry, joint, pose_bone.bone.matrix_local, front, mirrored,
-                                    None if parent is None else parent.bone.matrix_local)
+                                    *(None if pb is None else pb.bone.matrix_local for pb in (parent, grandparent)))
     elif mirrored:
         entry = mirror_entry(entry)
     write_entry(pose_bone.jointlimit, entry)

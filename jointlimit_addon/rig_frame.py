@@ -182,14 +182,19 @@ def rest_bend(rest_matrix, parent_matrix, flex_axis, flex_sign):
     return math.degrees(math.atan2(float(np.dot(axis, np.cross(d_parent, d))), float(np.dot(d_parent, d))))
 
 
-def _hinge_axis(rest_matrix, parent_matrix, flex_axis, flex_sign):
+def _hinge_axis(rest_matrix, parent_matrix, flex_axis, flex_sign, grandparent_matrix=None):
     """A hinge's flexion axis and sign: the rule's (``bone_axes``), unless the bone rests bent
     (more than ``BENT_REST``°) about the other local axis: a rig's own bend is the way the joint
-    bends (Rigify's thumb curls about its X, which the fingers' rule, down, does not give)."""
+    bends (Rigify's thumb curls about its X, which the fingers' rule, down, does not give). With
+    ``grandparent_matrix`` (a finger's last joint, nearly straight at rest) the bend of the joint
+    before it counts too: the two curl in one plane."""
     if parent_matrix is None:
         return flex_axis, flex_sign
     rot = np.asarray(rest_matrix, dtype=np.float64)[:3, :3]
-    bend = rot.T @ np.cross(np.asarray(parent_matrix, dtype=np.float64)[:3, 1], rot[:, 1])  # |bend| = sin
+    d_parent = np.asarray(parent_matrix, dtype=np.float64)[:3, 1]
+    bend = rot.T @ np.cross(d_parent, rot[:, 1])  # |bend| = sin of the bend
+    if grandparent_matrix is not None:
+        bend = bend + rot.T @ np.cross(np.asarray(grandparent_matrix, dtype=np.float64)[:3, 1], d_parent)
     axis = "X" if abs(bend[0]) >= abs(bend[2]) else "Z"
     component = bend[0 if axis == "X" else 2]
     if axis == flex_axis or np.linalg.norm(bend) < math.sin(math.radians(BENT_REST)):
@@ -197,18 +202,20 @@ def _hinge_axis(rest_matrix, parent_matrix, flex_axis, flex_sign):
     return axis, float(np.sign(component))
 
 
-def fit_entry(entry, joint, rest_matrix, front, right_side, parent_matrix=None):
+def fit_entry(entry, joint, rest_matrix, front, right_side, parent_matrix=None, grandparent_matrix=None):
     """The table entry of ``joint`` (LEFT side, SPEC convention) fitted to one bone's rest frame:
     ranges on the local axes that flex and abduct this bone, signs from the rig's geometry, the
     right side mirrored by geometry (twist ranges negated), every range holding the rest pose; a
     hinge's range shifted by the rest bend from the bone it follows (``parent_matrix``, its rest
-    matrix; ``rest_bend``), so that the limb straightens. Joints without a rule are returned
-    unchanged."""
+    matrix; ``rest_bend``), so that the limb straightens, and bending about the axis of its rest
+    bend (``_hinge_axis``; a finger's last joint with the one before, ``grandparent_matrix``).
+    Joints without a rule are returned unchanged."""
     if joint not in JOINT_RULES:
         return dict(entry)
     flex_axis, s_f, s_a, shift_f, shift_a = bone_axes(rest_matrix, joint, front, right_side)
     if entry.get("kind") == "HINGE":
-        flex_axis, s_f = _hinge_axis(rest_matrix, parent_matrix, flex_axis, s_f)
+        flex_axis, s_f = _hinge_axis(rest_matrix, parent_matrix, flex_axis, s_f,
+                                     grandparent_matrix if joint == "FINGER_TIP" else None)
     out = dict(entry)
     flex, abd = entry.get("swing_x"), entry.get("swing_z")
     if flex is not None:

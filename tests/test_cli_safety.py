@@ -339,6 +339,30 @@ def test_workers_through_a_launcher_that_does_not_exec(batch_env, scene, tmp_pat
     assert [f.read_bytes() for f in files] == before
 
 
+def test_workers_in_a_pid_namespace_of_their_own_run(batch_env, scene, tmp_path):
+    """A sandboxing launcher (bwrap, firejail, ``unshare --pid``) starts Blender in a PID
+    namespace of its own, where the run's process id means nothing: the workers cannot watch the
+    run and work as before (they failed, saying the run had ended)."""
+    import shutil
+    import sys
+
+    unshare = shutil.which("unshare")
+    if unshare is None or subprocess.run([unshare, "--pid", "--fork", "--mount-proc", "true"],
+                                         capture_output=True).returncode != 0:
+        pytest.skip("no unshare --pid here (needs root or user namespaces)")
+    wrapper = tmp_path / "sandboxed-blender"
+    wrapper.write_text(f'#!/bin/sh\nexec {unshare} --pid --fork --mount-proc "{launcher()}" "$@"\n')
+    wrapper.chmod(0o755)
+    env = dict(batch_env, JOINTLIMIT_BLENDER=str(wrapper))
+    spine_rig()
+    files = [save(tmp_path / f"{name}.blend") for name in ("a", "b")]
+    result = subprocess.run([sys.executable, str(pathlib.Path(__file__).resolve().parent.parent / "scripts" /
+                                                 "embedded_blender.py"), "-c", "jointlimit", "apply", "--jobs", "2",
+                             *map(str, files)], env=env, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert all(angle_of(rotation(load(f), "spine")) == pytest.approx(20.0, abs=1e-3) for f in files)
+
+
 # --- 4. no writes to the user's configuration, ten runs at once ------------------------------------------------
 
 

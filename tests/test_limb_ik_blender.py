@@ -597,13 +597,22 @@ def test_scripted_solves_key_with_auto_keying_as_blenders_transform_does(arm, mo
         arm.pose.bones["forearm"].driver_add("rotation_quaternion", 1).driver.expression = "0.0"
         scene.frame_set(9)
         assert bpy.ops.pose.jointlimit_limb_ik(target=target, use_limits=False) == {"FINISHED"}
-        assert _keys(arm) == {"upper_arm": [5, 7, 9], "forearm": [5, 7]}  # the driven forearm: no key
+        keyed = _keys(arm, by_index=True)     # the forearm's driven X: no key, its W, Y and Z keyed
+        assert keyed["forearm", 1] == [5, 7] and all(keyed["forearm", i] == [5, 7, 9] for i in (0, 2, 3))
+        edit.use_keyframe_insert_available = True    # a bone with a W curve only: only W is keyed
+        hand = arm.pose.bones["hand"]
+        hand.keyframe_insert("rotation_quaternion", index=0, frame=9)
+        select_only(arm, {"hand"}, active="hand")
+        assert bpy.ops.pose.jointlimit_limb_ik(target=target, use_orientation=True, target_rotation=(0.9, 0.3, 0.3, 0.1),
+                                               use_limits=False) == {"FINISHED"}
+        assert [i for (bone, i) in _keys(arm, by_index=True) if bone == "hand"] == [0]
     finally:
         tools.use_keyframe_insert_auto, edit.use_keyframe_insert_available = False, available
 
 
-def _keys(obj):
-    """``{bone: sorted frames}`` of the rotation keys in the armature's action."""
+def _keys(obj, by_index=False):
+    """``{bone: sorted frames}`` of the rotation keys in the armature's action (``by_index``:
+    ``{(bone, index): frames}``)."""
     from rigs import compat
 
     data = obj.animation_data
@@ -611,6 +620,6 @@ def _keys(obj):
     if data is None or data.action is None:
         return out
     for fc in compat().action_fcurves(data.action, data.action_slot):
-        bone = fc.data_path.split('"')[1]
-        out[bone] = sorted({round(k.co[0]) for k in fc.keyframe_points} | set(out.get(bone, [])))
+        key = (fc.data_path.split('"')[1], fc.array_index) if by_index else fc.data_path.split('"')[1]
+        out[key] = sorted({round(k.co[0]) for k in fc.keyframe_points} | set(out.get(key, [])))
     return out

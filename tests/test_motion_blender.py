@@ -495,3 +495,46 @@ def test_a_locked_channel_and_the_limit_hold_together(rig, mods):
     pb.rotation_euler = np.radians((50, 20, 0))
     assert bpy.ops.pose.jointlimit_apply() == {"FINISHED"}
     assert pb.rotation_euler[2] == 0.0 and bl.is_inside(limit, bl.read_rotation(pb), 1e-5)
+
+
+def test_a_lock_that_holds_the_bone_outside_its_limit_moves_nothing_and_is_named(rig, mods):
+    """Z locked at 40° where the limit allows ±12°: no rotation with that Z is inside. Apply, Bake
+    and Smooth Motion leave the other channels as they were (they invented a 10° Y turn and jumps)
+    and warn naming the bone; a fully locked bone outside its limit is named too."""
+    import bpy
+
+    from modal_harness import OperatorStandIn
+
+    pb, s, _ = _limited_quaternion_joint(rig, mods, "XYZ", "RECT", (-10, 30), (-12, 12))
+    keyed = {1: (0, 0, 40), 11: (60, 0, 40), 21: (0, 0, 40)}
+    for frame, e in keyed.items():
+        pb.rotation_euler = np.radians(e)
+        pb.keyframe_insert("rotation_euler", frame=frame)
+    animated = []
+    for frame in range(1, 22):
+        bpy.context.scene.frame_set(frame)
+        animated.append(tuple(pb.rotation_euler))
+    pb.lock_rotation = (False, False, True)
+    for op_class, props in ((bpy.types.POSE_OT_jointlimit_bake, dict(frame_start=1, frame_end=21, all_bones=False)),
+                            (bpy.types.POSE_OT_jointlimit_motion,
+                             dict(frame_start=1, frame_end=21, channels="EULER", profile="MIN_JERK", use_via_points=True,
+                                  via_velocity="CLAMPED", step=1))):
+        op = OperatorStandIn(op_class, **props)
+        assert op.execute(bpy.context) == {"FINISHED"}
+        assert any(kind == {"WARNING"} and text.startswith("joint: Lock Rotation keeps it outside the joint limit")
+                   for kind, text in op.reports), op.reports
+        for frame in range(1, 22):
+            bpy.context.scene.frame_set(frame)
+            assert pb.rotation_euler[1] == pytest.approx(0.0, abs=1e-6), (op_class.__name__, frame)  # no invented Y
+            assert pb.rotation_euler[2] == pytest.approx(math.radians(40), abs=1e-6)
+        if op_class is bpy.types.POSE_OT_jointlimit_bake:    # the keys as animated
+            for frame in range(1, 22):
+                bpy.context.scene.frame_set(frame)
+                assert np.allclose(tuple(pb.rotation_euler), animated[frame - 1], atol=1e-6), frame
+    rig.animation_data_clear()
+    pb.lock_rotation = (True, True, True)
+    pb.rotation_euler = np.radians((80, 0, 0))
+    op = OperatorStandIn(bpy.types.POSE_OT_jointlimit_apply, all_bones=False)
+    assert op.execute(bpy.context) == {"FINISHED"}
+    assert tuple(pb.rotation_euler) == pytest.approx(tuple(np.radians((80, 0, 0))))
+    assert op.reports[-1][0] == {"WARNING"} and "joint: Lock Rotation keeps it outside" in op.reports[-1][1]

@@ -29,36 +29,55 @@ class Outcome:
     tip_errors: list = dataclasses.field(default_factory=list)
 
 
-_worker_run = [None]    # in a worker: the process id of the run that started it
+_worker_run = [None]    # in a worker: (process id, start time) of the run that started it
 
 
-def watch_run(pid):
-    """This process is a worker of the run ``pid``: ``end_if_run_gone`` ends it once that run ends."""
-    _worker_run[0] = pid
+def process_started(pid):
+    """The start time of process ``pid`` (Linux's /proc, clock ticks since boot): with the pid it
+    tells one process from a later one with the same number; ``None`` where unknown."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
+            fields = f.read().rpartition(")")[2].split()
+        return None if fields[0] in ("Z", "X") else int(fields[19])
+    except (OSError, IndexError, ValueError):
+        return None
 
 
-def run_gone(pid):
-    """Whether the process ``pid`` has ended: no such process, or one that died and is not yet
-    reaped (Linux's /proc)."""
+def run_identity():
+    """What a worker is given to recognise the run that started it: ``PID`` or ``PID:START``."""
+    started = process_started(os.getpid())
+    return f"{os.getpid()}" if started is None else f"{os.getpid()}:{started}"
+
+
+def watch_run(identity):
+    """This process is a worker of the run ``identity`` (``run_identity``): ``end_if_run_gone`` ends
+    it once that run ends. A run this process cannot see (Blender started in a PID namespace of its
+    own by a sandboxing launcher, or gone already) is not watched."""
+    pid, _, started = str(identity).partition(":")
+    pid, started = int(pid), int(started) if started else None
+    if os.name == "posix" and _run_alive(pid, started):
+        _worker_run[0] = (pid, started)
+
+
+def _run_alive(pid, started):
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
-        return True
+        return False
     except OSError:
+        return True
+    now = process_started(pid)
+    if started is not None and now != started:    # reaped and the number reused, or dead (zombie)
         return False
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
-            return f.read().rpartition(")")[2].split()[0] in ("Z", "X")
-    except (OSError, IndexError):   # no /proc (macOS)
-        return False
+    return not (started is None and now is None and os.path.isdir(f"/proc/{pid}"))     # a zombie
 
 
 def end_if_run_gone():
     """In a worker whose run has ended (killed outright, through a launcher script that does not
     ``exec`` Blender, or on a system without ``PR_SET_PDEATHSIG``): end now, before writing
     anything (checked on every frame of the work and right before saving)."""
-    pid = _worker_run[0]
-    if pid is not None and run_gone(pid):
+    watched = _worker_run[0]
+    if watched is not None and not _run_alive(*watched):
         print(f"{ERROR_PREFIX} the run that started this worker has ended; nothing was saved", file=sys.stderr,
               flush=True)
         os._exit(1)

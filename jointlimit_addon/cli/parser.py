@@ -273,7 +273,7 @@ def build_parser(prog=PROG):
         p.add_argument("--report", metavar="FILE.json", help="write a JSON report of every file (see the README)")
         p.add_argument("--worker-file", help=argparse.SUPPRESS)
         p.add_argument("--worker-report", help=argparse.SUPPRESS)
-        p.add_argument("--worker-run", type=int, help=argparse.SUPPRESS)
+        p.add_argument("--worker-run", help=argparse.SUPPRESS)
         if saves:
             p.add_argument("--wait", type=seconds, default=DEFAULT_WAIT, metavar="SECONDS",
                            help="how long to wait for another run writing the same file "

@@ -152,7 +152,6 @@ def run(argv, prog):
         args = parse(argv, prog)
         if getattr(args, "worker_run", None):
             watch_run(args.worker_run)
-            end_if_run_gone()
         if args.report and not args.worker_file:
             check_report_path(args.report)
         if args.worker_file or not (len(args.files) > 1 or (args.files and args.jobs > 1)):

@@ -23,7 +23,7 @@ import tempfile
 import threading
 import time
 
-from .common import ERROR_PREFIX, BatchError, say
+from .common import ERROR_PREFIX, BatchError, run_identity, say
 
 ADDON = __package__.rpartition(".")[0]  # e.g. bl_ext.user_default.jointlimit_addon
 ADDON_INIT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "__init__.py")
@@ -63,7 +63,7 @@ def blender_binary():
 def worker_command(blender, argv, path, report):
     boot = BOOT.format(name=ADDON, init=ADDON_INIT)
     return [blender, "-b", "--python-exit-code", "1", "--python-expr", boot, "--", *argv,
-            "--worker-file", path, "--worker-report", report, "--worker-run", str(os.getpid())]
+            "--worker-file", path, "--worker-report", report, "--worker-run", run_identity()]
 
 
 def death_text(code):

@@ -24,11 +24,13 @@ class POSE_OT_jointlimit_apply(PosePoll, bpy.types.Operator):
             self.report({"ERROR"}, "No limited bones to clamp (enable a limit on the bone, or use All Limited Bones)")
             return {"CANCELLED"}
         try:
-            moved = bone_limits.clamp_bones(bones)
+            moved, held = bone_limits.clamp_bones(bones)
         except ValueError as exc:
             self.report({"ERROR"}, str(exc))
             return {"CANCELLED"}
         self.report({"INFO"}, f"Clamped {len(moved)} of {len(bones)} limited bones{bone_limits.skipped_text(skipped)}")
+        if held:
+            self.report({"WARNING"}, bone_limits.held_text(held))
         keyed = set(drag.autokey(context, [pb for pb in bones if pb.name in moved]))
         clamped = [pb for pb in bones if pb.name in moved and pb.name not in keyed]
         animated = [name for obj in {pb.id_data for pb in clamped}

@@ -45,12 +45,15 @@ def key_rotations(bones, frames, rotations, stored, corrected, verbatim=None):
 def locked_values(pb, limit, q, stored):
     """The values to store for a bone with Lock Rotation whose animation holds ``stored`` on a
     frame where it is at ``q`` outside ``limit``: the nearest rotation the limit and the lock
-    (those values) both allow, its locked channels exactly as stored."""
+    (those values) both allow, its locked channels exactly as stored; and whether there is one
+    (else ``stored`` itself: the lock holds the bone outside on that frame)."""
     path, _ = bone_limits.rotation_path(pb)
     setattr(pb, path, stored)
-    allowed, _ = bone_limits.clamp_locked(pb, limit, q)
+    allowed, _, met = bone_limits.clamp_locked(pb, limit, q)
+    if not met:
+        return stored, False
     bone_limits.write_posed_rotation(pb, allowed)
-    return tuple(getattr(pb, path))
+    return tuple(getattr(pb, path)), True
 
 
 def key_values(pb, path, frames, values):
@@ -129,14 +132,18 @@ class POSE_OT_jointlimit_bake(PosePoll, bpy.types.Operator):
             return {"CANCELLED"}
         clamped = np.stack([limit.clamp(sampled[:, b]) for b, limit in enumerate(limits)], axis=1)
         corrected = ~np.stack([limit.contains(sampled[:, b]) for b, limit in enumerate(limits)], axis=1)
-        verbatim = np.zeros_like(corrected)
+        verbatim, held = np.zeros_like(corrected), []
         for b, pb in enumerate(bones):
             if bone_limits.with_rotation_lock(pb, None) is not None:    # its locked channels keep their keys
                 for f in np.flatnonzero(corrected[:, b]).tolist():
-                    stored[f][b] = locked_values(pb, limits[b], sampled[f, b], stored[f][b])
+                    stored[f][b], met = locked_values(pb, limits[b], sampled[f, b], stored[f][b])
                     verbatim[f, b] = True
+                    if not met and pb.name not in held:
+                        held.append(pb.name)
         key_rotations(bones, frames, clamped, stored, corrected, verbatim)
         scene.frame_set(original_frame)
         self.report({"INFO"}, f"Baked {len(bones)} limited bones over {len(frames)} frames"
                                 f"{bone_limits.skipped_text(skipped)}")
+        if held:
+            self.report({"WARNING"}, bone_limits.held_text(held))
         return {"FINISHED"}

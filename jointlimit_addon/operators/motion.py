@@ -5,7 +5,7 @@ import numpy as np
 from bpy.props import BoolProperty, EnumProperty, IntProperty
 
 from .. import animation, bone_limits
-from ..core import ccd_steps, motion, quat
+from ..core import motion, quat
 from ._common import PosePoll, selected_pose_bones
 from ._common import report_text as _rpt
 from .bake import sample_rotations
@@ -31,6 +31,14 @@ def _largest_step_degrees(frames, quats, skip=()):
     for start, end in skip:
         turns[(frames[:-1] >= start) & (frames[1:] <= end)] = 0.0
     return float(turns.max())
+
+
+def _inside_locked(pb, limit, q, values):
+    """The key pose ``q`` of a bone with Lock Rotation (its stored ``values`` there) inside its
+    limit with its locked channels kept, or ``q`` itself where the lock holds it outside."""
+    path, _ = bone_limits.rotation_path(pb)
+    setattr(pb, path, values)
+    return bone_limits.clamp_locked(pb, limit, q)[0]
 
 
 def _locked_bone(pb):
@@ -120,7 +128,7 @@ class POSE_OT_jointlimit_motion(PosePoll, bpy.types.Operator):
             return {"CANCELLED"}
         scene = context.scene
         original_frame = scene.frame_current
-        written, overshoot, over_pole, jumps = [], {}, {}, {}
+        written, overshoot, over_pole, jumps, held = [], {}, {}, {}, []
         for pb, keys, limit in plans:
             frames = output_frames(keys, self.step)
             order = pb.rotation_mode if pb.rotation_mode in bone_limits.EULER_MODES else "XYZ"
@@ -128,14 +136,15 @@ class POSE_OT_jointlimit_motion(PosePoll, bpy.types.Operator):
             try:
                 quats, stored = sample_rotations(scene, [pb], keys)     # a zero quaternion: names the bone
                 quats = quats[:, 0]
-                if limit is not None:   # the key poses inside the limit first (whether Clamp Playback clamped them)
-                    quats = np.asarray(limit.clamp(quats), dtype=np.float64)
                 # locked channels keep the animation's value on each frame: read it there
                 locked = sample_rotations(scene, [pb], frames)[1] if _locked_bone(pb) else None
+                if limit is not None:   # the key poses inside the limit first (whether Clamp Playback clamped them)
+                    quats = (np.asarray(limit.clamp(quats), dtype=np.float64) if locked is None else
+                             np.array([_inside_locked(pb, limit, q, values[0]) for q, values in zip(quats, stored)]))
                 args = (np.array(keys, dtype=np.float64), quats, np.array(frames, dtype=np.float64), self.profile,
                         self.channels)
-                try:
-                    result = motion.interpolate_rotations(*args, limit=limit, **options)
+                try:    # (a locked bone's frames are clamped with its lock when written)
+                    result = motion.interpolate_rotations(*args, limit=limit if locked is None else None, **options)
                     over = motion.overshoot_degrees(*args, **options)
                 except ValueError as exc:
                     raise ValueError(f"Bone '{pb.name}': {exc}") from exc
@@ -158,7 +167,10 @@ class POSE_OT_jointlimit_motion(PosePoll, bpy.types.Operator):
             for f, (frame, q) in enumerate(zip(frames, result)):
                 if locked is not None:  # the locked channels keep the animation's value on this frame,
                     setattr(pb, path, locked[f][0])     # the others the nearest the limit then allows
-                    q = ccd_steps.clamp_one(bone_limits.with_rotation_lock(pb, limit), tuple(float(c) for c in q))
+                    if limit is not None:
+                        q, _, met = bone_limits.clamp_locked(pb, limit, q)
+                        if not met and pb.name not in held:     # (the motion's own rotation, locked channels kept)
+                            held.append(pb.name)
                 bone_limits.write_posed_rotation(pb, q)
                 pb.keyframe_insert(data_path=path, frame=frame, group=pb.name)
         scene.frame_set(original_frame)
@@ -182,6 +194,8 @@ class POSE_OT_jointlimit_motion(PosePoll, bpy.types.Operator):
                 "The motion of {bones} turns up to {angle:.0f}° from one frame to the next (keys far outside the "
                 "limits, or a swing past 180°): check those frames, move the keys inside the limits or use Euler "
                 "channels", bones=", ".join(sorted(jumps)[:5]), angle=max(jumps.values())))
+        if held:
+            self.report({"WARNING"}, bone_limits.held_text(held))
         limited = sorted(pb.name for pb, _, limit in plans if limit is not None)
         if self.step > 1 and limited:
             self.report({"WARNING"}, _rpt(
