@@ -390,15 +390,49 @@ def clamp_bones(pose_bones):
 def clamp_locked(pose_bone, limit, q):
     """``(limit.clamp(q), False, True)``; for a bone with Lock Rotation (read from its stored
     values) the nearest rotation both allow (``ccd_steps.clamp_one``: the limit and the lock in
-    turn), ``True`` and whether it is inside the limit: where no rotation near is (a locked channel
-    holds the bone outside), ``q`` itself and ``False``, so that nothing moves that neither asked."""
+    turn; where they do not meet from far out, on the way back to a rotation inside that the lock
+    allows, ``_home_inside``), ``True`` and whether it is inside the limit: where none is
+    found (a locked channel holds the bone outside), ``q`` itself and ``False``, so that nothing
+    moves that neither asked."""
     lock = with_rotation_lock(pose_bone, limit)
     if lock is limit:
         return np.asarray(limit.clamp(q), dtype=np.float64), False, True
-    out = np.array(ccd_steps.clamp_one(lock, tuple(float(c) for c in q)))
-    if is_inside(limit, out, storage_tol(stored_magnitude(pose_bone))):
+    tol = storage_tol(stored_magnitude(pose_bone))
+    q1 = tuple(float(c) for c in q)
+    out = np.array(ccd_steps.clamp_one(lock, q1))
+    if is_inside(limit, out, tol):
         return out, True, True
+    home = None if lock.fixed else _home_inside(lock, limit, q)    # they did not meet from far out: back toward
+    if home is not None:                                            # a rotation inside that the lock allows
+        lock.current = home
+        out = np.array(ccd_steps.clamp_one(lock, q1))
+        if is_inside(limit, out, tol):
+            return out, True, True
     return np.asarray(q, dtype=np.float64), True, False
+
+
+LOCK_GRID_DEGREES = 10.0    # the free Euler angles' grid where the lock's rotations inside a limit are looked for
+
+
+def _home_inside(lock, limit, q):
+    """A rotation the lock allows inside ``limit``, near ``q``: its free channels at rest, else (an
+    Euler lock) the nearest to ``q`` of the free angles' ``LOCK_GRID_DEGREES`` grid; ``None``
+    when there is none."""
+    rest = lock.free_at_rest()
+    if rest is not None and limit.contains(np.array(rest)):
+        return rest
+    if not isinstance(lock, locks.EulerLock):
+        return None
+    free = [i for i, locked in enumerate(lock.locked) if not locked]
+    grid = np.radians(np.arange(-180.0, 180.0, LOCK_GRID_DEGREES))
+    angles = np.tile(np.array(lock.stored), (len(grid) ** len(free), 1))
+    angles[:, free] = np.stack(np.meshgrid(*[grid] * len(free), indexing="ij"), axis=-1).reshape(-1, len(free))
+    candidates = quat.from_euler(angles, lock.order)
+    inside = np.flatnonzero(limit.contains(candidates))
+    if not inside.size:
+        return None
+    best = inside[np.argmin(quat.angle_between(candidates[inside], np.asarray(q, dtype=np.float64)))]
+    return tuple(float(c) for c in candidates[best])
 
 
 def held_text(names):

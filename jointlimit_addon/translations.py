@@ -515,8 +515,8 @@ MESSAGES = {
     "The limit of '{bone}' is invalid: {error}": "「{bone}」の制限が無効です：{error}",
     "Swing & Twist channels cannot pass the swing pole (180°), which the keys of {bones} pass (first between frames {a} and {b}): the motion goes the other way round there; use Euler channels":
         "スイングとツイストのチャンネルはスイングの極（180°）を越えられませんが、{bones} のキーはそこを越えます（最初はフレーム {a} と {b} の間）：そこでは動きが逆回りになります。オイラーのチャンネルを使ってください",
-    "The motion of {bones} turns up to {angle:.0f}° from one frame to the next (keys far outside the limits, or a swing past 180°): check those frames, move the keys inside the limits or use Euler channels":
-        "{bones} の動きは 1 フレームで最大 {angle:.0f}° 回ります（制限から大きく外れたキー、または 180° を越えるスイング）：そのフレームを確認し、キーを制限内に移すかオイラーのチャンネルを使ってください",
+    "The motion of {bones} turns up to {angle:.0f}° from one frame to the next (a large swing on Swing & Twist channels, which runs fast near its far key, keys far outside the limits, or a swing past 180°): check those frames, use Euler channels or move the keys inside the limits":
+        "{bones} の動きは 1 フレームで最大 {angle:.0f}° 回ります（スイングとツイストのチャンネルでの大きなスイングは遠い側のキーの近くで速く動きます。ほかに制限から大きく外れたキー、または 180° を越えるスイング）：そのフレームを確認し、オイラーのチャンネルを使うかキーを制限内に移してください",
     "With Step {step}, frames between the keys are Blender's interpolation and may leave the joint limits of {bones}: use Step 1, or live limits' Clamp Playback":
         "ステップ {step} では、キーの間のフレームは Blender の補間で、{bones} の関節制限を外れることがあります：ステップ 1 か、ライブ制限の「再生時に制限」を使ってください",
     "Limb IK uses only a Hinge limit on the middle bone; the {kind} limit of '{bone}' is not applied: run Apply afterwards":

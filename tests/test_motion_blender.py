@@ -498,14 +498,19 @@ def test_a_locked_channel_and_the_limit_hold_together(rig, mods):
 
 
 def test_a_lock_that_holds_the_bone_outside_its_limit_moves_nothing_and_is_named(rig, mods):
-    """Z locked at 40° where the limit allows ±12°: no rotation with that Z is inside. Apply, Bake
-    and Smooth Motion leave the other channels as they were (they invented a 10° Y turn and jumps)
-    and warn naming the bone; a fully locked bone outside its limit is named too."""
+    """A hinge about X (0..60°) with Euler Z locked at 40°: no rotation with that Z is a turn about
+    X alone. Apply, Bake and Smooth Motion leave the other channels as they were (they invented a
+    10° Y turn and jumps) and warn naming the bone; a fully locked bone outside its limit is named
+    too."""
     import bpy
 
     from modal_harness import OperatorStandIn
 
-    pb, s, _ = _limited_quaternion_joint(rig, mods, "XYZ", "RECT", (-10, 30), (-12, 12))
+    pb = rig.pose.bones["joint"]
+    pb.rotation_mode = "XYZ"
+    s = pb.jointlimit
+    s.enabled, s.kind, s.hinge_axis = True, "HINGE", "X"
+    s.hinge_min, s.hinge_max = 0.0, math.radians(60)
     keyed = {1: (0, 0, 40), 11: (60, 0, 40), 21: (0, 0, 40)}
     for frame, e in keyed.items():
         pb.rotation_euler = np.radians(e)

@@ -631,3 +631,26 @@ def test_limb_ik_keeps_a_locked_upper_arm_inside_its_arm_preset_limit(rigs, mods
     finally:
         upper.lock_rotation = (False, False, False)
         upper.rotation_mode = "QUATERNION"
+
+
+@pytest.mark.parametrize("pose, lock", [((0, 0, 120), (False, False, True)), ((60, 120, 80), (True, False, False)),
+                                        ((60, 0, 130), (False, False, True))])
+def test_apply_finds_a_pose_inside_that_keeps_the_lock(rigs, mods, pose, lock):
+    """The meta-rig's shoulder with the Arm preset, Euler XYZ with one angle locked, posed far
+    outside: a rotation with that locked angle inside the limit exists, and Apply goes there (the
+    limit and the lock in turn did not meet and Apply said the lock held the bone outside)."""
+    import bpy
+
+    rig = pose_mode(rigs["meta"], selected={"upper_arm.L", "forearm.L", "hand.L"}, active="upper_arm.L")
+    assert bpy.ops.pose.jointlimit_preset_apply(preset="CHAIN:ARM") == {"FINISHED"}
+    pb = rig.pose.bones["upper_arm.L"]
+    pb.rotation_mode, pb.lock_rotation = "XYZ", lock
+    pb.rotation_euler = np.radians(pose)
+    bl = mods["bone_limits"]
+    try:
+        assert bpy.ops.pose.jointlimit_apply(all_bones=True) == {"FINISHED"}
+        assert bl.is_inside(bl.build_limit(pb.jointlimit), bl.read_rotation(pb), 1e-5)
+        i = lock.index(True)
+        assert pb.rotation_euler[i] == pytest.approx(math.radians(pose[i]), abs=1e-6)
+    finally:
+        pb.rotation_mode, pb.lock_rotation = "QUATERNION", (False, False, False)

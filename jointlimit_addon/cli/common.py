@@ -4,6 +4,7 @@ command on one file."""
 import contextlib
 import dataclasses
 import os
+import select
 import sys
 
 PROG = "blender -c jointlimit"
@@ -29,55 +30,35 @@ class Outcome:
     tip_errors: list = dataclasses.field(default_factory=list)
 
 
-_worker_run = [None]    # in a worker: (process id, start time) of the run that started it
+_worker_run = [None]    # in a worker: the read end of the run's pipe (``workers.run_pipe``)
 
 
-def process_started(pid):
-    """The start time of process ``pid`` (Linux's /proc, clock ticks since boot): with the pid it
-    tells one process from a later one with the same number; ``None`` where unknown."""
+def watch_run(fd):
+    """This process is a worker of a run whose pipe it reads at ``fd``: ``end_if_run_gone`` ends it
+    once that run has ended."""
     try:
-        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
-            fields = f.read().rpartition(")")[2].split()
-        return None if fields[0] in ("Z", "X") else int(fields[19])
-    except (OSError, IndexError, ValueError):
-        return None
+        fd = int(fd)
+        os.fstat(fd)
+    except (TypeError, ValueError, OSError):    # not given, or not inherited: not watched
+        return
+    _worker_run[0] = fd
 
 
-def run_identity():
-    """What a worker is given to recognise the run that started it: ``PID`` or ``PID:START``."""
-    started = process_started(os.getpid())
-    return f"{os.getpid()}" if started is None else f"{os.getpid()}:{started}"
-
-
-def watch_run(identity):
-    """This process is a worker of the run ``identity`` (``run_identity``): ``end_if_run_gone`` ends
-    it once that run ends. A run this process cannot see (Blender started in a PID namespace of its
-    own by a sandboxing launcher, or gone already) is not watched."""
-    pid, _, started = str(identity).partition(":")
-    pid, started = int(pid), int(started) if started else None
-    if os.name == "posix" and _run_alive(pid, started):
-        _worker_run[0] = (pid, started)
-
-
-def _run_alive(pid, started):
+def run_gone(fd):
+    """Whether the pipe at ``fd`` reads end-of-file: its writer, the run, has ended."""
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
+        readable, _, _ = select.select([fd], [], [], 0)
+        return bool(readable) and os.read(fd, 1) == b""
     except OSError:
-        return True
-    now = process_started(pid)
-    if started is not None and now != started:    # reaped and the number reused, or dead (zombie)
         return False
-    return not (started is None and now is None and os.path.isdir(f"/proc/{pid}"))     # a zombie
 
 
 def end_if_run_gone():
     """In a worker whose run has ended (killed outright, through a launcher script that does not
     ``exec`` Blender, or on a system without ``PR_SET_PDEATHSIG``): end now, before writing
     anything (checked on every frame of the work and right before saving)."""
-    watched = _worker_run[0]
-    if watched is not None and not _run_alive(*watched):
+    fd = _worker_run[0]
+    if fd is not None and run_gone(fd):
         print(f"{ERROR_PREFIX} the run that started this worker has ended; nothing was saved", file=sys.stderr,
               flush=True)
         os._exit(1)

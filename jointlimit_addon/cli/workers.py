@@ -4,10 +4,10 @@ A worker is ``blender -b --python-expr BOOT -- <the same arguments> --worker-fil
 Workers end with the run that started them: a run ended by a signal (a render farm cancelling the
 job) stops them first; a run killed outright (``kill -9``) is noticed by each worker: on Linux the
 kernel sends SIGTERM to a direct child when its parent dies (``PR_SET_PDEATHSIG``), and on every
-POSIX system a worker checks that the run's process still exists (``--worker-run``) on each frame
-of its work and right before it saves (also through a launcher script that does not ``exec``
-Blender, whose child's parent is the script), so no worker writes its file after the run is gone.
-(Windows: the stop signals only.)
+POSIX system a worker checks a pipe whose write end only the run holds (``--worker-run FD``, its
+inherited read end: end-of-file once the run has ended) on each frame of its work and right before
+it saves (also through a launcher script that does not ``exec`` Blender, or in a PID namespace of
+its own), so no worker writes its file after the run is gone. (Windows: the stop signals only.)
 BOOT uses the add-on if that Blender already has it enabled under the parent's module name, else it
 registers the parent's copy of the add-on (the same folder) for that process only; nothing is
 installed and nothing is written to Blender's user configuration.
@@ -23,7 +23,7 @@ import tempfile
 import threading
 import time
 
-from .common import ERROR_PREFIX, BatchError, run_identity, say
+from .common import ERROR_PREFIX, BatchError, say
 
 ADDON = __package__.rpartition(".")[0]  # e.g. bl_ext.user_default.jointlimit_addon
 ADDON_INIT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "__init__.py")
@@ -60,10 +60,32 @@ def blender_binary():
     return blender
 
 
-def worker_command(blender, argv, path, report):
+def worker_command(blender, argv, path, report, run_fd=None):
+    """The worker's command line; ``run_fd``: the read end of the run's pipe (``run_pipe``)."""
     boot = BOOT.format(name=ADDON, init=ADDON_INIT)
     return [blender, "-b", "--python-exit-code", "1", "--python-expr", boot, "--", *argv,
-            "--worker-file", path, "--worker-report", report, "--worker-run", run_identity()]
+            "--worker-file", path, "--worker-report", report, *(("--worker-run", str(run_fd)) if run_fd else ())]
+
+
+_run_pipe = []  # (read end, write end) of the pipe the workers watch while this run lives
+
+
+@contextlib.contextmanager
+def run_pipe():
+    """A pipe whose write end only this run holds (POSIX): each worker inherits its read end and
+    reads end-of-file once the run has ended, however it ended (killed outright) and whichever
+    process namespace the worker runs in (a sandboxing launcher's)."""
+    if os.name != "posix":
+        yield None
+        return
+    read_end, write_end = os.pipe()     # (not inherited by the workers but for the read end: pass_fds)
+    _run_pipe[:] = [read_end, write_end]
+    try:
+        yield read_end
+    finally:
+        _run_pipe.clear()
+        os.close(read_end)
+        os.close(write_end)
 
 
 def death_text(code):
@@ -76,7 +98,7 @@ def death_text(code):
     return f"the worker ended without a result (exit {code})"
 
 
-def run_worker(blender, argv, base, lock, tmp):
+def run_worker(blender, argv, base, lock, tmp, run_fd=None):
     """Run one file in its own Blender; returns the file's report record (``base`` filled in by the
     worker, or marked failed with the reason when the worker gave none)."""
     path = base["file"]
@@ -86,8 +108,9 @@ def run_worker(blender, argv, base, lock, tmp):
     with _LIVE_LOCK:
         if _stopping.is_set():
             raise BatchError("the run was stopped")
-        proc = subprocess.Popen(worker_command(blender, argv, path, report), stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True, errors="replace")
+        proc = subprocess.Popen(worker_command(blender, argv, path, report, run_fd), stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, errors="replace",
+                                pass_fds=(run_fd,) if run_fd else ())
         _live.add(proc)
     try:
         return _collect(proc, report, base, lock, name, started)
@@ -164,9 +187,11 @@ def process_many(args, argv, records, new_record):
     blender = blender_binary()
     lock = threading.Lock()
     results = {}
-    with tempfile.TemporaryDirectory(prefix="jointlimit-workers-") as tmp, stopping_workers_on_signals():
+    with tempfile.TemporaryDirectory(prefix="jointlimit-workers-") as tmp, stopping_workers_on_signals(), \
+            run_pipe() as run_fd:
         with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
-            futures = {pool.submit(run_worker, blender, argv, new_record(args, os.path.abspath(p)), lock, tmp): p for p in args.files}
+            futures = {pool.submit(run_worker, blender, argv, new_record(args, os.path.abspath(p)), lock, tmp, run_fd): p
+                       for p in args.files}
             for done, future in enumerate(concurrent.futures.as_completed(futures), start=1):
                 results[futures[future]] = future.result()
                 with lock:

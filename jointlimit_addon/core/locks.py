@@ -132,6 +132,10 @@ class EulerLock(RotationLock):
         self.stored = tuple(float(v) for v in stored)
         self.inner = inner
 
+    def free_at_rest(self):
+        """The rotation the lock allows with its free angles at 0 (the locked ones as stored)."""
+        return euler_to_quat1([s if lk else 0.0 for s, lk in zip(self.stored, self.locked)], self.order)
+
     def _partly_locked(self, q):
         euler = locked_euler_branch1(q, self.order, self.locked, self.stored)
         euler = [s if lk else a for a, s, lk in zip(euler, self.stored, self.locked)]
@@ -163,6 +167,13 @@ class ComponentLock(RotationLock):
         if norm < 1e-9 or (self.size > 0.0 and along <= 1e-9):
             return self.current       # no allowed rotation near: stay
         return tuple(c / norm for c in r)
+
+    def free_at_rest(self):
+        """The rotation the lock allows with its free components at 0 (``None`` when only zero
+        components are locked: no rotation is made of them alone)."""
+        if self.size <= 0.0:
+            return (1.0, 0.0, 0.0, 0.0) if not self.locked[0] else None
+        return tuple(s / self.size if lk else 0.0 for s, lk in zip(self.stored, self.locked))
 
     def stored_values(self, q):
         """The quaternion to store for the allowed rotation ``q``: scaled so that its locked

@@ -191,9 +191,10 @@ class POSE_OT_jointlimit_motion(PosePoll, bpy.types.Operator):
                 bones=", ".join(sorted(over_pole)[:5]), a=over_pole[name][0], b=over_pole[name][1]))
         if jumps:
             self.report({"WARNING"}, _rpt(
-                "The motion of {bones} turns up to {angle:.0f}° from one frame to the next (keys far outside the "
-                "limits, or a swing past 180°): check those frames, move the keys inside the limits or use Euler "
-                "channels", bones=", ".join(sorted(jumps)[:5]), angle=max(jumps.values())))
+                "The motion of {bones} turns up to {angle:.0f}° from one frame to the next (a large swing on Swing & "
+                "Twist channels, which runs fast near its far key, keys far outside the limits, or a swing past "
+                "180°): check those frames, use Euler channels or move the keys inside the limits",
+                bones=", ".join(sorted(jumps)[:5]), angle=max(jumps.values())))
         if held:
             self.report({"WARNING"}, bone_limits.held_text(held))
         limited = sorted(pb.name for pb, _, limit in plans if limit is not None)
