@@ -5,6 +5,7 @@ mode, and written back in that same mode, continuous with the current value (no 
 flips, Euler angles nearest to the current ones) so F-curves stay smooth.
 """
 
+import itertools
 import math
 
 import numpy as np
@@ -387,52 +388,98 @@ def clamp_bones(pose_bones):
     return moved, held
 
 
-def clamp_locked(pose_bone, limit, q):
+def clamp_locked(pose_bone, limit, q, near=None):
     """``(limit.clamp(q), False, True)``; for a bone with Lock Rotation (read from its stored
-    values) the nearest rotation both allow (``ccd_steps.clamp_one``: the limit and the lock in
-    turn; where they do not meet from far out, on the way back to a rotation inside that the lock
-    allows, ``_home_inside``), ``True`` and whether it is inside the limit: where none is
-    found (a locked channel holds the bone outside), ``q`` itself and ``False``, so that nothing
-    moves that neither asked."""
+    values) the nearest rotation both allow, ``True`` and whether there is one: where none is (a
+    locked channel holds the bone outside), ``q`` itself and ``False``, so that nothing moves that
+    neither asked. Euler locks (Euler bones, quaternion bones without 4D locks): the nearest
+    rotation to ``q`` over the free angles (``_nearest_euler_locked``); 4D component locks: the
+    limit and the lock in turn (``ccd_steps.clamp_one``), back toward the lock's rotation with its
+    free components at rest where that does not meet. ``near``: the result of the frame before in
+    an animation (Bake, Smooth Motion), which an Euler lock's search starts from, so that the
+    result moves on with the pose instead of jumping to another nearest rotation."""
     lock = with_rotation_lock(pose_bone, limit)
     if lock is limit:
         return np.asarray(limit.clamp(q), dtype=np.float64), False, True
-    tol = storage_tol(stored_magnitude(pose_bone))
+    q = np.asarray(q, dtype=np.float64)
     q1 = tuple(float(c) for c in q)
+    if isinstance(lock, locks.EulerLock) and not lock.fixed:
+        out = _nearest_euler_locked(lock, limit, q, np.array(ccd_steps.clamp_one(lock, q1)), near)
+        return (q, True, False) if out is None else (out, True, True)
+    tol = storage_tol(stored_magnitude(pose_bone))
     out = np.array(ccd_steps.clamp_one(lock, q1))
     if is_inside(limit, out, tol):
         return out, True, True
-    home = None if lock.fixed else _home_inside(lock, limit, q)    # they did not meet from far out: back toward
-    if home is not None:                                            # a rotation inside that the lock allows
-        lock.current = home
+    rest = None if lock.fixed else lock.free_at_rest()
+    if rest is not None and limit.contains(np.array(rest)):
+        lock.current = rest
         out = np.array(ccd_steps.clamp_one(lock, q1))
         if is_inside(limit, out, tol):
             return out, True, True
-    return np.asarray(q, dtype=np.float64), True, False
+    return q, True, False
 
 
 LOCK_GRID_DEGREES = 10.0    # the free Euler angles' grid where the lock's rotations inside a limit are looked for
+LOCK_STEP_MIN = 1e-7    # radians: the pattern search's last step
+LOCK_CELLS = 4  # the best grid points whose cells are searched at 1°
 
 
-def _home_inside(lock, limit, q):
-    """A rotation the lock allows inside ``limit``, near ``q``: its free channels at rest, else (an
-    Euler lock) the nearest to ``q`` of the free angles' ``LOCK_GRID_DEGREES`` grid; ``None``
-    when there is none."""
-    rest = lock.free_at_rest()
-    if rest is not None and limit.contains(np.array(rest)):
-        return rest
-    if not isinstance(lock, locks.EulerLock):
-        return None
+def _nearest_euler_locked(lock, limit, q, first, near=None):
+    """The rotation nearest ``q`` (geodesically) whose locked Euler angles are the lock's and which
+    is inside ``limit``, or ``None``: from the nearer of ``first`` (the limit and the lock in turn)
+    and the best inside points of the free angles' ``LOCK_GRID_DEGREES`` grid, then of a 1° grid
+    around the ``LOCK_CELLS`` best, a pattern search over
+    the free angles (axis and diagonal steps) that stays inside, halving its step down to
+    ``LOCK_STEP_MIN``."""
     free = [i for i, locked in enumerate(lock.locked) if not locked]
-    grid = np.radians(np.arange(-180.0, 180.0, LOCK_GRID_DEGREES))
-    angles = np.tile(np.array(lock.stored), (len(grid) ** len(free), 1))
-    angles[:, free] = np.stack(np.meshgrid(*[grid] * len(free), indexing="ij"), axis=-1).reshape(-1, len(free))
-    candidates = quat.from_euler(angles, lock.order)
-    inside = np.flatnonzero(limit.contains(candidates))
-    if not inside.size:
-        return None
-    best = inside[np.argmin(quat.angle_between(candidates[inside], np.asarray(q, dtype=np.float64)))]
-    return tuple(float(c) for c in candidates[best])
+    stored = np.array(lock.stored)
+
+    def rotations(free_angles):
+        angles = np.tile(stored, (len(free_angles), 1))
+        angles[:, free] = free_angles
+        return quat.from_euler(angles, lock.order)
+
+    def free_angles(rotation):
+        return np.array(locks.locked_euler_branch1(tuple(rotation), lock.order, lock.locked, lock.stored))[free]
+
+    fine = np.radians(np.arange(-LOCK_GRID_DEGREES, LOCK_GRID_DEGREES + 0.5, 1.0))
+    offsets = np.stack(np.meshgrid(*[fine] * len(free), indexing="ij"), axis=-1).reshape(-1, len(free))
+
+    def nearest_in(points):
+        """The point of ``points`` nearest ``q`` whose rotation is inside, or ``None``."""
+        turned = rotations(points)
+        distance = np.where(limit.contains(turned), quat.angle_between(turned, q), np.inf)
+        return points[np.argmin(distance)] if np.isfinite(distance.min()) else None
+
+    x = None
+    if near is not None:    # the frame before's, or the nearest in its cell (the region moved on)
+        x = free_angles(near)
+        if not limit.contains(rotations(x[None]))[0]:
+            x = nearest_in(x + offsets)
+    if x is None:
+        grid = np.radians(np.arange(-180.0, 180.0, LOCK_GRID_DEGREES))
+        starts = np.vstack((free_angles(first),
+                            np.stack(np.meshgrid(*[grid] * len(free), indexing="ij"), axis=-1).reshape(-1, len(free))))
+        candidates = rotations(starts)
+        inside = np.flatnonzero(limit.contains(candidates))
+        if not inside.size:
+            return None
+        order = np.argsort(quat.angle_between(candidates[inside], q))[:LOCK_CELLS]    # the best cells at 1°
+        x = nearest_in((starts[inside[order]][:, None, :] + offsets[None]).reshape(-1, len(free)))
+    best = float(quat.angle_between(rotations(x[None])[0], q))
+    moves = np.array([m for m in itertools.product((-1.0, 0.0, 1.0), repeat=len(free)) if any(m)])  # (diagonals:
+    # along a limit's edge that crosses the angles' axes)
+    step = math.radians(LOCK_GRID_DEGREES) / 2.0
+    while step > LOCK_STEP_MIN:
+        tries = x + step * moves
+        rots = rotations(tries)
+        ok = limit.contains(rots)
+        d = np.where(ok, quat.angle_between(rots, q), np.inf)
+        if d.min() < best:
+            x, best = tries[np.argmin(d)], float(d.min())
+        else:
+            step /= 2.0
+    return rotations(x[None])[0]
 
 
 def held_text(names):

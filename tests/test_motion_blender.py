@@ -543,3 +543,36 @@ def test_a_lock_that_holds_the_bone_outside_its_limit_moves_nothing_and_is_named
     assert op.execute(bpy.context) == {"FINISHED"}
     assert tuple(pb.rotation_euler) == pytest.approx(tuple(np.radians((80, 0, 0))))
     assert op.reports[-1][0] == {"WARNING"} and "joint: Lock Rotation keeps it outside" in op.reports[-1][1]
+
+
+@pytest.mark.parametrize("order", ["XYZ", "ZXY"])
+def test_a_locked_bone_goes_to_the_nearest_rotation_inside_continuously(rig, mods, order):
+    """Euler Z locked at 70° with an ELLIPSE limit (X -10..120°, Z ±30°), the free angles swept
+    smoothly: a pose alone (Apply) goes to the nearest such rotation (to a 1° search); frame after
+    frame (Bake, Smooth Motion: from the frame before's) each result is inside, keeps the lock and
+    follows its nearest rotation on from the frame before: it changes sides at most once in the
+    sweep, where that nearest rotation ends (the limit and the lock in turn, then a bisection
+    toward a grid point, landed 50-80° farther than the nearest and flipped by up to 180° between
+    nearby frames again and again; the rotations the lock allows are a surface, and the nearest on
+    it moves up to about 50° while the pose moves 9°)."""
+    Q, bl = mods["core.quat"], mods["bone_limits"]
+    pb, _s, limit = _limited_quaternion_joint(rig, mods, order)
+    pb.lock_rotation = (False, False, True)
+    grid = np.radians(np.arange(-180.0, 180.0, 1.0))
+    angles = np.stack(np.meshgrid(grid, grid, indexing="ij"), axis=-1).reshape(-1, 2)
+    every = Q.from_euler(np.column_stack((angles, np.full(len(angles), math.radians(70)))), order)
+    every = every[limit.contains(every)]
+    previous, steps = None, []
+    for i in range(121):
+        t = i / 120
+        pb.rotation_euler = np.radians((170 * math.cos(2 * math.pi * t), 150 * math.sin(2 * math.pi * t), 70))
+        q = bl.read_rotation(pb)
+        alone, _, met = bl.clamp_locked(pb, limit, q)
+        assert met and limit.contains(alone), i
+        assert Q.angle_between(alone, q) <= Q.angle_between(every, q).min() + math.radians(1.0), i
+        out, _, met = bl.clamp_locked(pb, limit, q, None if previous is None else previous[0])
+        assert met and limit.contains(out), i
+        if previous is not None:
+            steps.append(math.degrees(Q.angle_between(out, previous[0])))
+        previous = (out, q)
+    assert sum(step > 60.0 for step in steps) <= 1, sorted(steps)[-5:]     # (once: the minimum followed ends)

@@ -5,6 +5,7 @@ import contextlib
 import dataclasses
 import os
 import select
+import stat
 import sys
 
 PROG = "blender -c jointlimit"
@@ -30,26 +31,57 @@ class Outcome:
     tip_errors: list = dataclasses.field(default_factory=list)
 
 
-_worker_run = [None]    # in a worker: the read end of the run's pipe (``workers.run_pipe``)
+_worker_run = [None]    # in a worker: ("pipe", fd) or ("pid", process id) of the run that started it
 
 
-def watch_run(fd):
-    """This process is a worker of a run whose pipe it reads at ``fd``: ``end_if_run_gone`` ends it
-    once that run has ended."""
+def run_identity(read_end):
+    """What a worker is given to watch its run: ``FD:DEV:INO:PID``, the read end of the run's pipe
+    (``workers.run_pipe``), that pipe's identity and the run's process id."""
+    st = os.fstat(read_end)
+    return f"{read_end}:{st.st_dev}:{st.st_ino}:{os.getpid()}"
+
+
+def watch_run(identity):
+    """This process is a worker of the run ``identity`` (``run_identity``): ``end_if_run_gone``
+    ends it once that run has ended. It reads the run's pipe when it holds it (the launcher passed
+    the inherited descriptor on); else it watches the run's process id where it can see it (not
+    from a PID namespace of its own)."""
     try:
-        fd = int(fd)
-        os.fstat(fd)
-    except (TypeError, ValueError, OSError):    # not given, or not inherited: not watched
+        fd, dev, ino, pid = (int(part) for part in str(identity).split(":"))
+    except ValueError:
         return
-    _worker_run[0] = fd
-
-
-def run_gone(fd):
-    """Whether the pipe at ``fd`` reads end-of-file: its writer, the run, has ended."""
     try:
-        readable, _, _ = select.select([fd], [], [], 0)
-        return bool(readable) and os.read(fd, 1) == b""
+        st = os.fstat(fd)
+        if stat.S_ISFIFO(st.st_mode) and (st.st_dev, st.st_ino) == (dev, ino):
+            _worker_run[0] = ("pipe", fd)
+            return
     except OSError:
+        pass
+    if os.name == "posix" and not _process_gone(pid):
+        _worker_run[0] = ("pid", pid)
+
+
+def _process_gone(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
+            return f.read().rpartition(")")[2].split()[0] in ("Z", "X")     # dead, not yet reaped
+    except (OSError, IndexError):
+        return False
+
+
+def _pipe_ended(fd):
+    """Whether the pipe at ``fd`` reads end-of-file (nobody writes to it: readable means ended)."""
+    try:
+        poller = select.poll()
+        poller.register(fd, select.POLLIN | select.POLLHUP)
+        return bool(poller.poll(0)) and os.read(fd, 1) == b""
+    except (OSError, ValueError, AttributeError):
         return False
 
 
@@ -57,10 +89,16 @@ def end_if_run_gone():
     """In a worker whose run has ended (killed outright, through a launcher script that does not
     ``exec`` Blender, or on a system without ``PR_SET_PDEATHSIG``): end now, before writing
     anything (checked on every frame of the work and right before saving)."""
-    fd = _worker_run[0]
-    if fd is not None and run_gone(fd):
-        print(f"{ERROR_PREFIX} the run that started this worker has ended; nothing was saved", file=sys.stderr,
-              flush=True)
+    watched = _worker_run[0]
+    if watched is None:
+        return
+    kind, value = watched
+    if _pipe_ended(value) if kind == "pipe" else _process_gone(value):
+        try:    # (nobody may be reading: the run's end of the worker's output is gone too)
+            print(f"{ERROR_PREFIX} the run that started this worker has ended; nothing was saved", file=sys.stderr,
+                  flush=True)
+        except (OSError, ValueError):
+            pass
         os._exit(1)
 
 

@@ -4,10 +4,12 @@ A worker is ``blender -b --python-expr BOOT -- <the same arguments> --worker-fil
 Workers end with the run that started them: a run ended by a signal (a render farm cancelling the
 job) stops them first; a run killed outright (``kill -9``) is noticed by each worker: on Linux the
 kernel sends SIGTERM to a direct child when its parent dies (``PR_SET_PDEATHSIG``), and on every
-POSIX system a worker checks a pipe whose write end only the run holds (``--worker-run FD``, its
-inherited read end: end-of-file once the run has ended) on each frame of its work and right before
-it saves (also through a launcher script that does not ``exec`` Blender, or in a PID namespace of
-its own), so no worker writes its file after the run is gone. (Windows: the stop signals only.)
+POSIX system a worker checks a pipe whose write end only the run holds (``--worker-run
+FD:DEV:INO:PID``, its inherited read end: end-of-file once the run has ended) on each frame of its
+work and right before it saves (also through a launcher script that does not ``exec`` Blender, or
+in a PID namespace of its own); a launcher that closes inherited descriptors leaves the worker the
+run's process id to watch instead (not from a PID namespace of its own). So no worker writes its
+file after the run is gone. (Windows: the stop signals only.)
 BOOT uses the add-on if that Blender already has it enabled under the parent's module name, else it
 registers the parent's copy of the add-on (the same folder) for that process only; nothing is
 installed and nothing is written to Blender's user configuration.
@@ -23,7 +25,7 @@ import tempfile
 import threading
 import time
 
-from .common import ERROR_PREFIX, BatchError, say
+from .common import ERROR_PREFIX, BatchError, run_identity, say
 
 ADDON = __package__.rpartition(".")[0]  # e.g. bl_ext.user_default.jointlimit_addon
 ADDON_INIT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "__init__.py")
@@ -63,8 +65,9 @@ def blender_binary():
 def worker_command(blender, argv, path, report, run_fd=None):
     """The worker's command line; ``run_fd``: the read end of the run's pipe (``run_pipe``)."""
     boot = BOOT.format(name=ADDON, init=ADDON_INIT)
+    watch = ("--worker-run", run_identity(run_fd)) if run_fd is not None else ()
     return [blender, "-b", "--python-exit-code", "1", "--python-expr", boot, "--", *argv,
-            "--worker-file", path, "--worker-report", report, *(("--worker-run", str(run_fd)) if run_fd else ())]
+            "--worker-file", path, "--worker-report", report, *watch]
 
 
 _run_pipe = []  # (read end, write end) of the pipe the workers watch while this run lives
@@ -79,6 +82,12 @@ def run_pipe():
         yield None
         return
     read_end, write_end = os.pipe()     # (not inherited by the workers but for the read end: pass_fds)
+    if read_end < 3:    # standard input closed: keep off the descriptors a worker's standard streams take
+        import fcntl
+
+        moved = fcntl.fcntl(read_end, fcntl.F_DUPFD_CLOEXEC, 3)
+        os.close(read_end)
+        read_end = moved
     _run_pipe[:] = [read_end, write_end]
     try:
         yield read_end
@@ -110,7 +119,7 @@ def run_worker(blender, argv, base, lock, tmp, run_fd=None):
             raise BatchError("the run was stopped")
         proc = subprocess.Popen(worker_command(blender, argv, path, report, run_fd), stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True, errors="replace",
-                                pass_fds=(run_fd,) if run_fd else ())
+                                pass_fds=(run_fd,) if run_fd is not None else ())
         _live.add(proc)
     try:
         return _collect(proc, report, base, lock, name, started)

@@ -132,10 +132,6 @@ class EulerLock(RotationLock):
         self.stored = tuple(float(v) for v in stored)
         self.inner = inner
 
-    def free_at_rest(self):
-        """The rotation the lock allows with its free angles at 0 (the locked ones as stored)."""
-        return euler_to_quat1([s if lk else 0.0 for s, lk in zip(self.stored, self.locked)], self.order)
-
     def _partly_locked(self, q):
         euler = locked_euler_branch1(q, self.order, self.locked, self.stored)
         euler = [s if lk else a for a, s, lk in zip(euler, self.stored, self.locked)]

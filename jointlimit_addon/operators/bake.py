@@ -42,18 +42,19 @@ def key_rotations(bones, frames, rotations, stored, corrected, verbatim=None):
         key_values(pb, path, frames, values)
 
 
-def locked_values(pb, limit, q, stored):
+def locked_values(pb, limit, q, stored, near=None):
     """The values to store for a bone with Lock Rotation whose animation holds ``stored`` on a
     frame where it is at ``q`` outside ``limit``: the nearest rotation the limit and the lock
-    (those values) both allow, its locked channels exactly as stored; and whether there is one
-    (else ``stored`` itself: the lock holds the bone outside on that frame)."""
+    (those values) both allow (moving on from ``near``, the frame before's), its locked channels
+    exactly as stored; and that rotation, or ``None`` where there is none (the values are then
+    ``stored`` itself: the lock holds the bone outside on that frame)."""
     path, _ = bone_limits.rotation_path(pb)
     setattr(pb, path, stored)
-    allowed, _, met = bone_limits.clamp_locked(pb, limit, q)
+    allowed, _, met = bone_limits.clamp_locked(pb, limit, q, near)
     if not met:
-        return stored, False
+        return stored, None
     bone_limits.write_posed_rotation(pb, allowed)
-    return tuple(getattr(pb, path)), True
+    return tuple(getattr(pb, path)), allowed
 
 
 def key_values(pb, path, frames, values):
@@ -135,10 +136,14 @@ class POSE_OT_jointlimit_bake(PosePoll, bpy.types.Operator):
         verbatim, held = np.zeros_like(corrected), []
         for b, pb in enumerate(bones):
             if bone_limits.with_rotation_lock(pb, None) is not None:    # its locked channels keep their keys
-                for f in np.flatnonzero(corrected[:, b]).tolist():
-                    stored[f][b], met = locked_values(pb, limits[b], sampled[f, b], stored[f][b])
+                before = None   # the result of the frame before, when that was corrected too
+                for f in range(len(frames)):
+                    if not corrected[f, b]:
+                        before = None
+                        continue
+                    stored[f][b], before = locked_values(pb, limits[b], sampled[f, b], stored[f][b], before)
                     verbatim[f, b] = True
-                    if not met and pb.name not in held:
+                    if before is None and pb.name not in held:
                         held.append(pb.name)
         key_rotations(bones, frames, clamped, stored, corrected, verbatim)
         scene.frame_set(original_frame)

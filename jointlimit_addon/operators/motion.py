@@ -164,11 +164,13 @@ class POSE_OT_jointlimit_motion(PosePoll, bpy.types.Operator):
         for pb, frames, result, first_key, locked, limit in written:
             path, _ = bone_limits.rotation_path(pb)
             setattr(pb, path, first_key)    # Euler turns and quaternion signs continue from the first key
+            before = None   # a locked bone's rotation on the frame before
             for f, (frame, q) in enumerate(zip(frames, result)):
                 if locked is not None:  # the locked channels keep the animation's value on this frame,
                     setattr(pb, path, locked[f][0])     # the others the nearest the limit then allows
                     if limit is not None:
-                        q, _, met = bone_limits.clamp_locked(pb, limit, q)
+                        q, _, met = bone_limits.clamp_locked(pb, limit, q, before)
+                        before = q if met else None
                         if not met and pb.name not in held:     # (the motion's own rotation, locked channels kept)
                             held.append(pb.name)
                 bone_limits.write_posed_rotation(pb, q)
