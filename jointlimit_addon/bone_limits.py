@@ -402,10 +402,10 @@ def clamp_locked(pose_bone, limit, q, near=None):
     if lock is limit:
         return np.asarray(limit.clamp(q), dtype=np.float64), False, True
     q = np.asarray(q, dtype=np.float64)
-    q1 = tuple(float(c) for c in q)
     if isinstance(lock, locks.EulerLock) and not lock.fixed:
-        out = _nearest_euler_locked(lock, limit, q, np.array(ccd_steps.clamp_one(lock, q1)), near)
+        out = _nearest_euler_locked(lock, limit, q, near)
         return (q, True, False) if out is None else (out, True, True)
+    q1 = tuple(float(c) for c in q)
     tol = storage_tol(stored_magnitude(pose_bone))
     out = np.array(ccd_steps.clamp_one(lock, q1))
     if is_inside(limit, out, tol):
@@ -424,13 +424,13 @@ LOCK_STEP_MIN = 1e-7    # radians: the pattern search's last step
 LOCK_CELLS = 4  # the best grid points whose cells are searched at 1°
 
 
-def _nearest_euler_locked(lock, limit, q, first, near=None):
+def _nearest_euler_locked(lock, limit, q, near=None):
     """The rotation nearest ``q`` (geodesically) whose locked Euler angles are the lock's and which
-    is inside ``limit``, or ``None``: from the nearer of ``first`` (the limit and the lock in turn)
-    and the best inside points of the free angles' ``LOCK_GRID_DEGREES`` grid, then of a 1° grid
-    around the ``LOCK_CELLS`` best, a pattern search over
-    the free angles (axis and diagonal steps) that stays inside, halving its step down to
-    ``LOCK_STEP_MIN``."""
+    is inside ``limit``, or ``None``. From ``near`` (the frame before's) when given, else from the
+    nearest of the limit and the lock in turn (``ccd_steps.clamp_one``), the free angles'
+    ``LOCK_GRID_DEGREES`` grid and a 1° grid around its ``LOCK_CELLS`` best points: a pattern
+    search over the free angles (axis and diagonal steps) that stays inside, halving its step down
+    to ``LOCK_STEP_MIN``."""
     free = [i for i, locked in enumerate(lock.locked) if not locked]
     stored = np.array(lock.stored)
 
@@ -458,7 +458,7 @@ def _nearest_euler_locked(lock, limit, q, first, near=None):
             x = nearest_in(x + offsets)
     if x is None:
         grid = np.radians(np.arange(-180.0, 180.0, LOCK_GRID_DEGREES))
-        starts = np.vstack((free_angles(first),
+        starts = np.vstack((free_angles(ccd_steps.clamp_one(lock, tuple(float(c) for c in q))),
                             np.stack(np.meshgrid(*[grid] * len(free), indexing="ij"), axis=-1).reshape(-1, len(free))))
         candidates = rotations(starts)
         inside = np.flatnonzero(limit.contains(candidates))

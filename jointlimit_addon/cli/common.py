@@ -61,13 +61,20 @@ def watch_run(identity):
         _worker_run[0] = ("pid", pid)
 
 
-def _process_gone(pid):
+def pid_alive(pid):
+    """Whether a process ``pid`` exists (a zombie too; one of another user's counts)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
-        return True
-    except OSError:
         return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _process_gone(pid):
+    if not pid_alive(pid):
+        return True
     try:
         with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
             return f.read().rpartition(")")[2].split()[0] in ("Z", "X")     # dead, not yet reaped

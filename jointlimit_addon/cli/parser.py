@@ -78,28 +78,23 @@ def name_list(text):
     return names
 
 
-def positive_int(text):
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"invalid whole number: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
-
-
-def whole_number_in(low, high):
-    """An argument type: a whole number in [low, high] (the operator's own range; argparse says
-    which option)."""
+def whole_number_in(low, high=None):
+    """An argument type: a whole number from ``low`` (to ``high``: the operator's own range;
+    argparse says which option)."""
     def parse(text):
         try:
             value = int(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"invalid whole number: {text!r}") from None
-        if not low <= value <= high:
+        if high is None and value < low:
+            raise argparse.ArgumentTypeError(f"must be at least {low}, got {value}")
+        if high is not None and not low <= value <= high:
             raise argparse.ArgumentTypeError(f"must be from {low} to {high}, got {value}")
         return value
     return parse
+
+
+positive_int = whole_number_in(1)
 
 
 def padding(text):

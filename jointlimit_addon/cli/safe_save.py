@@ -17,7 +17,7 @@ import secrets
 import shutil
 import time
 
-from .common import BatchError, UsageError
+from .common import BatchError, UsageError, pid_alive
 
 LOCK_SUFFIX = ".jointlimit-lock"
 TEMP_INFIX = ".jointlimit-"
@@ -41,16 +41,6 @@ def temp_pattern(name):
 def conflict_path(target):
     stem = target[:-len(".blend")] if target.endswith(".blend") else target
     return f"{stem}.jointlimit-conflict-{os.getpid()}.blend"
-
-
-def pid_alive(pid):
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def remove_stale_temporaries(target):
