@@ -13,7 +13,8 @@ The twist correction moves ``psi`` to the nearer end of the range along the circ
 
 At the pole (swing of 180 degrees straight back, where (s, t) is infinite and the twist
 undefined) the twist is taken as 0 and the swing correction is the OPTIMAL one even in SIMPLE
-mode (the direction a simple correction needs does not exist there).
+mode (the direction a simple correction needs does not exist there); so it is within ~2e-10 rad
+of the pole (``SIMPLE_FAR2``), where that direction is lost in rounding.
 """
 
 import math
@@ -34,6 +35,9 @@ TWIST_TOL = 1e-12
 # below ~1e-3 rad; the closed forms of RECT and OVAL stay exact down to ~1e-13 rad.
 MIN_SWING_WIDTH = math.radians(0.1)
 MIN_SWING_WIDTHS = {"RECT": 1e-9, "OVAL": 1e-9, "ELLIPSE": MIN_SWING_WIDTH, "SUPERELLIPSE": MIN_SWING_WIDTH}
+# Beyond this s² + t² (within ~2e-10 rad of the pole) the plane's squared distances round by more
+# than the region's points differ: the SIMPLE correction's choice would be rounding noise.
+SIMPLE_FAR2 = 1e20
 _CHUNK = 1 << 14
 _ONE_BY_ONE = 32    # batches up to this size go row by row: numpy's per-call cost outweighs them
 
@@ -220,8 +224,9 @@ class JointLimit:
             return self._optimal(px, py, pz)
         s_m, t_m = self.region.clamp_simple(s, t)
         s_m, t_m = np.array(s_m, dtype=np.float64), np.array(t_m, dtype=np.float64)
-        if np.any(pole):
-            s_m[pole], t_m[pole] = self._optimal(px[pole], py[pole], pz[pole])
+        far = pole | (s * s + t * t >= SIMPLE_FAR2)
+        if np.any(far):
+            s_m[far], t_m[far] = self._optimal(px[far], py[far], pz[far])
         return s_m, t_m
 
     # --- protocol ---------------------------------------------------------------------------
@@ -298,7 +303,7 @@ class JointLimit:
         if swing_in and self._twist_inside(psi, MATH):
             return None
         if not swing_in:
-            if self.correction == "SIMPLE" and not pole:
+            if self.correction == "SIMPLE" and not pole and s * s + t * t < SIMPLE_FAR2:
                 s, t = self.region.clamp_simple1(s, t)
             else:
                 s, t = self.region.nearest_boundary_st1(px, py, pz)

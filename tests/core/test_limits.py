@@ -492,3 +492,25 @@ def test_clamp1_on_floats_equals_clamp_of_one_rotation(shape, correction):
         assert np.array_equal(np.array(one), lim.clamp(row))
     inside = quat.as_unit_quats(q[lim.contains(q)])
     assert len(inside) and all(np.abs(np.array(lim.clamp1(tuple(r.tolist()))) - r).max() <= 1e-15 for r in inside)
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_simple_next_to_the_pole_is_not_rounding_noise(shape):
+    """A half turn (``from_axis_angle(axis, pi)``: w = 6e-17, not quite the pole) has (s, t)
+    ~1e16, where the plane's squared distances round by more than the region's points differ:
+    SIMPLE takes the OPTIMAL correction there as at the pole, the same in the batch path and the
+    one-rotation path (they picked different vertices of an outline: a hypothesis example)."""
+    for outline_index in range(len(OUTLINES)) if shape == "POLYGON" else [0]:
+        simple = make(shape, correction="SIMPLE", outline_index=outline_index)
+        optimal = make(shape, correction="OPTIMAL", outline_index=outline_index)
+        a = np.linspace(-np.pi, np.pi, 61)
+        axis = np.stack((np.cos(a), np.zeros_like(a), np.sin(a)), -1)
+        q = quat.from_axis_angle(axis, np.full(len(a), np.pi))
+        batch = simple.clamp(q)
+        assert len(q) > 32    # (the batch path, not row by row)
+        for row, got in zip(q, batch):
+            np.testing.assert_allclose(simple.clamp(row), got, atol=1e-12)
+            np.testing.assert_allclose(got, optimal.clamp(row), atol=1e-12)
+        # a millionth of a radian away the simple correction still goes its own way
+        near = quat.from_axis_angle(axis, np.full(len(a), np.pi - 1e-6))
+        assert np.abs(simple.clamp(near) - optimal.clamp(near)).max() > 1e-3
