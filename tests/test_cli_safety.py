@@ -20,7 +20,10 @@ from test_batch import angle_of, axis_x, build_rig, load, rotation, sampled, sav
 
 pytestmark = [pytest.mark.blender]
 
-LONG_BAKE = 3000  # frames: a bake that runs for seconds, so that other things happen meanwhile
+LONG_BAKE = 3000  # frames: a bake that runs long enough for a file to be replaced meanwhile
+# Frames of a bake that is killed midway: ~0.1 ms each on the test rig (3000 took 0.3 s, and a worker
+# that started that much before the other finished and saved before the kill on a loaded machine).
+KILLED_BAKE = 200_000
 
 
 @contextlib.contextmanager
@@ -237,10 +240,10 @@ def test_a_file_rewritten_during_the_run_is_not_replaced(batch_env, scene, tmp_p
 
 
 def test_a_killed_run_frees_the_file_and_its_leftovers_go(run, batch_env, scene, tmp_path):
-    keyed_spine_rig(LONG_BAKE)
+    keyed_spine_rig(KILLED_BAKE)
     rig = save(tmp_path / "rig.blend")
     original = rig.read_bytes()
-    bake = start("bake", "--frames", 1, LONG_BAKE, rig, env=batch_env)
+    bake = start("bake", "--frames", 1, KILLED_BAKE, rig, env=batch_env)
     wait_for_line(bake, "bake: frames")
     bake.send_signal(signal.SIGKILL)  # kill -9 mid-run
     bake.communicate()
@@ -282,11 +285,11 @@ def _gone(pids, seconds=30):
 def test_workers_end_with_a_stopped_run_and_write_nothing(batch_env, scene, tmp_path, how):
     """A farm cancels a --jobs run (SIGTERM) or kills it: its workers end too, before they write
     their files (they went on and replaced the files seconds later)."""
-    keyed_spine_rig(LONG_BAKE)
+    keyed_spine_rig(KILLED_BAKE)
     files = [save(tmp_path / f"{name}.blend") for name in ("a", "b")]
     before = [f.read_bytes() for f in files]
-    job = start("bake", "--frames", 1, LONG_BAKE, "--jobs", 2, *files, env=batch_env)
-    wait_for_line(job, "bake: frames")
+    job = start("bake", "--frames", 1, KILLED_BAKE, "--jobs", 2, *files, env=batch_env)
+    assert f"frames {KILLED_BAKE}/" not in "".join(wait_for_line(job, "bake: frames"))
     workers = _children(job.pid)
     assert len(workers) == 2, workers
     job.send_signal(how)
@@ -333,14 +336,15 @@ def test_workers_through_a_launcher_that_does_not_exec(batch_env, scene, tmp_pat
                             timeout=300)
     assert result.returncode == 0, result.stdout + result.stderr
     assert all(f"ok  {f}" in result.stdout for f in files)
-    keyed_spine_rig(LONG_BAKE)
+    keyed_spine_rig(KILLED_BAKE)
     files = [save(tmp_path / f"{name}.blend") for name in ("c", "d")]
     before = [f.read_bytes() for f in files]
-    job = subprocess.Popen([*parent, "bake", "--frames", "1", str(LONG_BAKE), "--jobs", "2", *map(str, files)], env=env,
+    job = subprocess.Popen([*parent, "bake", "--frames", "1", str(KILLED_BAKE), "--jobs", "2", *map(str, files)], env=env,
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=stdin, preexec_fn=closed)
     seen = set()    # both workers at work (one still starting up when its run is killed cannot tell that
     for line in job.stdout:     # from a sandbox where the launcher closed the pipe: README)
         seen |= {name for name in ("[c.blend] bake: frames", "[d.blend] bake: frames") if name in line}
+        assert f"frames {KILLED_BAKE}/" not in line     # (neither has finished: the kill comes midway)
         if len(seen) == 2:
             break
     workers = _descendants(job.pid)
