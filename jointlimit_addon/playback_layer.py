@@ -24,9 +24,13 @@ the clamp part of the frame's only evaluation instead:
   is expected to show (same step and direction as from the previous frame, within the playback
   range): the F-curves are looked up once per batch and every bone of every frame clamped in one
   vectorised pass. Values are remembered per frame until keys are edited: a loop of playback
-  costs a lookup. Each evaluated copy the layer wrote carries ``MARK`` (the number of the batch
-  written last); a copy without it (a new view layer's, or one Blender made anew) gets the keys
-  before the frame is evaluated;
+  costs a lookup. The copy holds the keys of one *window* of frames: the new frame and the
+  frames among the next ``WINDOW - 1`` playback is expected to show that are remembered; a frame
+  outside the window gets a new one, so that a write costs the same however long the shot
+  (writing every remembered frame made a 1000-frame first play's writes grow to 0.6 ms a frame)
+  and a replay writes once in ``WINDOW`` frames. Each evaluated copy the
+  layer wrote carries ``MARK`` (the number of the window written last); a copy without it (a
+  new view layer's, or one Blender made anew) gets the keys before the frame is evaluated;
 * ``frame_change_post`` leaves covered armatures alone, unless the frame's evaluation made a
   copy anew (keys edited right before the frame with no update in between, ``after_frame``):
   the layer is then removed, the playback clamp clamps that frame, and the next frame sets the
@@ -71,6 +75,7 @@ PROBE = "jointlimit_playback_probe"     # ID property of the copies looked at be
 LEGACY_EMPTY_NAME = "JointLimit Playback Layer"     # earlier versions' helper empty
 MEMO_FLOATS = 1 << 22    # values remembered per armature (32 MB): a longer shot forgets and computes again
 AHEAD = 32      # frames computed together on a frame not seen before (see the module)
+WINDOW = 4 * AHEAD      # most frames keyed into the evaluated copies at once (see the module)
 FEW_MODES = 8   # covered bones checked by name when at most one bone in this many is covered
 
 _layer = {
@@ -93,7 +98,7 @@ _layer = {
 
 
 def _batches():
-    """What tells one layer's batches from the next: the layer and each cover's batch count."""
+    """What tells one layer's windows of keys from the next: the layer and each cover's window count."""
     return _layer["installs"], [cover.batch for cover in _layer["covers"]]
 
 
@@ -111,7 +116,8 @@ class _Cover:
     tells that its animation is still the one covered."""
 
     __slots__ = ("obj_name", "uid", "action_name", "action_uid", "bones", "animation", "frames", "codes", "kinds",
-                 "groups", "used", "offsets", "moved", "batch", "drivers", "names", "shown", "count", "indices")
+                 "groups", "used", "offsets", "moved", "batch", "drivers", "names", "shown", "count", "indices",
+                 "window")
 
     def __init__(self, obj, bones):
         self.obj_name, self.uid, self.bones = obj.name, obj.session_uid, bones
@@ -129,13 +135,14 @@ class _Cover:
         self.used = np.arange(4) < widths[:, None]      # (bones, 4)
         self.offsets = (np.cumsum(widths) - widths).tolist()     # of each bone's values in a frame's
         self.moved = np.zeros(len(bones), dtype=bool)   # bones moved on a computed frame: their keys are written
-        self.batch = 0      # batches computed: an evaluated copy marked with an older one lacks keys
+        self.batch = 0      # windows chosen: an evaluated copy marked with an older one lacks keys
+        self.window = {}    # the scene times whose keys the copies hold (a subset of frames), in order
         self.drivers = len(obj.animation_data.drivers)  # the user's drivers on the armature
         self.names = frozenset(bone.name for bone in bones)
         pose_bones = obj.pose.bones
         self.count = len(pose_bones)
         self.indices = np.array([pose_bones.find(bone.name) for bone in bones], dtype=np.int64)
-        self.shown = None   # _layer["frames"] when the frame evaluated (viewport) took its values from the latest batch
+        self.shown = None   # _layer["frames"] when the frame evaluated (viewport) took its values from the latest window
 
     def object(self):
         """The armature (found again when renamed), or ``None`` when it was deleted."""
@@ -167,31 +174,36 @@ class _Cover:
         channel may be one the layer keys)."""
         return _animation_key(obj) != self.animation or len(obj.animation_data.drivers) != self.drivers
 
-    def values(self, frame, ahead=list):
+    def values(self, frame, ahead=lambda count: []):
         """The values of every covered bone at ``frame``, or ``None`` when the armature's
         animation is no longer the one covered (another action or slot, blended otherwise, a
         driver added, the armature gone, F-curves missing from a batch; outside playback, a
         covered bone's rotation mode changed). Those of the frames
-        ``ahead()`` (the ones playback is expected to show next; asked only when ``frame`` is
-        not remembered) are computed with them, in one batch."""
+        ``ahead(AHEAD)`` (the ones playback is expected to show next; asked only when ``frame`` is
+        not remembered) are computed with them, in one batch. A frame outside the window of keys
+        gets a new window: it and the remembered ones of ``ahead(WINDOW)``."""
         obj = self.object()
         if obj is None or self.animation_changed(obj):
             return None
         if _layer["playing"] is None and self.modes_changed(obj):
             return None     # a rotation mode a script changed right before the frame (no update since)
         out = self.frames.get(frame)
-        if out is not None:
+        if out is not None and frame in self.window:
             return out
-        frames = [frame, *dict.fromkeys(f for f in ahead() if f != frame and f not in self.frames)]
-        fcurves = _fcurves(obj)
-        computed = None if fcurves is None else self._compute(fcurves, frames)
-        if computed is None:
-            return None
-        if (len(self.frames) + len(frames)) * computed.shape[1] > MEMO_FLOATS:
-            self.frames.clear()
-        self.frames.update(zip(frames, computed))
+        later = [f for f in ahead(WINDOW) if f != frame]
+        if out is None:
+            frames = [frame, *dict.fromkeys(f for f in later[:AHEAD - 1] if f not in self.frames)]
+            fcurves = _fcurves(obj)
+            computed = None if fcurves is None else self._compute(fcurves, frames)
+            if computed is None:
+                return None
+            if (len(self.frames) + len(frames)) * computed.shape[1] > MEMO_FLOATS:
+                self.frames.clear()
+            self.frames.update(zip(frames, computed))
+            out = computed[0]
+        self.window = dict.fromkeys(sorted({frame, *(f for f in later if f in self.frames)}))
         self.batch += 1
-        return computed[0]
+        return out
 
     def _compute(self, fcurves, frames):
         """Per frame of ``frames`` (rows), the values to store of every covered bone, channel
@@ -227,8 +239,8 @@ class _Cover:
 
     def keyed_at(self, frame, scene):
         """Whether the evaluated copies of the action in ``scene``'s view layers hold the keys of
-        ``frame`` (remembered, and every copy written with the latest batch)."""
-        if frame not in self.frames:
+        ``frame`` (in the window, and every copy written with the latest one)."""
+        if frame not in self.window:
             return False
         copies = self.copies(scene)
         return bool(copies) and all(copy.get(MARK) == self.batch for copy in copies)
@@ -250,18 +262,18 @@ class _Cover:
                 if copy is not None]
 
     def write_keys(self, copy):
-        """Write the remembered frames of each moved bone as keys into ``copy`` (an evaluated
-        copy of the action): a key per frame, at the frame's time, with the value to store. The
+        """Write the window's frames of each moved bone as keys into ``copy`` (an evaluated copy
+        of the action): a key per frame, at the frame's time, with the value to store. The
         copy is marked first, so that ``remove`` has it made anew even when this stops halfway.
         ``False`` when a channel is missing from the copy (the layer then goes)."""
         copy[MARK] = -1
-        if not self.moved.any() or not self.frames:
+        if not self.moved.any() or not self.window:
             copy[MARK] = self.batch
             return True
         fcurves = compat.action_fcurve_collection(copy, self.object().animation_data.action_slot)
         if fcurves is None:
             return False
-        times = sorted(self.frames)
+        times = list(self.window)
         co = np.empty((len(self.frames[times[0]]), len(times), 2), dtype=np.float32)   # per channel: its keys
         co[:, :, 0] = times
         co[:, :, 1] = np.array([self.frames[t] for t in times]).T
@@ -480,6 +492,7 @@ def forget_results():
     """Forget each frame's values (the benchmark's first play)."""
     for cover in _layer["covers"]:
         cover.frames.clear()
+        cover.window = {}
 
 
 # --- per frame ----------------------------------------------------------------------------------
@@ -617,7 +630,7 @@ def after_frame(scene, depsgraph):
             if mark is None:
                 remove()
                 return
-            if mark == cover.batch and scene.frame_current_final in cover.frames:
+            if mark == cover.batch and scene.frame_current_final in cover.window:
                 cover.shown = _layer["frames"]
         keyed = keyed and cover.shown is not None
     _layer["keyed"] = _batches() if keyed else None
@@ -672,7 +685,7 @@ def unkey_render_copy(depsgraph, obj):
 
 def _frames_ahead(scene):
     """A function giving the scene times (``frame_current_final``) of the frames playback is
-    expected to show after the current one: ``AHEAD - 1`` of them at the step from the frame
+    expected to show after the current one: ``count - 1`` of them at the step from the frame
     shown before (reversed playback steps back; a jump or a repeat takes the scene's frame step,
     but outside playback only right after a step: a loop starting over, stepping resumed
     elsewhere; a jump after a jump, as when scrubbing, computes the frame alone), up to the end
@@ -683,14 +696,14 @@ def _frames_ahead(scene):
     last, _layer["last"] = _layer["last"], frame
     ahead = _layer["playing"] is not None or _layer["stepped"]
     _layer["stepped"] = _is_step(scene, frame, last)
-    return lambda: _scene_times(scene, _next_frames(scene, frame, last, ahead))
+    return lambda count: _scene_times(scene, _next_frames(scene, frame, last, ahead, count))
 
 
 def _is_step(scene, frame, last):
     return last is not None and 0 < abs(frame - last) <= 4 * max(scene.frame_step, 1)
 
 
-def _next_frames(scene, frame, last, ahead=True):
+def _next_frames(scene, frame, last, ahead=True, count=AHEAD):
     """The frame numbers of ``_frames_ahead``, from ``frame`` and the one shown before (``last``);
     without ``ahead`` (outside playback, the frame before a jump was not a step: scrubbing) none
     after a jump, the frame alone."""
@@ -703,7 +716,7 @@ def _next_frames(scene, frame, last, ahead=True):
         start, end = scene.frame_preview_start, scene.frame_preview_end
     else:
         start, end = scene.frame_start, scene.frame_end
-    return [f for f in range(frame + step, frame + AHEAD * step, step) if start <= f <= end]
+    return [f for f in range(frame + step, frame + count * step, step) if start <= f <= end]
 
 
 def _scene_times(scene, frames):

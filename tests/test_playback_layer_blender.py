@@ -372,6 +372,49 @@ def test_a_bone_is_keyed_once_the_clamp_moves_it(scene, mods):
     scene.jointlimit.clamp_playback = False
 
 
+def test_a_long_shot_keeps_one_window_of_keys(scene, mods, monkeypatch):
+    """A shot longer than ``WINDOW``: the evaluated copy holds the keys of at most ``WINDOW``
+    frames at any time (it held every frame remembered, so each batch of a first play wrote more
+    than the one before: 0.6 ms a frame by frame 1000 of 100 bones); a replay computes nothing and
+    writes a window once in ``WINDOW`` frames; a jump back shows its frame; every frame is the
+    playback clamp's."""
+    import bpy
+
+    handlers, layer = mods["handlers"], mods["playback_layer"]
+    obj = keyed_rig(seed=23, skin=False)
+    for fc in fcurves_of(obj):     # the keys of frames 6 and 12 moved to 150 and 300
+        for point, frame in zip(fc.keyframe_points, (1, 150, 300)):
+            point.co.x, point.handle_left.x, point.handle_right.x = frame, frame - 1, frame + 1
+    scene.frame_start, scene.frame_end = 1, 300
+    frames = list(range(1, 301))
+    checked = frames[::7] + [299, 300]
+    scene.jointlimit.clamp_playback = True
+    reference = play(scene, obj, checked)
+    batches = record_batches(monkeypatch, layer)
+    writes = record_calls(monkeypatch, layer._Cover, "write_keys")
+    handlers.on_playback_start(scene)
+    most = 0
+    for loop in range(2):
+        played = []
+        for frame in frames:
+            if frame in checked:
+                played += play(scene, obj, [frame])
+            else:
+                scene.frame_set(frame)
+            copy = obj.animation_data.action.evaluated_get(bpy.context.evaluated_depsgraph_get())
+            most = max([most, *(len(fc.keyframe_points) for fc in mods["compat"].action_fcurve_collection(
+                copy, obj.animation_data.action_slot))])
+        assert_same_frames(played, reference)
+        if loop == 0:
+            assert sum(map(len, batches)) == 300 and len(layer_keys(obj)[0]) > 0
+            batches.clear(), writes.clear()
+    assert 3 <= most <= layer.WINDOW
+    assert batches == [] and len(writes) <= -(-300 // layer.WINDOW) + 1
+    assert_same_frames(play(scene, obj, [71]), [reference[checked.index(71)]])     # a jump back
+    handlers.on_playback_stop(scene, None)
+    scene.jointlimit.clamp_playback = False
+
+
 @pytest.mark.parametrize("old, new", [(100, 70), (100, 300), (1, 200)])
 def test_frames_ahead_with_time_remapped(scene, mods, monkeypatch, old, new):
     """With Time Remapping, the times computed ahead are those the frames show (float32 scene
@@ -402,7 +445,7 @@ def test_the_frames_expected_next(scene, mods):
     scene.frame_start, scene.frame_end, scene.frame_step = 1, 100, 1
     def ahead(scene, frame):
         scene.frame_current = frame
-        return layer._frames_ahead(scene)()
+        return layer._frames_ahead(scene)(layer.AHEAD)
 
     layer._layer["last"], layer._layer["stepped"] = None, False
     assert ahead(scene, 10) == [] and ahead(scene, 12) == list(range(14, 12 + 2 * layer.AHEAD, 2))

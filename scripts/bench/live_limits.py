@@ -22,6 +22,11 @@ limits were edited (the playback layer then computes frames ahead in batches).
 The live-limit handler when nothing changed: on a depsgraph update that did not touch the
 armature (selecting another object), and forced to re-read the armature (every rotation compared).
 
+The same rig keyed outside its limits every 10 frames over a 500-frame shot: played without
+limits, with the playback layer on its first play and replayed, and with Limit Rotation
+constraints, taking turns within each round (the first play computes every frame, in batches, and
+keys a window of frames at a time into the evaluated action).
+
 Rigify's generated rig (706 bones) with limits on its FK controls and keys on them, the limits
 either from ``RIGIFY_LIMITS`` (18 controls; ELLIPSE, OVAL and RECT with the paper's inscribed fit,
 hinges) or from the shipped Arm, Leg and Spine chain presets with Fit to Rig (16 controls; OVAL
@@ -127,12 +132,12 @@ def per_frame(scene, rounds):
     return [best_of(play, repeat=3) / len(FRAMES) * 1e3 for _ in range(rounds)]
 
 
-def interleaved(scene, rounds, setups, plays=5):
-    """Ms per frame of playing ``FRAMES`` for several set-ups played in turn within each round,
+def interleaved(scene, rounds, setups, plays=5, frames=FRAMES):
+    """Ms per frame of playing ``frames`` for several set-ups played in turn within each round,
     the least of ``plays`` plays per set-up and round (other jobs on a shared machine only ever
     add time: the least is the steadiest figure); one list of values per set-up."""
     def play():
-        for f in FRAMES:
+        for f in frames:
             scene.frame_set(f)
 
     def timed():
@@ -145,7 +150,7 @@ def interleaved(scene, rounds, setups, plays=5):
         for setup, out in zip(setups, values):
             setup()
             play()
-            out.append(min(timed() for _ in range(plays)) / len(FRAMES) * 1e3)
+            out.append(min(timed() for _ in range(plays)) / len(frames) * 1e3)
     return values
 
 
@@ -270,6 +275,66 @@ def chain_rows(addon, rounds, inside):
         (f"keys {where}: + Limit Rotation constraints", span(blender), added(blender, base), "-"),
     ]
     return rows, (ratio, ratio_first, ratio_playing, ratio_playing_first, ratio_scrubbing, ratio_scrubbing_first), obj
+
+
+LONG_SHOT = list(range(1, 501))
+
+
+def long_shot_rows(addon, rounds):
+    """The 100-bone rig keyed outside its limits every 10 frames over ``LONG_SHOT``, played:
+    without limits, with the playback layer on its first play (nothing remembered at frame 1) and
+    replayed, and with Limit Rotation constraints, taking turns within each round; a first play
+    that wrote every remembered frame's keys grew with the shot."""
+    handlers = sys.modules[addon.__name__ + ".handlers"]
+    live_pose = sys.modules[addon.__name__ + ".live_pose"]
+    layer = sys.modules[addon.__name__ + ".playback_layer"]
+    obj = build_rig()
+    rng = np.random.default_rng(2)
+    for pb in obj.pose.bones:
+        pb.rotation_mode = "QUATERNION"
+        for frame in LONG_SHOT[::10]:
+            pb.rotation_quaternion = _random_rotation(rng, math.pi)
+            pb.keyframe_insert("rotation_quaternion", frame=frame)
+    scene = bpy.context.scene
+    scene.frame_start, scene.frame_end = LONG_SHOT[0], LONG_SHOT[-1]
+    settings = scene.jointlimit
+
+    def forget(scene, *_args):
+        if scene.frame_current == LONG_SHOT[0]:
+            live_pose.forget_results()
+            layer.forget_results()
+
+    def setup(clamp, forgetting=False, constraints=False):
+        def apply():
+            if layer._layer["playing"]:
+                handlers.on_playback_stop(scene, None)
+            settings.clamp_playback = clamp
+            add_constraints(obj, False)
+            if constraints:
+                add_constraints(obj, True)
+            pre = bpy.app.handlers.frame_change_pre
+            if forgetting and forget not in pre:
+                pre.insert(0, forget)
+            elif not forgetting and forget in pre:
+                pre.remove(forget)
+            if clamp:
+                handlers.on_playback_start(scene)
+        return apply
+
+    base, first, replay, blender = interleaved(
+        scene, rounds, (setup(False), setup(True, forgetting=True), setup(True), setup(False, constraints=True)),
+        plays=3, frames=LONG_SHOT)
+    setup(False)()
+    n = len(LONG_SHOT)
+    rows = [
+        (f"{n}-frame shot, keys outside every 10 frames: no limits", span(base), "-", "-"),
+        ("+ JointLimit, playing, first play (playback layer)", span(first), added(first, base), "-"),
+        ("+ same, replayed", span(replay), added(replay, base), "-"),
+        ("+ Limit Rotation constraints", span(blender), added(blender, base), "-"),
+    ]
+    ratios = {what: [(o - b) / (c - b) for o, b, c in zip(values, base, blender) if c - b > 0.02]
+              for what, values in (("first play", first), ("replayed", replay))}
+    return rows, ratios
 
 
 def idle_rows(addon, rounds):
@@ -488,6 +553,11 @@ def main():
                            ("outside, Fast Scrubbing, first play", ratio_out[5]),
                            ("inside, Fast Scrubbing, first play", ratio_in[5]))]
     print("JointLimit / Limit Rotation added cost: " + ", ".join(ratios))
+    rows, ratios = long_shot_rows(addon, rounds)
+    print(table(("per frame, 100-bone rig, a long shot (ms, range over rounds)", "total ms", "added ms", "handler ms"),
+                rows))
+    print("JointLimit / Limit Rotation added cost, long shot: "
+          + ", ".join(f"{k} {span(v)}×" if v else f"{k}: n/a" for k, v in ratios.items()))
     for presets, limits in ((False, "limits of RIGIFY_LIMITS"), (True, "limits from the chain presets")):
         rows, ratios, n = rigify_rows(addon, rounds, presets)
         print(table((f"per frame, Rigify rig, {limits}", "total ms", "added ms", "handler ms"), rows))
