@@ -299,3 +299,22 @@ def test_the_stop_signal_guard_leaves_blenders_own_handlers_alone(addon, monkeyp
         assert real_get(signal.SIGTERM) is workers._stop_workers
     assert real_get(signal.SIGTERM) == before
     assert all(number != signal.SIGINT for number, _ in installed)
+
+
+def test_a_system_without_posix_locks_gets_one_error_line(addon, monkeypatch, capsys, tmp_path):
+    """On Windows the command line refuses to start, with one line and exit 2 (it imported
+    ``fcntl`` and failed with a traceback; its process checks would end processes there), and it
+    loads there: ``fcntl`` is imported only when a lock is taken."""
+    import os
+
+    runner = importlib.import_module(f"{ADDON_MODULE}.cli.runner")
+    safe_save = importlib.import_module(f"{ADDON_MODULE}.cli.safe_save")
+    assert "fcntl" not in vars(safe_save)
+    monkeypatch.setattr(os, "name", "nt")
+    code = runner.main(["info", str(tmp_path / "missing.blend")])
+    monkeypatch.undo()
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1
+    assert err[0].startswith("jointlimit: error: the command line runs on Linux and macOS") and "WSL" in err[0]
+    assert runner.main(["info", str(tmp_path / "missing.blend")]) == 2
+    assert "Linux and macOS" not in capsys.readouterr().err and not list(tmp_path.iterdir())

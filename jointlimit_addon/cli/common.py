@@ -61,6 +61,16 @@ def watch_run(identity):
         _worker_run[0] = ("pid", pid)
 
 
+def platform_problem():
+    """Why the command line cannot run on this system, or ``None``: it locks its files with
+    ``fcntl`` and watches its runs and workers through POSIX pipes and process ids (on Windows
+    ``os.kill(pid, 0)`` would end the process it asks about)."""
+    if os.name != "posix":
+        return (f"the command line runs on Linux and macOS, not on this system ({sys.platform}); on Windows "
+                f"run it in WSL, or use the operators from a script (README, Batch runs)")
+    return None
+
+
 def pid_alive(pid):
     """Whether a process ``pid`` exists (a zombie too; one of another user's counts)."""
     try:

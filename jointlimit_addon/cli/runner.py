@@ -11,8 +11,8 @@ import bpy
 
 from . import limits_commands, pose_commands, skin_commands, workers
 from .blend_io import check_not_newer, open_blend, read_back, write_copy
-from .common import (PROG, SUMMARY_PREFIX, BatchError, UsageError, end_if_run_gone, error_line, say, say_aside,
-                     stdout_to_stderr, unreadable, watch_run)
+from .common import (PROG, SUMMARY_PREFIX, BatchError, UsageError, end_if_run_gone, error_line, platform_problem, say,
+                     say_aside, stdout_to_stderr, unreadable, watch_run)
 from .parser import COMMANDS, parse
 from .safe_save import TargetLock, atomic_write_text, fingerprint, remove_stale_temporaries, verified_save
 
@@ -198,6 +198,10 @@ def run(argv, prog):
 
 def main(argv, prog=PROG):
     """The command line's entry point: ``argv`` after the command name; returns the exit code."""
+    problem = platform_problem()
+    if problem:
+        error_line(problem)
+        return 2
     try:
         return run(list(argv), prog)
     except SystemExit as exc:  # --help

@@ -9,7 +9,6 @@ target taken under the lock refuses the replacement if anything else rewrote the
 
 import contextlib
 import errno
-import fcntl
 import hashlib
 import os
 import re
@@ -90,6 +89,8 @@ class TargetLock:
         self.path = os.path.join(folder, f".{name}{LOCK_SUFFIX}")
 
     def __enter__(self):
+        import fcntl    # (POSIX: the command line refuses other systems first, common.platform_problem)
+
         deadline = time.monotonic() + self.wait
         announced = False
         while True:
