@@ -22,7 +22,7 @@ def mods(addon, scene):
     playback clamp's, the reference these tests compare the layer with
     (``test_fast_scrubbing_blender.py`` steps them with the layer)."""
     pkg = addon.__name__
-    mods = {m: importlib.import_module(f"{pkg}.{m}") for m in ("handlers", "playback_layer", "compat")}
+    mods = {m: importlib.import_module(f"{pkg}.{m}") for m in ("handlers", "playback_layer", "playback_cover", "compat")}
     scene.jointlimit.fast_scrubbing = False
     yield mods
     mods["playback_layer"].unregister()     # whatever a failed test left
@@ -213,7 +213,7 @@ def record_calls(monkeypatch, owner, name, what=lambda *args, **kwargs: args):
 
 def record_batches(monkeypatch, layer):
     """The frames of each batch the layer computes (``_Cover._compute``), call after call."""
-    return record_calls(monkeypatch, layer._Cover, "_compute", lambda self, fcurves, frames: list(frames))
+    return record_calls(monkeypatch, layer.Cover, "_compute", lambda self, fcurves, frames: list(frames))
 
 
 def test_frames_computed_ahead_equal_frames_computed_alone(scene, mods, monkeypatch):
@@ -391,7 +391,7 @@ def test_a_long_shot_keeps_one_window_of_keys(scene, mods, monkeypatch):
     scene.jointlimit.clamp_playback = True
     reference = play(scene, obj, checked)
     batches = record_batches(monkeypatch, layer)
-    writes = record_calls(monkeypatch, layer._Cover, "write_keys")
+    writes = record_calls(monkeypatch, layer.Cover, "write_keys")
     handlers.on_playback_start(scene)
     most = 0
     for loop in range(2):
@@ -408,8 +408,8 @@ def test_a_long_shot_keeps_one_window_of_keys(scene, mods, monkeypatch):
         if loop == 0:
             assert sum(map(len, batches)) == 300 and len(layer_keys(obj)[0]) > 0
             batches.clear(), writes.clear()
-    assert 3 <= most <= layer.WINDOW
-    assert batches == [] and len(writes) <= -(-300 // layer.WINDOW) + 1
+    assert 3 <= most <= mods["playback_cover"].WINDOW
+    assert batches == [] and len(writes) <= -(-300 // mods["playback_cover"].WINDOW) + 1
     assert_same_frames(play(scene, obj, [71]), [reference[checked.index(71)]])     # a jump back
     handlers.on_playback_stop(scene, None)
     scene.jointlimit.clamp_playback = False
@@ -502,27 +502,27 @@ def test_rigs_the_layer_leaves_to_the_playback_clamp(scene, mods):
     unless it is solo."""
     handlers, layer = mods["handlers"], mods["playback_layer"]
     obj = keyed_rig(seed=9, skin=False)
-    assert layer._covered_bones(obj)
+    assert layer.covered_bones(obj)
     track = obj.animation_data.nla_tracks.new()
-    assert layer._covered_bones(obj) is None
+    assert layer.covered_bones(obj) is None
     track.mute = True
-    assert layer._covered_bones(obj)
+    assert layer.covered_bones(obj)
     track.strips.new("Stashed", 1, obj.animation_data.action)  # the action stashed, then assigned again
-    assert layer._covered_bones(obj)        # a muted track reads nothing
+    assert layer.covered_bones(obj)        # a muted track reads nothing
     track.mute = False
-    assert layer._covered_bones(obj) is None
+    assert layer.covered_bones(obj) is None
     track.mute = True
-    key = layer._animation_key(obj)
+    key = mods["playback_cover"].animation_key(obj)
     track.is_solo = True                    # a solo track plays even muted, and the action then does not
-    assert layer._covered_bones(obj) is None and layer._animation_key(obj) != key
+    assert layer.covered_bones(obj) is None and mods["playback_cover"].animation_key(obj) != key
     track.is_solo = False
     group = fcurves_of(obj)[0].group            # a muted group: Blender leaves its channels alone
     group.mute = True
-    assert layer._covered_bones(obj) is None
+    assert layer.covered_bones(obj) is None
     group.mute = False
     pb = next(pb for pb in obj.pose.bones if pb.jointlimit.enabled and pb.rotation_mode == "AXIS_ANGLE")
     fcurves_of(obj).remove(fcurves_of(obj).find(pb.path_from_id("rotation_axis_angle"), index=0))
-    assert layer._covered_bones(obj) is None
+    assert layer.covered_bones(obj) is None
     scene.jointlimit.clamp_playback = True
     handlers.on_playback_start(scene)
     play(scene, obj, [2, 7])
@@ -700,12 +700,12 @@ def test_an_action_animating_another_armature_too_is_left_to_the_playback_clamp(
 
     handlers, layer = mods["handlers"], mods["playback_layer"]
     obj = keyed_rig(seed=24, skin=False)
-    assert layer._covered_bones(obj)
+    assert layer.covered_bones(obj)
     other = obj.copy()
     bpy.context.scene.collection.objects.link(other)
     other.animation_data.action = obj.animation_data.action
     other.animation_data.action_slot = obj.animation_data.action_slot
-    assert layer._covered_bones(obj) is None and layer._covered_bones(other) is None
+    assert layer.covered_bones(obj) is None and layer.covered_bones(other) is None
     assert_left_to_the_playback_clamp(scene, handlers, layer, obj)
 
 
@@ -792,9 +792,9 @@ def test_a_channel_without_keys_is_not_keyed(scene, mods):
     fc = fcurves_of(obj).find(pb.path_from_id("rotation_euler"), index=1)
     while len(fc.keyframe_points):
         fc.keyframe_points.remove(fc.keyframe_points[0])
-    assert layer._covered_bones(obj) is None
+    assert layer.covered_bones(obj) is None
     fc.modifiers.new("GENERATOR")
-    assert layer._covered_bones(obj)
+    assert layer.covered_bones(obj)
 
 
 def test_a_failing_install_leaves_nothing_and_is_not_retried_every_frame(scene, mods, monkeypatch):
@@ -808,7 +808,7 @@ def test_a_failing_install_leaves_nothing_and_is_not_retried_every_frame(scene, 
         calls.append(1)
         raise RuntimeError("keys refused")
 
-    monkeypatch.setattr(layer._Cover, "write_keys", broken)
+    monkeypatch.setattr(layer.Cover, "write_keys", broken)
     scene.jointlimit.clamp_playback = True
     bpy.context.view_layer.update()         # the evaluated copy of the action, to write into
     handlers.on_playback_start(scene)
@@ -867,17 +867,17 @@ def test_actions_the_layer_cannot_key_are_left_to_the_playback_clamp(scene, mods
     assert linked.library is not None
     obj.animation_data.action = linked
     obj.animation_data.action_slot = linked.slots[0]
-    assert layer._covered_bones(obj) is None
+    assert layer.covered_bones(obj) is None
     obj.animation_data.action = action
     obj.animation_data.action_slot = action.slots[0]
-    assert layer._covered_bones(obj)
+    assert layer.covered_bones(obj)
     pb = next(p for p in obj.pose.bones if p.jointlimit.enabled and p.rotation_mode == "QUATERNION")
     con = pb.constraints.new("ACTION")
     con.action = action
-    assert layer._covered_bones(obj) is None
+    assert layer.covered_bones(obj) is None
     pb.constraints.remove(con)
     fcurves_of(obj).find(pb.path_from_id("rotation_quaternion"), index=0).convert_to_samples(1, 12)
-    assert layer._covered_bones(obj) is None
+    assert layer.covered_bones(obj) is None
     assert_left_to_the_playback_clamp(scene, handlers, layer, obj)
 
 
@@ -1357,7 +1357,7 @@ def test_an_overridden_rig_animated_in_the_shot_is_covered_and_rendered_clamped(
 
     handlers, layer = mods["handlers"], mods["playback_layer"]
     rig = overridden_rig(scene, tmp_path)
-    assert layer._covered_bones(rig)
+    assert layer.covered_bones(rig)
     scene.jointlimit.clamp_playback = True
     handlers.on_playback_start(scene)
     try:
