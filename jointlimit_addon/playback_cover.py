@@ -2,6 +2,8 @@
 which of its bones it keys, the values to store of the frames it computed, and the window of
 keys it writes into the evaluated copy of the armature's action."""
 
+import heapq
+
 import bpy
 import numpy as np
 
@@ -9,8 +11,8 @@ from . import bone_limits, compat, live_pose
 
 MARK = "jointlimit_playback_layer"      # ID property of the evaluated action copies written (and of earlier versions' helper)
 MEMO_FLOATS = 1 << 22    # values remembered per armature (32 MB): a longer shot forgets and computes again
-AHEAD = 32      # frames computed together on a frame not seen before (see the module)
-WINDOW = 4 * AHEAD      # most frames keyed into the evaluated copies at once (see the module)
+AHEAD = 32      # frames computed together on a frame not seen before (see playback_layer)
+WINDOW = 4 * AHEAD      # most frames keyed into the evaluated copies at once (see playback_layer)
 FEW_MODES = 8   # covered bones checked by name when at most one bone in this many is covered
 
 
@@ -92,8 +94,10 @@ class Cover:
         driver added, the armature gone, F-curves missing from a batch; with
         ``outside_playback``, a covered bone's rotation mode changed). Those of the frames
         ``ahead(AHEAD)`` (the ones playback is expected to show next; asked only when ``frame`` is
-        not remembered) are computed with them, in one batch. A frame outside the window of keys
-        gets a new window: it and the remembered ones of ``ahead(WINDOW)``."""
+        not in the window) not remembered are computed with them, in one batch. A frame outside
+        the window of keys gets a new window: it and the remembered ones of ``ahead(WINDOW)``, or
+        with none expected (scrubbing) the ``WINDOW - 1`` remembered frames nearest it, so that
+        scrubbing over frames seen before writes no key."""
         obj = self.object()
         if obj is None or self.animation_changed(obj):
             return None
@@ -113,7 +117,10 @@ class Cover:
                 self.frames.clear()
             self.frames.update(zip(frames, computed))
             out = computed[0]
-        self.window = dict.fromkeys(sorted({frame, *(f for f in later if f in self.frames)}))
+        window = {frame, *(f for f in later if f in self.frames)}
+        if not later and len(self.frames) > 1:     # scrubbing: the remembered frames around it too
+            window.update(heapq.nsmallest(WINDOW - 1, self.frames, key=lambda f: abs(f - frame)))
+        self.window = dict.fromkeys(sorted(window))
         self.batch += 1
         return out
 

@@ -25,8 +25,9 @@ the clamp part of the frame's only evaluation instead:
   range): the F-curves are looked up once per batch and every bone of every frame clamped in one
   vectorised pass. Values are remembered per frame until keys are edited: a loop of playback
   costs a lookup. The copy holds the keys of one *window* of frames: the new frame and the
-  frames among the next ``WINDOW - 1`` playback is expected to show that are remembered; a frame
-  outside the window gets a new one, so that a write costs the same however long the shot
+  frames among the next ``WINDOW - 1`` playback is expected to show that are remembered (when
+  scrubbing, which expects none, the remembered frames nearest it); a frame outside the window
+  gets a new one, so that a write costs the same however long the shot
   (writing every remembered frame made a 1000-frame first play's writes grow to 0.6 ms a frame)
   and a replay writes once in ``WINDOW`` frames. Each evaluated copy the
   layer wrote carries ``MARK`` (the number of the window written last); a copy without it (a

@@ -483,6 +483,10 @@ MESSAGES = {
     "No limited bones to clamp (enable a limit on the bone, or use All Limited Bones)":
         "制限内に収める制限付きボーンがありません（ボーンの制限を有効にするか、「すべての制限付きボーン」を使ってください）",
     "No limited bones to bake": "ベイクする制限付きボーンがありません",
+    "Disable Modifiers works with shape keys only: baked meshes do not play on the object, which would stay in its "
+    "rest pose; bake as shape keys, or leave Disable Modifiers off":
+        "「モディファイアーを無効化」はシェイプキーにのみ使えます: ベイクしたメッシュはオブジェクト上で再生されず、"
+        "オブジェクトはレストポーズのままになります。シェイプキーとしてベイクするか、このオプションをオフにしてください",
     "The action {action} of {rig} comes from a library (linked or overridden) and cannot keep keys: make it local first (Make Local, or give the rig an action of its own)":
         "{rig} のアクション {action} はライブラリ由来(リンクまたはオーバーライド)で、キーを保持できません: 先にローカル化してください(ローカル化、またはリグに専用のアクションを与える)",
     "No limited bones to convert": "変換する制限付きボーンがありません",

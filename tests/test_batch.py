@@ -19,7 +19,7 @@ from rigs import make_armature
 pytestmark = [pytest.mark.blender]
 
 COMMANDS = ["info", "apply", "bake", "convert", "to-constraints", "limb-ik", "ccd", "motion", "deformer-add",
-            "deformer-bake", "sdef-derive"]
+            "deformer-remove", "deformer-bake", "sdef-derive"]
 
 
 @pytest.fixture(scope="module")

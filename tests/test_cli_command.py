@@ -145,6 +145,7 @@ BAD = {  # one bad input per command: exit 2, one line, file untouched
     "ccd": (("--bone", "hand", "--targets", "TARGETS", "--chain-length", "-1"), "--chain-length"),
     "motion": (("--frames", "5", "5"), "5..5"),
     "deformer-add": (("--mesh", "Nope"), "'Nope'"),
+    "deformer-remove": ((), "no JointLimit deformer"),
     "deformer-bake": (("--mesh", "Nope"), "'Nope'"),
     "sdef-derive": (("--mesh", "Nope"), "'Nope'"),
 }
@@ -173,6 +174,8 @@ def test_every_command_on_a_saved_file_and_bad_input(run, skin_file, tmp_path, n
             "motion": ("--frames", 1, 5), "bake": ("--frames", 1, 3)}.get(name, ())
     if name in ("deformer-add", "deformer-bake"):  # need SDEF data
         ok(run("sdef-derive", skin_file))
+    if name == "deformer-remove":   # needs a deformer
+        ok(run("deformer-add", skin_file))
     if name == "motion":  # needs two keys
         ok(run("limb-ik", "--bone", "hand", "--targets", targets, skin_file))
         ok(run("ccd", "--bone", "hand", "--targets", _targets(tmp_path, 5), "--chain-length", 3, skin_file))
@@ -318,3 +321,32 @@ def test_a_system_without_posix_locks_gets_one_error_line(addon, monkeypatch, ca
     assert err[0].startswith("jointlimit: error: the command line runs on Linux and macOS") and "WSL" in err[0]
     assert runner.main(["info", str(tmp_path / "missing.blend")]) == 2
     assert "Linux and macOS" not in capsys.readouterr().err and not list(tmp_path.iterdir())
+
+
+def test_skin_commands_refuse_bad_meshes_as_bad_input(run, scene, tmp_path):
+    """A mesh without an Armature modifier, one scaled unevenly against its armature, and
+    ``--mute-modifiers`` with ``--as meshes`` (the character stayed in its rest pose) are input to
+    fix: exit 2 and one line (the first two exited 1), the file untouched."""
+    import bpy
+
+    arm = build_rig()
+    skin = build_limb_mesh(arm)
+    skin.modifiers.remove(skin.modifiers["Armature"])
+    bare = save(tmp_path / "bare.blend")
+    skin.modifiers.new("Armature", "ARMATURE").object = arm
+    skin.scale = (1.0, 1.0, 2.0)
+    bpy.context.view_layer.update()
+    stretched = save(tmp_path / "stretched.blend")
+    skin.scale = (1.0, 1.0, 1.0)
+    good = save(tmp_path / "good.blend")
+    ok(run("sdef-derive", good))
+    for path, why in ((bare, "has no Armature modifier"), (stretched, "is scaled unevenly")):
+        before = path.read_bytes()
+        for command in ("deformer-add", "deformer-bake", "sdef-derive"):
+            result = run(command, "--mesh", "Skin", path)
+            assert result.returncode == 2 and why in one_error_line(result), (command, result.stderr)
+        assert path.read_bytes() == before
+    before = good.read_bytes()
+    result = run("deformer-bake", "--as", "meshes", "--mute-modifiers", good)
+    assert result.returncode == 2 and "--mute-modifiers works with --as shape-keys only" in one_error_line(result)
+    assert good.read_bytes() == before

@@ -1702,3 +1702,64 @@ def test_add_leaves_an_overridden_older_deformer_to_its_library(scene, mods, tmp
     assert bpy.ops.object.jointlimit_deformer_add(mode="SDEF") == {"FINISHED"}
     assert character.modifiers["JointLimit Deformer"].node_group == old
     assert not tree.is_old_tree(other.modifiers["JointLimit Deformer"].node_group)
+
+
+def test_sdef_data_that_is_not_finite_is_refused_by_add_and_bake(limb):
+    """NaN in the SDEF data (a derived attribute, an mmd_tools shape key) made Add leave a NaN
+    vertex in the deformed mesh (and a file saved so), while Bake refused it without saying where:
+    both refuse it, naming the attribute or key and the vertex, and change nothing."""
+    import bpy
+
+    arm, obj, truth = limb
+    bpy.ops.object.jointlimit_sdef_derive(write_mmd=True)
+    vertex = int(truth["two"][3])
+    kept = tuple(obj.data.attributes["jl_sdef_c"].data[vertex].vector)
+    obj.data.attributes["jl_sdef_c"].data[vertex].vector = (float("nan"), 0.0, 0.0)
+    before = snapshot(obj)
+    for op in (bpy.ops.object.jointlimit_deformer_add, bpy.ops.object.jointlimit_deformer_bake):
+        with pytest.raises(RuntimeError, match=f"'jl_sdef_c' holds NaN or infinite values .*vertex {vertex} first"):
+            op(source="DERIVED")
+    obj.data.attributes["jl_sdef_c"].data[vertex].vector = kept
+    obj.data.shape_keys.key_blocks["mmd_sdef_r0"].data[vertex].co = (0.0, float("inf"), 0.0)   # (stored as 3.4e38)
+    for op in (bpy.ops.object.jointlimit_deformer_add, bpy.ops.object.jointlimit_deformer_bake):
+        with pytest.raises(RuntimeError, match=f"shape key 'mmd_sdef_r0' holds NaN .*vertex {vertex} first"):
+            op(source="MMD")
+    assert snapshot(obj) == before
+    bpy.ops.object.jointlimit_deformer_add(source="DERIVED")
+    assert np.isfinite(evaluated(obj)).all()
+
+
+@pytest.mark.parametrize("who", ["mesh", "armature"])
+def test_a_mesh_scaled_unevenly_against_its_armature_is_refused(limb, who):
+    """SDEF and Bezier work in the mesh's space: where it is a non-uniform scale of the armature's,
+    the bones' motions there are no rotations and the elbow's section came out oval (and Bake
+    differed from the viewport): Derive, Add and Bake refuse it; a uniform scale works."""
+    import bpy
+
+    arm, obj, truth = limb
+    bpy.ops.object.jointlimit_sdef_derive()
+    (obj if who == "mesh" else arm).scale = (1.5, 1.5, 3.0) if who == "mesh" else (0.8, 1.6, 0.8)
+    bpy.context.view_layer.update()
+    before = snapshot(obj)
+    for op in (bpy.ops.object.jointlimit_deformer_add, bpy.ops.object.jointlimit_sdef_derive,
+               bpy.ops.object.jointlimit_deformer_bake):
+        with pytest.raises(RuntimeError, match="is scaled unevenly against its armature 'Rig'"):
+            op()
+    assert snapshot(obj) == before
+    (obj if who == "mesh" else arm).scale = (2.0, 2.0, 2.0)
+    bpy.context.view_layer.update()
+    bpy.ops.object.jointlimit_deformer_add()
+
+
+def test_bake_as_meshes_with_disable_modifiers_is_refused(limb):
+    """Disable Modifiers with Output Meshes switched the Armature modifier off and wrote meshes that
+    do not play on the object: the character stayed in its rest pose. Refused, nothing changes."""
+    import bpy
+
+    arm, obj, truth = limb
+    bpy.ops.object.jointlimit_sdef_derive()
+    bpy.ops.object.jointlimit_deformer_add()
+    meshes = len(bpy.data.meshes)
+    with pytest.raises(RuntimeError, match="Disable Modifiers works with shape keys only"):
+        bpy.ops.object.jointlimit_deformer_bake(output="MESHES", mute_modifiers=True)
+    assert len(bpy.data.meshes) == meshes and all(m.show_viewport and m.show_render for m in obj.modifiers)

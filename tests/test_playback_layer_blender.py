@@ -415,6 +415,30 @@ def test_a_long_shot_keeps_one_window_of_keys(scene, mods, monkeypatch):
     scene.jointlimit.clamp_playback = False
 
 
+def test_scrubbing_over_remembered_frames_writes_no_key(scene, mods, monkeypatch):
+    """Fast Scrubbing: jumps among frames played before take the window of the remembered frames
+    nearest the first one and write nothing more (each jump wrote a window of its frame alone:
+    the review of session 20), and each shows the playback clamp's frame."""
+    handlers, layer = mods["handlers"], mods["playback_layer"]
+    obj = keyed_rig(seed=29, skin=False)
+    for fc in fcurves_of(obj):     # the keys of frames 6 and 12 moved to 30 and 60
+        for point, frame in zip(fc.keyframe_points, (1, 30, 60)):
+            point.co.x, point.handle_left.x, point.handle_right.x = frame, frame - 1, frame + 1
+    scene.frame_start, scene.frame_end = 1, 60
+    jumps = [50, 10, 40, 20, 55, 5, 30, 45]
+    scene.jointlimit.clamp_playback = True
+    reference = play(scene, obj, jumps)
+    scene.jointlimit.fast_scrubbing = True
+    play(scene, obj, list(range(1, 61)))      # every frame remembered
+    assert layer.covers(obj, scene)
+    writes = record_calls(monkeypatch, layer.Cover, "write_keys")
+    batches = record_batches(monkeypatch, layer)
+    assert_same_frames(play(scene, obj, jumps), reference)
+    assert batches == [] and len(writes) <= 1
+    scene.jointlimit.fast_scrubbing = False
+    scene.jointlimit.clamp_playback = False
+
+
 @pytest.mark.parametrize("old, new", [(100, 70), (100, 300), (1, 200)])
 def test_frames_ahead_with_time_remapped(scene, mods, monkeypatch, old, new):
     """With Time Remapping, the times computed ahead are those the frames show (float32 scene

@@ -249,6 +249,8 @@ COMMANDS = {
     "ccd": ("CCD IK of a chain to targets from a file, keyed per frame", add_ccd, True),
     "motion": ("smooth, limit-respecting motion between key poses", add_motion, True),
     "deformer-add": ("add the SDEF/SBS/Bezier deformer to meshes", add_deformer_add_command, True),
+    "deformer-remove": ("remove the deformer (and give a taken-over mmd_tools SDEF binding back)", mesh_option,
+                        True),
     "deformer-bake": ("bake the deformer per frame (shape keys or meshes)", add_deformer_bake, True),
     "sdef-derive": ("derive SDEF parameters C, R0, R1 for meshes", add_sdef_derive, True),
 }

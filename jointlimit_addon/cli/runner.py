@@ -28,6 +28,7 @@ RUNS = {
     "ccd": pose_commands.run_ik,
     "motion": pose_commands.cmd_motion,
     "deformer-add": skin_commands.cmd_deformer_add,
+    "deformer-remove": skin_commands.cmd_deformer_remove,
     "deformer-bake": skin_commands.cmd_deformer_bake,
     "sdef-derive": skin_commands.cmd_sdef_derive,
 }

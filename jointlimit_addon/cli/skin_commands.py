@@ -1,4 +1,4 @@
-"""Commands on skinned meshes: deformer-add, deformer-bake, sdef-derive."""
+"""Commands on skinned meshes: deformer-add, deformer-remove, deformer-bake, sdef-derive."""
 
 import bpy
 
@@ -9,6 +9,23 @@ from .scene import active_in_mode, deformer_of, frame_progress, frames_of, pick_
 
 def has_deformer(obj):
     return deformer_of(obj)[0] is not None
+
+
+def check_input(label, obj, source=None, strongest_two=False):
+    """What the mesh's operator would refuse as input the user must fix (no Armature modifier with
+    an armature, a modifier stack or scale the deformer cannot follow, no two-bone vertex, SDEF data
+    missing or not finite) as a usage error (exit 2) before any work; with ``source`` the SDEF
+    data too (``AUTO`` on a mesh without any: only what deriving them needs)."""
+    data = deformer.data
+    try:
+        mod = data.require_armature(obj)
+        data.check_modifiers(obj, mod)
+        if source is None or (source == "AUTO" and not (data.has_mmd(obj) or data.has_derived(obj))):
+            data.two_bone_vertices(obj, mod.object, strongest_two)
+        else:
+            deformer.prepare(obj, source, strongest_two)
+    except data.DataError as exc:
+        raise UsageError(f"{label}: {exc}") from None
 
 
 def cmd_deformer_add(args):
@@ -24,12 +41,27 @@ def cmd_deformer_add(args):
         raise UsageError(f"{', '.join(repr(o.name) for o in bound)} {'is' if len(bound) == 1 else 'are'} bound by "
                          "mmd_tools' SDEF: pass --take-over to unbind it while the deformer is on")
     for obj in meshes:
+        check_input(f"deformer-add {obj.name!r}", obj, args.source.upper(), args.strongest_two)
+    for obj in meshes:
         with active_in_mode(obj, "OBJECT"):
             run_op(bpy.ops.object.jointlimit_deformer_add, f"deformer-add {obj.name!r}", mode=args.mode.upper(),
                    source=args.source.upper(), blend=args.blend, take_over=args.take_over,
                    strongest_two=args.strongest_two, use_selected=False)
     return Outcome(f"added the {args.mode.upper()} deformer to {', '.join(o.name for o in meshes)}",
                    objects=[o.name for o in meshes])
+
+
+def cmd_deformer_remove(args):
+    meshes = pick_meshes(args.mesh)
+    without = [o for o in meshes if not has_deformer(o) and not deformer.has_leftover_mask(o)]
+    if without and (args.mesh or len(without) == len(meshes)):
+        raise UsageError(f"{', '.join(repr(o.name) for o in without)} "
+                         f"{'has' if len(without) == 1 else 'have'} no JointLimit deformer")
+    meshes = [o for o in meshes if o not in without]
+    for obj in meshes:
+        with active_in_mode(obj, "OBJECT"):
+            run_op(bpy.ops.object.jointlimit_deformer_remove, f"deformer-remove {obj.name!r}", use_selected=False)
+    return Outcome(f"removed the deformer from {', '.join(o.name for o in meshes)}", objects=[o.name for o in meshes])
 
 
 def mmd_bound(obj):
@@ -45,7 +77,12 @@ def cmd_deformer_bake(args):
     if bound:
         raise UsageError(f"{', '.join(repr(o.name) for o in bound)} {'is' if len(bound) == 1 else 'are'} bound by "
                          "mmd_tools' SDEF: run deformer-add --take-over first (or unbind it in mmd_tools)")
+    if args.mute_modifiers and args.bake_as == "meshes":
+        raise UsageError("--mute-modifiers works with --as shape-keys only: baked meshes do not play on the object, "
+                         "which would stay in its rest pose")
     start, end = frames_of(args, 1)
+    for obj in meshes:
+        check_input(f"deformer-bake {obj.name!r}", obj, args.source.upper())
     done = []
     for obj in meshes:
         mode = bake_mode(obj, args.mode)
@@ -75,6 +112,8 @@ def sdef_derive_options(args):
 def cmd_sdef_derive(args):
     meshes = pick_meshes(args.mesh)
     options = sdef_derive_options(args)
+    for obj in meshes:
+        check_input(f"sdef-derive {obj.name!r}", obj)
     for obj in meshes:
         with active_in_mode(obj, "OBJECT"):
             run_op(bpy.ops.object.jointlimit_sdef_derive, f"sdef-derive {obj.name!r}", **options)

@@ -59,7 +59,19 @@ def require_armature(obj):
         raise DataError(f"'{obj.name}' has no Armature modifier with an armature object")
     if not mod.use_vertex_groups:
         raise DataError(f"Armature modifier '{mod.name}' does not use vertex groups")
+    check_uniform_scale(obj, mod.object)
     return mod
+
+
+def check_uniform_scale(obj, arm):
+    """Refuse a mesh whose space is a non-uniform scale of its armature's (``DataError``): the
+    deformer works in the mesh's space, where the bones' motions must stay rotations (scaled
+    alike on every axis) for SDEF and Bezier to turn the two-bone vertices about them."""
+    scales = np.linalg.svd(mesh_from_armature(obj, arm)[:3, :3], compute_uv=False)
+    if not np.all(np.isfinite(scales)) or scales[-1] <= 0.0 or scales[0] - scales[-1] > 1e-5 * scales[0]:
+        raise DataError(f"'{obj.name}' is scaled unevenly against its armature '{arm.name}' (along its axes by "
+                        f"{' : '.join(f'{x:.4g}' for x in scales / scales.max())}): the deformer needs the same "
+                        "scale on every axis; apply the scale of the mesh (or the armature) first")
 
 
 # Modifiers that only move vertices (they may come before the Armature modifier: the deformer
@@ -205,10 +217,24 @@ def sdef_params(obj, two, source):
     else:
         c, r0, r1 = (read_attribute(mesh, a) for a in DERIVED_ATTRS)
     c, r0, r1 = c[two.index], r0[two.index], r1[two.index]
+    _check_finite(obj, source, two, (c, r0, r1))
     if source == "DERIVED":  # written in parent-first order already
         return two, c, r0, r1
     sw = two.swapped[:, None]
     return two, c, np.where(sw, r1, r0), np.where(sw, r0, r1)
+
+
+def _check_finite(obj, source, two, values):
+    """Refuse NaN or infinite SDEF data (``DataError`` naming the shape key or attribute and the
+    first vertex): it would make the vertex NaN in the deformed mesh."""
+    names = MMD_KEYS if source == "MMD" else DERIVED_ATTRS
+    where = "shape key" if source == "MMD" else "attribute"
+    for name, v in zip(names, values):
+        bad = ~(np.abs(v) < 1e30).all(axis=1)     # (Blender stores an infinite float as FLT_MAX: 3.4e38)
+        if bad.any():
+            raise DataError(f"'{obj.name}': the SDEF {where} '{name}' holds NaN or infinite values at "
+                            f"{int(bad.sum())} two-bone vertices (vertex {int(two.index[bad][0])} first): fix or "
+                            "derive the SDEF data again")
 
 
 def _matrix(m):

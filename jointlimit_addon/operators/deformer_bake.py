@@ -20,6 +20,10 @@ OUTPUT_ITEMS = [
 ]
 
 
+MESHES_PLAY_NOTHING = ("Disable Modifiers works with shape keys only: baked meshes do not play on the object, "
+                       "which would stay in its rest pose; bake as shape keys, or leave Disable Modifiers off")
+
+
 def frame_name(frame):
     return f"{KEY_PREFIX}{frame:04d}"
 
@@ -185,6 +189,9 @@ class OBJECT_OT_jointlimit_deformer_bake(MeshPoll, bpy.types.Operator):
         if end < start or end - start + 1 > MAX_FRAMES:
             self.report({"ERROR"}, f"Bad frame range {start}..{end}: End must not be before Start "
                         f"(at most {MAX_FRAMES} frames)")
+            return {"CANCELLED"}
+        if self.mute_modifiers and self.output == "MESHES":
+            self.report({"ERROR"}, MESHES_PLAY_NOTHING)
             return {"CANCELLED"}
         try:
             skinning.check_blend(self.blend)  # NaN passes Blender's min/max

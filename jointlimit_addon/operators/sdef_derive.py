@@ -44,8 +44,9 @@ class OBJECT_OT_jointlimit_sdef_derive(MeshPoll, bpy.types.Operator):
             if swapped:
                 self.report({"WARNING"}, f"'{obj.name}': {swapped} SDEF vertices have their two vertex groups in "
                             "the opposite order to mmd_tools' bone order, so its PMX export would swap their R0 "
-                            "and R1: order the vertex groups as the bones (or give the bones MMD bone IDs in "
-                            "that order) before exporting")
+                            "and R1: order each pair's vertex groups as mmd_tools orders their bones (MMD bone "
+                            "ID, then name: bones without an ID by name), or give the bones MMD bone IDs in the "
+                            "vertex groups' order, before exporting")
             where = " (also as mmd_tools shape keys)" if self.write_mmd else ""
             return f"Derived SDEF parameters for {len(two.index)} vertices of '{obj.name}'{where}"
 
