@@ -414,16 +414,19 @@ def test_bad_input_is_one_line_and_leaves_the_file(run, rig_file, tmp_path, case
     assert sorted(p.name for p in rig_file.parent.iterdir()) == ["bad.csv", "good.csv", "rig.blend"]
 
 
-def test_operator_failure_is_exit_1(run, scene, tmp_path):
+def test_a_mesh_without_two_bone_vertices_is_bad_input(run, scene, tmp_path):
+    """A mesh with no vertex weighted to two bones is input to fix: exit 2 (it was the operator's
+    failure, exit 1), one line naming the problem, the file untouched."""
     arm = build_rig()
     skin = build_limb_mesh(arm)
     for group in list(skin.vertex_groups):
         skin.vertex_groups.remove(group)
     path = save(tmp_path / "noweights.blend")
     before = path.read_bytes()
-    result = run("sdef-derive", blend=path)
-    assert result.returncode == 1
-    assert "no vertices on exactly two deforming bones" in one_error_line(result)
+    for command in ("sdef-derive", "deformer-add"):
+        result = run(command, blend=path)
+        assert result.returncode == 2
+        assert "no vertices on exactly two deforming bones" in one_error_line(result)
     assert path.read_bytes() == before
 
 

@@ -11,14 +11,18 @@ def has_deformer(obj):
     return deformer_of(obj)[0] is not None
 
 
-def check_input(label, obj, source=None, strongest_two=False):
+def check_input(label, obj, source=None, strongest_two=False, taken_over=False):
     """What the mesh's operator would refuse as input the user must fix (no Armature modifier with
     an armature, a modifier stack or scale the deformer cannot follow, no two-bone vertex, SDEF data
     missing or not finite) as a usage error (exit 2) before any work; with ``source`` the SDEF
-    data too (``AUTO`` on a mesh without any: only what deriving them needs)."""
+    data too (``AUTO`` on a mesh without any: only what deriving them needs). A mesh whose
+    mmd_tools binding is ``taken_over`` first: only its armature and scale (the binding's mask is
+    on the Armature modifier until then)."""
     data = deformer.data
     try:
         mod = data.require_armature(obj)
+        if taken_over:
+            return
         data.check_modifiers(obj, mod)
         if source is None or (source == "AUTO" and not (data.has_mmd(obj) or data.has_derived(obj))):
             data.two_bone_vertices(obj, mod.object, strongest_two)
@@ -41,7 +45,7 @@ def cmd_deformer_add(args):
         raise UsageError(f"{', '.join(repr(o.name) for o in bound)} {'is' if len(bound) == 1 else 'are'} bound by "
                          "mmd_tools' SDEF: pass --take-over to unbind it while the deformer is on")
     for obj in meshes:
-        check_input(f"deformer-add {obj.name!r}", obj, args.source.upper(), args.strongest_two)
+        check_input(f"deformer-add {obj.name!r}", obj, args.source.upper(), args.strongest_two, obj in bound)
     for obj in meshes:
         with active_in_mode(obj, "OBJECT"):
             run_op(bpy.ops.object.jointlimit_deformer_add, f"deformer-add {obj.name!r}", mode=args.mode.upper(),
