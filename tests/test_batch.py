@@ -696,3 +696,122 @@ def test_keying_into_a_linked_action_is_refused_and_leaves_the_file(run, scene, 
         assert result.returncode == 2, result.stdout + result.stderr
         assert "the action 'Walk' of 'Rig' comes from a library (linked or overridden)" in one_error_line(result)
         assert path.read_bytes() == before
+
+
+@pytest.mark.parametrize("case", ["subdivision-first", "mmd-bound", "own-mask"])
+def test_sdef_derive_accepts_what_its_operator_accepts(run, scene, tmp_path, case):
+    """sdef-derive takes what Derive takes (a modifier before the Armature modifier, a mesh bound
+    by mmd_tools, a mask of the user's): the batch's input check refused them (review, session 20)."""
+    import bpy
+    from test_deformer_blender import bind_like_mmd_tools
+
+    arm = build_rig()
+    skin = build_limb_mesh(arm)
+    bpy.context.view_layer.objects.active = skin
+    skin.select_set(True)
+    if case == "subdivision-first":
+        sub = skin.modifiers.new("Subdivision", "SUBSURF")
+        with bpy.context.temp_override(object=skin, active_object=skin):
+            bpy.ops.object.modifier_move_to_index(modifier=sub.name, index=0)
+    elif case == "mmd-bound":
+        assert bpy.ops.object.jointlimit_sdef_derive(write_mmd=True) == {"FINISHED"}
+        bind_like_mmd_tools(skin, arm)
+    else:
+        skin.vertex_groups.new(name="mine")
+        skin.modifiers["Armature"].vertex_group = "mine"
+    # the operator works on it
+    assert bpy.ops.object.jointlimit_sdef_derive(write_mmd=True) == {"FINISHED"}
+    path = save(tmp_path / "skin.blend")
+    result = run("sdef-derive", "--mesh", "Skin", "--write-mmd", blend=path)
+    assert result.returncode == 0, result.stderr
+
+
+def test_deformer_remove_finds_a_deformer_whose_armature_modifier_is_gone(run, scene, tmp_path):
+    """deformer-remove without --mesh finds a deformer whose Armature modifier was deleted (the
+    watcher says to remove it): meshes are picked by their deformer, not their Armature modifier."""
+    import bpy
+
+    arm = build_rig()
+    skin = build_limb_mesh(arm)
+    bpy.context.view_layer.objects.active = skin
+    skin.select_set(True)
+    assert bpy.ops.object.jointlimit_sdef_derive() == {"FINISHED"}
+    assert bpy.ops.object.jointlimit_deformer_add() == {"FINISHED"}
+    skin.modifiers.remove(skin.modifiers["Armature"])
+    path = save(tmp_path / "skin.blend")
+    result = run("deformer-remove", blend=path)
+    assert result.returncode == 0, result.stderr
+    load(path)
+    assert "JointLimit Deformer" not in bpy.data.objects["Skin"].modifiers
+
+
+def test_deformer_remove_several_meshes_and_a_leftover_mask(run, scene, tmp_path):
+    """Several meshes: one with the deformer, one whose deformer modifier was deleted by hand
+    (leftover skip mask), one with none; without --mesh the first two are handled, the third
+    skipped; --mesh naming the third is refused (exit 2)."""
+    import bpy
+
+    arm = build_rig()
+    a = build_limb_mesh(arm)
+    b = build_limb_mesh(arm)
+    c = build_limb_mesh(arm)
+    for o in (a, b):
+        for x in bpy.context.selected_objects:
+            x.select_set(False)
+        bpy.context.view_layer.objects.active = o
+        o.select_set(True)
+        assert bpy.ops.object.jointlimit_deformer_add() == {"FINISHED"}
+    b.modifiers.remove(b.modifiers["JointLimit Deformer"])
+    names = (a.name, b.name, c.name)
+    path = save(tmp_path / "skin.blend")
+    result = run("deformer-remove", "--mesh", names[2], blend=path)
+    assert result.returncode == 2 and "no JointLimit deformer" in one_error_line(result)
+    out = ok(run("deformer-remove", blend=path))
+    load(path)
+    for n in names:
+        o = bpy.data.objects[n]
+        assert [m.vertex_group for m in o.modifiers if m.type == "ARMATURE"] == [""], n
+        assert "JointLimit Deformer" not in o.modifiers
+    assert names[2] not in out.split("removed the deformer from")[-1].splitlines()[0] if "removed" in out else True
+
+
+def test_bake_again_after_a_bake_that_disabled_modifiers(run, scene, tmp_path):
+    """deformer-bake --mute-modifiers switches the Armature modifier off; a second bake (check_input
+    before the operator switches them on again) and deformer-add on the file still work."""
+    arm = build_rig()
+    build_limb_mesh(arm)
+    arm.pose.bones["lower"].rotation_quaternion = axis_x(50)
+    path = save(tmp_path / "skin.blend")
+    ok(run("sdef-derive", blend=path))
+    ok(run("deformer-add", blend=path))
+    ok(run("deformer-bake", "--frames", 1, 2, "--mute-modifiers", blend=path))
+    ok(run("deformer-bake", "--frames", 1, 3, "--mute-modifiers", blend=path))
+    ok(run("deformer-bake", "--frames", 1, 3, "--source", "derived", blend=path))
+    ok(run("deformer-remove", blend=path))
+
+
+def test_bake_auto_without_sdef_data_is_bad_input(run, scene, tmp_path):
+    """deformer-bake --source auto on a mesh with no SDEF data: input to fix, exit 2 (only Add
+    derives what is missing)."""
+    arm = build_rig()
+    build_limb_mesh(arm)
+    path = save(tmp_path / "skin.blend")
+    result = run("deformer-bake", "--frames", 1, 2, blend=path)
+    assert result.returncode == 2, result.stderr
+
+
+@pytest.mark.parametrize("who", ["mesh", "armature"])
+def test_a_flattened_object_is_one_error_line(run, scene, tmp_path, who):
+    """A mesh (or armature) scaled to 0 on one axis: one error line, exit 2 (a singular matrix
+    raised LinAlgError: a traceback)."""
+    import bpy
+
+    arm = build_rig()
+    skin = build_limb_mesh(arm)
+    (skin if who == "mesh" else arm).scale = (1.0, 1.0, 0.0)
+    bpy.context.view_layer.update()
+    path = save(tmp_path / "skin.blend")
+    for command in ("sdef-derive", "deformer-add"):
+        result = run(command, blend=path)
+        line = one_error_line(result)
+        assert result.returncode == 2 and "Skin" in line, (command, result.returncode, result.stderr[-800:])

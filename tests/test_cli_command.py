@@ -145,7 +145,7 @@ BAD = {  # one bad input per command: exit 2, one line, file untouched
     "ccd": (("--bone", "hand", "--targets", "TARGETS", "--chain-length", "-1"), "--chain-length"),
     "motion": (("--frames", "5", "5"), "5..5"),
     "deformer-add": (("--mesh", "Nope"), "'Nope'"),
-    "deformer-remove": ((), "no JointLimit deformer"),
+    "deformer-remove": ((), "has the JointLimit deformer"),
     "deformer-bake": (("--mesh", "Nope"), "'Nope'"),
     "sdef-derive": (("--mesh", "Nope"), "'Nope'"),
 }

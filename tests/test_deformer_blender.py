@@ -1763,3 +1763,94 @@ def test_bake_as_meshes_with_disable_modifiers_is_refused(limb):
     with pytest.raises(RuntimeError, match="Disable Modifiers works with shape keys only"):
         bpy.ops.object.jointlimit_deformer_bake(output="MESHES", mute_modifiers=True)
     assert len(bpy.data.meshes) == meshes and all(m.show_viewport and m.show_render for m in obj.modifiers)
+
+
+def test_upgrade_of_an_older_deformer_on_a_mesh_scaled_unevenly_keeps_it(scene, mods, tmp_path):
+    """A deformer an older version added to a mesh scaled unevenly (allowed then) keeps working as
+    saved when Add on another mesh upgrades it (the scale check removed it: the review of session
+    20)."""
+    import bpy
+
+    arm, obj, truth = build_limb(scene)
+    bpy.ops.object.jointlimit_sdef_derive()
+    other = obj.copy()
+    other.data = obj.data.copy()
+    other.name = "Other"
+    scene.collection.objects.link(other)
+    bpy.ops.object.jointlimit_deformer_add(use_selected=False, mode="SBS")
+    tree = mods["deformer.tree"]
+    mod = obj.modifiers["JointLimit Deformer"]
+    mod.node_group[tree.TREE_TAG] = tree.TREE_VERSION - 1  # what an older version saved
+    obj.scale = (1.5, 1.5, 3.0)     # an older version accepted this
+    bpy.context.view_layer.update()
+    for o in bpy.context.selected_objects:
+        o.select_set(False)
+    other.select_set(True)
+    bpy.context.view_layer.objects.active = other
+    assert bpy.ops.object.jointlimit_deformer_add(use_selected=False, mode="SDEF") == {"FINISHED"}
+    # the old deformer of 'Limb' was working; it must still be there after an Add on 'Other'
+    assert mods["deformer"].find(obj)[0] is not None, [m.name for m in obj.modifiers]
+
+
+def test_nan_in_mmd_sdef_c_is_refused_like_other_keys(scene, mods):
+    """A NaN in mmd_sdef_c is refused like one in the other keys (mmd_tools' rule, C differs from
+    the basis, dropped the vertex to LBS without a word)."""
+    import bpy
+
+    arm, obj, truth = build_limb(scene)
+    bpy.ops.object.jointlimit_sdef_derive(write_mmd=True)
+    vertex = int(truth["two"][3])
+    obj.data.shape_keys.key_blocks["mmd_sdef_c"].data[vertex].co = (float("nan"), 0.0, 0.0)
+    with pytest.raises(RuntimeError, match="mmd_sdef_c"):
+        bpy.ops.object.jointlimit_deformer_add(source="MMD")
+
+
+@pytest.mark.parametrize("case", ["child-of-nonuniform-armature", "mirrored-mesh", "parent-inverse-mmd-scale",
+                                  "fbx-like-rot90-scale001", "deep-hierarchy"])
+def test_uniform_setups_pass_the_scale_check(scene, mods, case):
+    """Set-ups whose mesh space is a uniform (possibly mirrored) scale of the armature's pass
+    check_uniform_scale, also with float32 matrices (scale 0.08, Euler 90 degree rotations)."""
+    import math
+
+    import bpy
+    from mathutils import Euler, Matrix
+
+    arm, obj, truth = build_limb(scene)
+    data = importlib.import_module(mods["deformer"].__name__ + ".data")
+    if case == "child-of-nonuniform-armature":
+        arm.matrix_world = Matrix.LocRotScale((1, 2, 3), Euler((0.3, 0.2, 0.1)), (0.8, 1.6, 0.8))
+        obj.parent = arm
+        obj.matrix_parent_inverse.identity()
+        obj.matrix_basis.identity()
+    elif case == "mirrored-mesh":
+        obj.scale = (-1.5, 1.5, 1.5)
+    elif case == "parent-inverse-mmd-scale":
+        root = bpy.data.objects.new("root", None)
+        scene.collection.objects.link(root)
+        root.rotation_euler = (math.radians(90), 0, 0)
+        root.scale = (0.08,) * 3
+        arm.parent = root
+        arm.matrix_basis = Matrix.LocRotScale((0.3, 1.7, -2), Euler((math.radians(90), 0, math.radians(90))),
+                                              (1, 1, 1))
+        bpy.context.view_layer.update()
+        obj.parent = arm
+        obj.matrix_parent_inverse = arm.matrix_world.inverted()
+        obj.matrix_basis = Matrix.LocRotScale((5, -3, 2), Euler((math.radians(-90), math.radians(90), 0)),
+                                              (12.5, 12.5, 12.5))
+    elif case == "fbx-like-rot90-scale001":
+        arm.matrix_world = Matrix.LocRotScale((0, 0, 0), Euler((math.radians(90), 0, 0)), (0.01,) * 3)
+        obj.matrix_world = Matrix.LocRotScale((1000, 2000, -300), Euler((math.radians(90), 0, math.radians(270))),
+                                              (0.01,) * 3)
+    elif case == "deep-hierarchy":
+        parent = None
+        for i in range(12):
+            e = bpy.data.objects.new(f"e{i}", None)
+            scene.collection.objects.link(e)
+            e.parent = parent
+            e.matrix_basis = Matrix.LocRotScale((i * 37.1, -i * 11.3, 1e3), Euler((math.radians(90), 0.7 * i, 1.1)),
+                                                (0.08 if i % 2 else 12.5,) * 3)
+            parent = e
+        obj.parent = parent
+        arm.parent = bpy.data.objects["e5"]
+    bpy.context.view_layer.update()
+    data.check_uniform_scale(obj, arm)

@@ -4,27 +4,30 @@ import bpy
 
 from .. import deformer
 from .common import Outcome, UsageError
-from .scene import active_in_mode, deformer_of, frame_progress, frames_of, pick_meshes, run_op
+from .scene import active_in_mode, deformer_of, frame_progress, frames_of, pick_meshes, run_op, scene_objects
 
 
 def has_deformer(obj):
     return deformer_of(obj)[0] is not None
 
 
-def check_input(label, obj, source=None, strongest_two=False, taken_over=False):
-    """What the mesh's operator would refuse as input the user must fix (no Armature modifier with
-    an armature, a modifier stack or scale the deformer cannot follow, no two-bone vertex, SDEF data
-    missing or not finite) as a usage error (exit 2) before any work; with ``source`` the SDEF
-    data too (``AUTO`` on a mesh without any: only what deriving them needs). A mesh whose
-    mmd_tools binding is ``taken_over`` first: only its armature and scale (the binding's mask is
-    on the Armature modifier until then)."""
+def check_input(label, obj, kind, source="AUTO", strongest_two=False, taken_over=False):
+    """What the operator of ``kind`` (``add``, ``bake``, ``derive``) would refuse in ``obj`` as
+    input the user must fix, as a usage error (exit 2) before any work: no Armature modifier with
+    an armature, a scale the deformer cannot follow, no two-bone vertex; for Add and Bake also a
+    modifier stack it cannot follow and SDEF data missing or not finite (Add derives what a mesh
+    lacks with ``AUTO``). A mesh whose mmd_tools binding is ``taken_over`` first: only its
+    armature and scale (the binding's mask is on the Armature modifier until then)."""
     data = deformer.data
     try:
         mod = data.require_armature(obj)
+        data.check_uniform_scale(obj, mod.object)
         if taken_over:
             return
-        data.check_modifiers(obj, mod)
-        if source is None or (source == "AUTO" and not (data.has_mmd(obj) or data.has_derived(obj))):
+        lacking = source == "AUTO" and not (data.has_mmd(obj) or data.has_derived(obj))
+        if kind == "derive" or (kind == "add" and lacking):
+            if kind == "add":
+                data.check_modifiers(obj, mod)
             data.two_bone_vertices(obj, mod.object, strongest_two)
         else:
             deformer.prepare(obj, source, strongest_two)
@@ -45,7 +48,7 @@ def cmd_deformer_add(args):
         raise UsageError(f"{', '.join(repr(o.name) for o in bound)} {'is' if len(bound) == 1 else 'are'} bound by "
                          "mmd_tools' SDEF: pass --take-over to unbind it while the deformer is on")
     for obj in meshes:
-        check_input(f"deformer-add {obj.name!r}", obj, args.source.upper(), args.strongest_two, obj in bound)
+        check_input(f"deformer-add {obj.name!r}", obj, "add", args.source.upper(), args.strongest_two, obj in bound)
     for obj in meshes:
         with active_in_mode(obj, "OBJECT"):
             run_op(bpy.ops.object.jointlimit_deformer_add, f"deformer-add {obj.name!r}", mode=args.mode.upper(),
@@ -56,7 +59,12 @@ def cmd_deformer_add(args):
 
 
 def cmd_deformer_remove(args):
-    meshes = pick_meshes(args.mesh)
+    if args.mesh:
+        meshes = pick_meshes(args.mesh)
+    else:   # (also a deformer whose Armature modifier was deleted)
+        meshes = [o for o in scene_objects("MESH") if has_deformer(o) or deformer.has_leftover_mask(o)]
+        if not meshes:
+            raise UsageError("no mesh in the scene has the JointLimit deformer")
     without = [o for o in meshes if not has_deformer(o) and not deformer.has_leftover_mask(o)]
     if without and (args.mesh or len(without) == len(meshes)):
         raise UsageError(f"{', '.join(repr(o.name) for o in without)} "
@@ -86,7 +94,7 @@ def cmd_deformer_bake(args):
                          "which would stay in its rest pose")
     start, end = frames_of(args, 1)
     for obj in meshes:
-        check_input(f"deformer-bake {obj.name!r}", obj, args.source.upper())
+        check_input(f"deformer-bake {obj.name!r}", obj, "bake", args.source.upper())
     done = []
     for obj in meshes:
         mode = bake_mode(obj, args.mode)
@@ -117,7 +125,7 @@ def cmd_sdef_derive(args):
     meshes = pick_meshes(args.mesh)
     options = sdef_derive_options(args)
     for obj in meshes:
-        check_input(f"sdef-derive {obj.name!r}", obj)
+        check_input(f"sdef-derive {obj.name!r}", obj, "derive")
     for obj in meshes:
         with active_in_mode(obj, "OBJECT"):
             run_op(bpy.ops.object.jointlimit_sdef_derive, f"sdef-derive {obj.name!r}", **options)

@@ -169,14 +169,18 @@ class Prepared:
     axes: np.ndarray = None  # (K, 3) rest X axes: where a mirrored bone reflects (core.skinning.polar_decompose)
 
 
-def prepare(obj, source, strongest_two=False, derive_missing=False):
+def prepare(obj, source, strongest_two=False, derive_missing=False, check_scale=True):
     """Validated inputs of :func:`add` (see :class:`Prepared`).
 
     With ``derive_missing`` and ``source='AUTO'``, a mesh without SDEF data gets derived
     parameters (``derive.derive``, written as ``jl_sdef_*`` attributes). Otherwise raises
-    :class:`data.DataError` for anything the user must fix and changes nothing.
+    :class:`data.DataError` for anything the user must fix and changes nothing; with
+    ``check_scale`` also for a mesh scaled unevenly against its armature
+    (``data.check_uniform_scale``).
     """
     arm_mod = data.require_armature(obj)
+    if check_scale:
+        data.check_uniform_scale(obj, arm_mod.object)
     data.check_modifiers(obj, arm_mod)
     derived = False
     if derive_missing and source == "AUTO" and not (data.has_mmd(obj) or data.has_derived(obj)):
@@ -398,7 +402,7 @@ def add(context, obj, source="AUTO", mode="SDEF", blend=0.5, strongest_two=False
     groups_before = {ng.session_uid for ng in bpy.data.node_groups}    # a removed group's address may be reused
     helper = mod = prep = None
     try:
-        prep = prepare(obj, source, strongest_two, derive_missing=True)
+        prep = prepare(obj, source, strongest_two, derive_missing=True, check_scale=not _upgrading)
         arm_mod, two = prep.arm_mod, prep.two
         pairs, pair = _pairs(two)
         # LBS equals the Armature modifier unless some vertex uses two of its three or more groups

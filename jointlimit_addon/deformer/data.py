@@ -59,16 +59,22 @@ def require_armature(obj):
         raise DataError(f"'{obj.name}' has no Armature modifier with an armature object")
     if not mod.use_vertex_groups:
         raise DataError(f"Armature modifier '{mod.name}' does not use vertex groups")
-    check_uniform_scale(obj, mod.object)
     return mod
 
 
 def check_uniform_scale(obj, arm):
     """Refuse a mesh whose space is a non-uniform scale of its armature's (``DataError``): the
     deformer works in the mesh's space, where the bones' motions must stay rotations (scaled
-    alike on every axis) for SDEF and Bezier to turn the two-bone vertices about them."""
-    scales = np.linalg.svd(mesh_from_armature(obj, arm)[:3, :3], compute_uv=False)
-    if not np.all(np.isfinite(scales)) or scales[-1] <= 0.0 or scales[0] - scales[-1] > 1e-5 * scales[0]:
+    alike on every axis) for SDEF and Bezier to turn the two-bone vertices about them. (Checked
+    when the deformer is added, derived or baked; one an older version added stays on upgrade.)"""
+    try:
+        scales = np.linalg.svd(mesh_from_armature(obj, arm)[:3, :3], compute_uv=False)
+    except np.linalg.LinAlgError:
+        scales = np.zeros(3)
+    if not (np.all(np.isfinite(scales)) and scales[-1] > 0.0):
+        raise DataError(f"'{obj.name}' or its armature '{arm.name}' is scaled to 0 along an axis (flat): the "
+                        "deformer needs the same scale on every axis; fix the scale first")
+    if scales[0] - scales[-1] > 1e-5 * scales[0]:
         raise DataError(f"'{obj.name}' is scaled unevenly against its armature '{arm.name}' (along its axes by "
                         f"{' : '.join(f'{x:.4g}' for x in scales / scales.max())}): the deformer needs the same "
                         "scale on every axis; apply the scale of the mesh (or the armature) first")
@@ -209,7 +215,7 @@ def sdef_params(obj, two, source):
     if source == "MMD":
         blocks = mesh.shape_keys.key_blocks
         c, r0, r1 = (_key_positions(blocks[k]) for k in MMD_KEYS)
-        differs = np.abs(c - positions(mesh)).max(axis=1) > 0.0  # mmd_tools' rule: C alone
+        differs = ~(np.abs(c - positions(mesh)) <= 0.0).all(axis=1)  # mmd_tools' rule: C alone (NaN differs)
         keep = differs[two.index]
         if not keep.any():
             raise DataError(f"'{obj.name}': no two-bone vertex has SDEF data in the mmd_sdef_* shape keys")

@@ -20,6 +20,7 @@ def derive(obj, centre="project", boundary="fit", pad=0.0, strongest_two=False, 
     Raises :class:`data.DataError` (or ``ValueError`` from the core) before writing anything.
     """
     arm = data.require_armature(obj).object
+    data.check_uniform_scale(obj, arm)
     two = data.two_bone_vertices(obj, arm, strongest_two)
     rest = data.positions(obj.data)
     heads, tails = data.heads_tails(obj, arm, two.bones)
