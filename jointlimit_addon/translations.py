@@ -397,8 +397,8 @@ MESSAGES = {
     "Switch the JointLimit deformer off, so the Armature modifier alone deforms every vertex (as without the deformer), or on again. Switching only the deformer's modifier off would leave the two-bone vertices undeformed: the Armature modifier skips them while the deformer is on":
         "JointLimit デフォーマーをオフにして、アーマチュアモディファイアーだけで全頂点を変形させます（デフォーマーがない場合と同じ）。もう一度でオンに戻します。デフォーマーのモディファイアーだけをオフにすると 2 ボーンの頂点は変形しません：デフォーマーがオンの間、アーマチュアモディファイアーはそれらを飛ばすためです",
     "Bake JointLimit Deformer": "JointLimit デフォーマーをベイク",
-    "Bake SDEF / SBS / Bezier skinning with the numpy core for a frame range, as shape keys or meshes (a fallback where geometry nodes are not available, e.g. for export)":
-        "フレーム範囲の SDEF・SBS・ベジエスキニングを numpy コアでシェイプキーまたはメッシュとしてベイクします（エクスポートなどジオメトリノードが使えない場合の代替）",
+    "Bake SDEF / SBS / Bezier skinning with the numpy core for a frame range, as shape keys or meshes (a fallback where geometry nodes are not available, e.g. for export); Mode, Blend and Two Strongest Groups not set here are the mesh's deformer's":
+        "フレーム範囲の SDEF・SBS・ベジエスキニングを numpy コアでシェイプキーまたはメッシュとしてベイクします（エクスポートなどジオメトリノードが使えない場合の代替）。ここで設定しないモード・ブレンド・上位2グループはメッシュのデフォーマーの設定を使います",
     "Scene Frame Range": "シーンのフレーム範囲",
     "Bake the scene's frame range; Start and End are used only when this is off": "シーンのフレーム範囲をベイクします。開始・終了はこれがオフのときだけ使います",
     "First frame to bake when Scene Frame Range is off": "シーンのフレーム範囲がオフのときにベイクする最初のフレーム",

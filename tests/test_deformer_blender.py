@@ -1854,3 +1854,31 @@ def test_uniform_setups_pass_the_scale_check(scene, mods, case):
         arm.parent = bpy.data.objects["e5"]
     bpy.context.view_layer.update()
     data.check_uniform_scale(obj, arm)
+
+
+def test_bake_takes_the_deformers_mode_blend_and_groups_unless_set(limb, mods):
+    """Bake without Mode, Blend or Two Strongest Groups set reproduces what the deformer shows
+    (it baked SDEF at blend 0.5 without the strongest two whatever the deformer did); set ones win."""
+    import bpy
+
+    arm, obj, truth = limb
+    scene = bpy.context.scene
+    animate(arm, ((1, 11), (2, 12)))
+    bpy.ops.object.jointlimit_sdef_derive(strongest_two=True)
+    bpy.ops.object.jointlimit_deformer_add(mode="BEZIER", blend=0.3)
+    scene.frame_set(2)
+    live = evaluated(obj)
+
+    def baked(**settings):
+        bpy.ops.object.jointlimit_deformer_bake(use_scene_range=False, frame_start=2, frame_end=2, **settings)
+        kb = obj.data.shape_keys.key_blocks["jl_frame_0002"]
+        co = np.empty(len(kb.data) * 3, np.float32)
+        kb.data.foreach_get("co", co)
+        return co.reshape(-1, 3)
+
+    assert np.abs(baked() - live).max() < 1e-5 * size(truth)
+    assert np.abs(baked(mode="LBS") - live).max() > 1e-3 * size(truth)
+    bpy.ops.object.jointlimit_deformer_remove()
+    bpy.ops.object.jointlimit_deformer_add(mode="SDEF", blend=0.7, strongest_two=True)
+    assert np.array_equal(baked(), baked(mode="SDEF", blend=0.7, strongest_two=True))
+    assert not np.array_equal(baked(), baked(strongest_two=False))

@@ -197,12 +197,13 @@ MODES = ("lbs", "sbs", "sdef", "bezier")
 SOURCES = ("auto", "mmd", "derived")
 
 
-def add_deformer_add(p, mode_default="sdef", mode_help="sdef"):
+def add_deformer_add(p, mode_default="sdef", mode_help="sdef", blend_default=0.5, blend_help="0.5"):
     mesh_option(p)
     p.add_argument("--mode", choices=MODES, default=mode_default,
                    help=f"skinning of two-bone vertices (default: {mode_help})")
     p.add_argument("--source", choices=SOURCES, default="auto", help="where C, R0, R1 come from (default: auto)")
-    p.add_argument("--blend", type=blend_value, default=0.5, help="SDEF blend s in [0, 1] (default 0.5)")
+    p.add_argument("--blend", type=blend_value, default=blend_default,
+                   help=f"SDEF blend s in [0, 1] (default {blend_help})")
 
 
 def add_deformer_add_command(p):
@@ -216,7 +217,10 @@ def add_deformer_add_command(p):
 
 
 def add_deformer_bake(p):
-    add_deformer_add(p, None, "the mesh's deformer mode, else sdef")
+    add_deformer_add(p, None, "the mesh's deformer's, else sdef", None, "the mesh's deformer's, else 0.5")
+    p.add_argument("--strongest-two", action="store_true",
+                   help="vertices with three or more groups use their two strongest (default: as the mesh's "
+                        "deformer does, else not)")
     frame_range(p)
     p.add_argument("--as", dest="bake_as", choices=("shape-keys", "meshes"), default="shape-keys",
                    help="one shape key or one mesh per frame (default: shape-keys)")

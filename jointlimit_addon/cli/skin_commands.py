@@ -94,15 +94,19 @@ def cmd_deformer_bake(args):
                          "which would stay in its rest pose")
     start, end = frames_of(args, 1)
     for obj in meshes:
-        check_input(f"deformer-bake {obj.name!r}", obj, "bake", args.source.upper())
+        kept = deformer.settings(obj)
+        check_input(f"deformer-bake {obj.name!r}", obj, "bake", args.source.upper(),
+                    args.strongest_two or (kept is not None and kept[2]))
     done = []
-    for obj in meshes:
+    chosen = {name: value for name, value in (("mode", args.mode and args.mode.upper()), ("blend", args.blend),
+                                              ("strongest_two", args.strongest_two or None)) if value is not None}
+    for obj in meshes:      # (what is not given, the operator takes from the mesh's deformer)
         mode = bake_mode(obj, args.mode)
         with active_in_mode(obj, "OBJECT"), frame_progress(f"deformer-bake {obj.name}", end - start + 1):
             run_op(bpy.ops.object.jointlimit_deformer_bake, f"deformer-bake {obj.name!r}", use_scene_range=False,
-                   frame_start=start, frame_end=end, mode=mode, source=args.source.upper(), blend=args.blend,
+                   frame_start=start, frame_end=end, source=args.source.upper(),
                    output=args.bake_as.upper().replace("-", "_"), mute_modifiers=args.mute_modifiers,
-                   use_selected=False)
+                   use_selected=False, **chosen)
         done.append(f"{obj.name} ({mode})")
     return Outcome(f"baked frames {start}..{end} of {', '.join(done)} as {args.bake_as}",
                    objects=[o.name for o in meshes])

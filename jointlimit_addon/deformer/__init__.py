@@ -584,4 +584,15 @@ def get_mode(mod):
     return {v: k for k, v in tree.MODE_VALUES.items()}.get(value, "SDEF")
 
 
+def settings(obj):
+    """``(mode, blend, strongest_two)`` of the deformer on ``obj`` (what it shows), or ``None``."""
+    mod, helper = find(obj)
+    if mod is None:
+        return None
+    blend = compat.modifier_input(mod, tree.input_id(mod.node_group, tree.BLEND_INPUT))
+    options = helper.get(HELPER_OPTIONS) if helper is not None else None
+    two = bool(options.get("strongest_two", False)) if options is not None else False
+    return get_mode(mod), float(blend), two
+
+
 binding_conflict, check_updates, unchecked = watch.binding_conflict, watch.check_updates, watch.unchecked

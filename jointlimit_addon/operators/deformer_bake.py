@@ -154,7 +154,8 @@ def _write_meshes(obj, frames, positions):
 
 class OBJECT_OT_jointlimit_deformer_bake(MeshPoll, bpy.types.Operator):
     """Bake SDEF / SBS / Bezier skinning with the numpy core for a frame range, as shape keys or
-    meshes (a fallback where geometry nodes are not available, e.g. for export)"""
+    meshes (a fallback where geometry nodes are not available, e.g. for export); Mode, Blend and
+    Two Strongest Groups not set here are the mesh's deformer's"""
 
     bl_idname = "object.jointlimit_deformer_bake"
     bl_label = "Bake JointLimit Deformer"
@@ -202,16 +203,28 @@ class OBJECT_OT_jointlimit_deformer_bake(MeshPoll, bpy.types.Operator):
         return run_on_meshes(self, target_meshes(context, self.use_selected),
                              lambda obj: self._bake(context, obj, frames), "bake")
 
+    def _settings(self, obj):
+        """Mode, Blend and Two Strongest Groups of the bake: each as set on the operator, else as
+        the mesh's deformer has it (the bake reproduces what the viewport shows), else the
+        operator's default."""
+        props, kept = self.properties, deformer.settings(obj)
+        if kept is None:
+            return self.mode, self.blend, self.strongest_two
+        return tuple(getattr(self, name) if props.is_property_set(name) else value
+                     for name, value in zip(("mode", "blend", "strongest_two"), kept))
+
     def _bake(self, context, obj, frames):
+        mode, blend, strongest_two = self._settings(obj)
+        blend = skinning.check_blend(blend)
         off = _switched_off(obj)
         _switch(obj, *off, True)     # an earlier bake's Disable Modifiers: evaluate as before it
         try:
-            prep = deformer.prepare(obj, self.source, self.strongest_two)
+            prep = deformer.prepare(obj, self.source, strongest_two)
             two, arm_mod = prep.two, prep.arm_mod
             rest = data.positions(obj.data)[two.index]
-            plan = skinning.SkinPlan(self.mode, rest, two.bone0, two.bone1, two.weight0, prep.c, prep.r0, prep.r1,
-                                     rest_heads=prep.heads, blend=self.blend, mirror_axes=prep.axes)
-            lbs_through = self.mode == "LBS" and not (self.strongest_two and two.many)     # as the deformer's LBS
+            plan = skinning.SkinPlan(mode, rest, two.bone0, two.bone1, two.weight0, prep.c, prep.r0, prep.r1,
+                                     rest_heads=prep.heads, blend=blend, mirror_axes=prep.axes)
+            lbs_through = mode == "LBS" and not (strongest_two and two.many)     # as the deformer's LBS
             positions = _evaluate(context, obj, arm_mod, None if lbs_through else plan, two, frames)
         except Exception:
             _switch(obj, *off, False)
@@ -234,5 +247,5 @@ class OBJECT_OT_jointlimit_deformer_bake(MeshPoll, bpy.types.Operator):
         if self.output == "SHAPE_KEYS" and not self.mute_modifiers:
             note += ("; the Armature modifier and the deformer still deform the mesh on top of the baked keys "
                      "(Disable Modifiers to play the keys alone)")
-        return (f"Baked frames {frames[0]}..{frames[-1]} of '{obj.name}' ({self.mode}, {len(two.index)} "
+        return (f"Baked frames {frames[0]}..{frames[-1]} of '{obj.name}' ({mode}, {len(two.index)} "
                 f"two-bone vertices){note}")
