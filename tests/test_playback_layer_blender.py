@@ -212,7 +212,7 @@ def record_calls(monkeypatch, owner, name, what=lambda *args, **kwargs: args):
 
 
 def record_batches(monkeypatch, layer):
-    """The frames of each batch the layer computes (``_Cover._compute``), call after call."""
+    """The frames of each batch the layer computes (``Cover._compute``), call after call."""
     return record_calls(monkeypatch, layer.Cover, "_compute", lambda self, fcurves, frames: list(frames))
 
 
