@@ -1165,9 +1165,9 @@ def test_the_armature_modifier_skips_the_two_bone_vertices(limb, mods):
     deformer.set_enabled(obj, False)
     deformer.set_enabled(obj, True)
     assert np.array_equal(evaluated(obj), with_deformer)
-    # Bake without Two Strongest Groups: the three-group vertices are the Armature modifier's
+    # Bake with Two Strongest Groups off: the three-group vertices are the Armature modifier's
     assert bpy.ops.object.jointlimit_deformer_bake(use_scene_range=False, frame_start=1, frame_end=1,
-                                                   mode="SDEF", output="MESHES") == {"FINISHED"}
+                                                   mode="SDEF", output="MESHES", strongest_two=False) == {"FINISHED"}
     baked = bpy.data.meshes["Limb_jl_frame_0001"]
     co = np.empty(len(baked.vertices) * 3, np.float32)
     baked.vertices.foreach_get("co", co)
