@@ -372,6 +372,17 @@ def test_a_bone_is_keyed_once_the_clamp_moves_it(scene, mods):
     scene.jointlimit.clamp_playback = False
 
 
+def long_keyed_rig(scene, seed, end):
+    """A ``keyed_rig`` without skin whose keys of frames 6 and 12 are moved to ``end // 2`` and
+    ``end``, the scene's range 1..``end``."""
+    obj = keyed_rig(seed=seed, skin=False)
+    for fc in fcurves_of(obj):
+        for point, frame in zip(fc.keyframe_points, (1, end // 2, end)):
+            point.co.x, point.handle_left.x, point.handle_right.x = frame, frame - 1, frame + 1
+    scene.frame_start, scene.frame_end = 1, end
+    return obj
+
+
 def test_a_long_shot_keeps_one_window_of_keys(scene, mods, monkeypatch):
     """A shot longer than ``WINDOW``: the evaluated copy holds the keys of at most ``WINDOW``
     frames at any time (it held every frame remembered, so each batch of a first play wrote more
@@ -381,11 +392,7 @@ def test_a_long_shot_keeps_one_window_of_keys(scene, mods, monkeypatch):
     import bpy
 
     handlers, layer = mods["handlers"], mods["playback_layer"]
-    obj = keyed_rig(seed=23, skin=False)
-    for fc in fcurves_of(obj):     # the keys of frames 6 and 12 moved to 150 and 300
-        for point, frame in zip(fc.keyframe_points, (1, 150, 300)):
-            point.co.x, point.handle_left.x, point.handle_right.x = frame, frame - 1, frame + 1
-    scene.frame_start, scene.frame_end = 1, 300
+    obj = long_keyed_rig(scene, 23, 300)
     frames = list(range(1, 301))
     checked = frames[::7] + [299, 300]
     scene.jointlimit.clamp_playback = True
@@ -420,11 +427,7 @@ def test_scrubbing_over_remembered_frames_writes_no_key(scene, mods, monkeypatch
     nearest the first one and write nothing more (each jump wrote a window of its frame alone:
     the review of session 20), and each shows the playback clamp's frame."""
     handlers, layer = mods["handlers"], mods["playback_layer"]
-    obj = keyed_rig(seed=29, skin=False)
-    for fc in fcurves_of(obj):     # the keys of frames 6 and 12 moved to 30 and 60
-        for point, frame in zip(fc.keyframe_points, (1, 30, 60)):
-            point.co.x, point.handle_left.x, point.handle_right.x = frame, frame - 1, frame + 1
-    scene.frame_start, scene.frame_end = 1, 60
+    obj = long_keyed_rig(scene, 29, 60)
     jumps = [50, 10, 40, 20, 55, 5, 30, 45]
     scene.jointlimit.clamp_playback = True
     reference = play(scene, obj, jumps)

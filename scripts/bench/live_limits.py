@@ -204,6 +204,28 @@ def handler_ms(handlers, scene, rounds):
         handlers.clamp_scene = clamp_scene
 
 
+def forgetter(addon, first_frame):
+    """A ``frame_change_pre`` handler that empties the live limits' and the playback layer's memos
+    on ``first_frame``: every play is a first play."""
+    live_pose = sys.modules[addon.__name__ + ".live_pose"]
+    layer = sys.modules[addon.__name__ + ".playback_layer"]
+
+    def forget(scene, *_args):
+        if scene.frame_current == first_frame:
+            live_pose.forget_results()
+            layer.forget_results()
+    return forget
+
+
+def set_forgetting(forget, on):
+    """``forget`` first among the ``frame_change_pre`` handlers, or not there."""
+    pre = bpy.app.handlers.frame_change_pre
+    if on and forget not in pre:
+        pre.insert(0, forget)
+    elif not on and forget in pre:
+        pre.remove(forget)
+
+
 def chain_rows(addon, rounds, inside):
     handlers = sys.modules[addon.__name__ + ".handlers"]
     bone_limits = sys.modules[addon.__name__ + ".bone_limits"]
@@ -217,15 +239,10 @@ def chain_rows(addon, rounds, inside):
     settings.fast_scrubbing = False     # frame changes: the playback clamp
     ours = per_frame(scene, rounds)
     ours_handler = handler_ms(handlers, scene, rounds)
-    live_pose = sys.modules[addon.__name__ + ".live_pose"]
     layer = sys.modules[addon.__name__ + ".playback_layer"]
 
-    def forget(scene, *_args):
-        if scene.frame_current == FRAMES[0]:
-            live_pose.forget_results()
-            layer.forget_results()
-
-    bpy.app.handlers.frame_change_pre.insert(0, forget)     # as on a first play: nothing remembered
+    forget = forgetter(addon, FRAMES[0])
+    set_forgetting(forget, True)     # as on a first play: nothing remembered
     try:
         first = per_frame(scene, rounds)
         first_handler = handler_ms(handlers, scene, rounds)
@@ -234,7 +251,7 @@ def chain_rows(addon, rounds, inside):
         handlers.on_playback_start(scene)   # Blender's animation_playback_pre handlers: the playback layer
         playing_first = per_frame(scene, rounds)
     finally:
-        bpy.app.handlers.frame_change_pre.remove(forget)
+        set_forgetting(forget, False)
     playing = per_frame(scene, rounds)
     assert layer.covers(obj)
     handlers.on_playback_stop(scene, None)
@@ -286,7 +303,6 @@ def long_shot_rows(addon, rounds):
     replayed, and with Limit Rotation constraints, taking turns within each round; a first play
     that wrote every remembered frame's keys grew with the shot."""
     handlers = sys.modules[addon.__name__ + ".handlers"]
-    live_pose = sys.modules[addon.__name__ + ".live_pose"]
     layer = sys.modules[addon.__name__ + ".playback_layer"]
     obj = build_rig()
     rng = np.random.default_rng(2)
@@ -299,10 +315,7 @@ def long_shot_rows(addon, rounds):
     scene.frame_start, scene.frame_end = LONG_SHOT[0], LONG_SHOT[-1]
     settings = scene.jointlimit
 
-    def forget(scene, *_args):
-        if scene.frame_current == LONG_SHOT[0]:
-            live_pose.forget_results()
-            layer.forget_results()
+    forget = forgetter(addon, LONG_SHOT[0])
 
     def setup(clamp, forgetting=False, constraints=False):
         def apply():
@@ -312,11 +325,7 @@ def long_shot_rows(addon, rounds):
             add_constraints(obj, False)
             if constraints:
                 add_constraints(obj, True)
-            pre = bpy.app.handlers.frame_change_pre
-            if forgetting and forget not in pre:
-                pre.insert(0, forget)
-            elif not forgetting and forget in pre:
-                pre.remove(forget)
+            set_forgetting(forget, forgetting)
             if clamp:
                 handlers.on_playback_start(scene)
         return apply
@@ -471,13 +480,9 @@ def rigify_rows(addon, rounds, presets=False):
     rig, names = rigify_rig(addon, presets)
     scene = bpy.context.scene
     scene.frame_start, scene.frame_end = FRAMES[0], FRAMES[-1]     # the range played
-    live_pose = sys.modules[addon.__name__ + ".live_pose"]
     layer = sys.modules[addon.__name__ + ".playback_layer"]
 
-    def forget(scene, *_args):
-        if scene.frame_current == FRAMES[0]:
-            live_pose.forget_results()
-            layer.forget_results()
+    forget = forgetter(addon, FRAMES[0])
 
     def setup(live, forgetting, playing=False, scrubbing=False):
         """Live limits on or off, memos forgotten at the start of each play, played (the playback
@@ -486,11 +491,7 @@ def rigify_rows(addon, rounds, presets=False):
         def apply():
             scene.jointlimit.live = scene.jointlimit.clamp_playback = live
             scene.jointlimit.fast_scrubbing = scrubbing
-            pre = bpy.app.handlers.frame_change_pre
-            if forgetting and forget not in pre:
-                pre.insert(0, forget)
-            elif not forgetting and forget in pre:
-                pre.remove(forget)
+            set_forgetting(forget, forgetting)
             if playing:
                 handlers.on_playback_start(scene)
             elif layer.is_installed() or layer._layer["playing"]:
