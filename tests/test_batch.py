@@ -491,6 +491,39 @@ def test_a_mesh_bound_by_mmd_tools_needs_take_over(run, scene, tmp_path, state):
     assert skin.modifiers["mmd_armature"].vertex_group == "jl_deformer_skip"
 
 
+@pytest.mark.parametrize("problem", ["modifier", "nan"])
+def test_take_over_checks_the_unbound_mesh_first(run, scene, tmp_path, problem):
+    """deformer-add --take-over of a bound mesh with a problem the binding hid until unbound (a
+    modifier before the Armature modifier, a NaN in mmd_tools' SDEF data): exit 2 with one line
+    before any work, the file and the binding untouched."""
+    import bpy
+    from test_deformer_blender import bind_like_mmd_tools
+
+    arm = build_rig()
+    obj = build_limb_mesh(arm)
+    bpy.context.view_layer.objects.active = obj
+    obj.select_set(True)
+    assert bpy.ops.object.jointlimit_sdef_derive(write_mmd=True) == {"FINISHED"}
+    bind_like_mmd_tools(obj, arm)
+    if problem == "modifier":
+        obj.modifiers.new("Subdivision", "SUBSURF")
+        bpy.ops.object.modifier_move_to_index(modifier="Subdivision", index=0)
+        want = "modifier 'Subdivision' (SUBSURF) comes before the Armature modifier 'mmd_armature'"
+    else:
+        kb = obj.data.shape_keys.key_blocks["mmd_sdef_c"]
+        vertex = next(i for i, (p, q) in enumerate(zip(kb.data, obj.data.shape_keys.key_blocks[0].data))
+                      if p.co != q.co)
+        kb.data[vertex].co = (float("nan"), 0.0, 0.0)
+        want = "'mmd_sdef_c'"
+    path = save(tmp_path / "bound.blend")
+    before = path.read_bytes()
+    result = run("deformer-add", "--take-over", blend=path)
+    assert result.returncode == 2, result.stdout + result.stderr
+    line = one_error_line(result)
+    assert "deformer-add 'Skin'" in line and want in line, line
+    assert path.read_bytes() == before
+
+
 @pytest.mark.parametrize("case", ["apply-nan", "bake-reversed", "to-constraints-nan", "limb-ik-reversed"])
 def test_invalid_limit_settings_in_the_file_are_bad_input(run, scene, tmp_path, case):
     obj = build_rig()

@@ -16,14 +16,22 @@ def check_input(label, obj, kind, source="AUTO", strongest_two=False, taken_over
     input the user must fix, as a usage error (exit 2) before any work: no Armature modifier with
     an armature, a scale the deformer cannot follow, no two-bone vertex; for Add and Bake also a
     modifier stack it cannot follow and SDEF data missing or not finite (Add derives what a mesh
-    lacks with ``AUTO``). A mesh whose mmd_tools binding is ``taken_over`` first: only its
-    armature and scale (the binding's mask is on the Armature modifier until then)."""
+    lacks with ``AUTO``). A mesh whose mmd_tools binding is ``taken_over`` is checked as the
+    operator finds it after unbinding it: unbound for the check, bound again right after."""
+    bound = deformer.mmd.binding(obj) if taken_over else None
+    state = deformer.mmd.take_over(obj, bound) if bound is not None else None
+    try:
+        _check(label, obj, kind, source, strongest_two)
+    finally:
+        if state is not None:
+            deformer.mmd.restore(obj, state)
+
+
+def _check(label, obj, kind, source, strongest_two):
     data = deformer.data
     try:
         mod = data.require_armature(obj)
         data.check_uniform_scale(obj, mod.object)
-        if taken_over:
-            return
         lacking = source == "AUTO" and not (data.has_mmd(obj) or data.has_derived(obj))
         if kind == "derive" or (kind == "add" and lacking):
             if kind == "add":
