@@ -14,7 +14,9 @@ earlier per-bone path; what frame changes outside playback get with Fast Scrubbi
 renders), played (the playback layer: Blender's ``animation_playback_pre`` handlers are called,
 as when the animation plays in the UI), frame changes with Fast Scrubbing on (the default:
 the playback layer outside playback too), with a Limit Rotation constraint on each bone
-(Blender's reference). Playback replays the same frames, whose clamped rotations the handlers
+(Blender's reference), the nine set-ups taking turns within each round, each the least of five
+plays per round (a ratio to the constraints' tenth of a millisecond needs plays of the same
+moment of a shared machine). Playback replays the same frames, whose clamped rotations the handlers
 remember; the first-play rows empty those memos at the start of each play (frame 1), so that
 every frame's rotations are checked and corrected anew, as on the first play after the keys or
 limits were edited (the playback layer then computes frames ahead in batches).
@@ -122,16 +124,6 @@ def key_random(obj, bone_limits, names, inside, seed=0, amplitude=math.pi):
             pb.keyframe_insert("rotation_quaternion", frame=frame)
 
 
-def per_frame(scene, rounds):
-    """Median ms per frame of playing ``FRAMES`` (best of 3 plays per round), one value per round."""
-    def play():
-        for f in FRAMES:
-            scene.frame_set(f)
-
-    play()
-    return [best_of(play, repeat=3) / len(FRAMES) * 1e3 for _ in range(rounds)]
-
-
 def interleaved(scene, rounds, setups, plays=5, frames=FRAMES):
     """Ms per frame of playing ``frames`` for several set-ups played in turn within each round,
     the least of ``plays`` plays per set-up and round (other jobs on a shared machine only ever
@@ -227,48 +219,53 @@ def set_forgetting(forget, on):
 
 
 def chain_rows(addon, rounds, inside):
+    """The 100-bone rig's set-ups taking turns within each round (``interleaved``: a ratio to the
+    constraints' small cost compares plays of the same moment of a shared machine), then the
+    handlers' own thread time in separate plays."""
     handlers = sys.modules[addon.__name__ + ".handlers"]
     bone_limits = sys.modules[addon.__name__ + ".bone_limits"]
+    layer = sys.modules[addon.__name__ + ".playback_layer"]
     obj = build_rig()
     key_random(obj, bone_limits, [pb.name for pb in obj.pose.bones], inside)
     scene = bpy.context.scene
     scene.frame_start, scene.frame_end = FRAMES[0], FRAMES[-1]     # the range played
     settings = scene.jointlimit
-    base = per_frame(scene, rounds)
-    settings.clamp_playback = True
-    settings.fast_scrubbing = False     # frame changes: the playback clamp
-    ours = per_frame(scene, rounds)
-    ours_handler = handler_ms(handlers, scene, rounds)
-    layer = sys.modules[addon.__name__ + ".playback_layer"]
-
-    forget = forgetter(addon, FRAMES[0])
-    set_forgetting(forget, True)     # as on a first play: nothing remembered
-    try:
-        first = per_frame(scene, rounds)
-        first_handler = handler_ms(handlers, scene, rounds)
-        settings.fast_scrubbing = True      # frame changes: the playback layer (the default)
-        scrubbing_first = per_frame(scene, rounds)
-        handlers.on_playback_start(scene)   # Blender's animation_playback_pre handlers: the playback layer
-        playing_first = per_frame(scene, rounds)
-    finally:
-        set_forgetting(forget, False)
-    playing = per_frame(scene, rounds)
-    assert layer.covers(obj)
-    handlers.on_playback_stop(scene, None)
-    scrubbing = per_frame(scene, rounds)
-    assert layer.covers(obj)
-    settings.fast_scrubbing = False
+    forget = forgetter(addon, FRAMES[0])    # as on a first play: nothing remembered
     array_path = handlers.clamp_object
-    handlers.clamp_object = handlers.clamp_object_per_bone    # the earlier path, for comparison
+
+    def setup(clamp=False, forgetting=False, scrubbing=False, playing=False, per_bone=False, constraints=False):
+        def apply():
+            if layer._layer["playing"]:
+                handlers.on_playback_stop(scene, None)
+            settings.clamp_playback, settings.fast_scrubbing = clamp, scrubbing
+            set_forgetting(forget, forgetting)
+            handlers.clamp_object = handlers.clamp_object_per_bone if per_bone else array_path
+            if constraints != any(pb.constraints for pb in obj.pose.bones):
+                add_constraints(obj, constraints)
+            if playing:
+                handlers.on_playback_start(scene)   # Blender's animation_playback_pre handlers: the playback layer
+        return apply
+
+    setups = {"base": setup(), "ours": setup(True), "first": setup(True, forgetting=True),
+              "per_bone": setup(True, per_bone=True), "playing": setup(True, playing=True),
+              "playing_first": setup(True, forgetting=True, playing=True), "scrubbing": setup(True, scrubbing=True),
+              "scrubbing_first": setup(True, forgetting=True, scrubbing=True), "blender": setup(constraints=True)}
     try:
-        per_bone = per_frame(scene, rounds)
+        measured = dict(zip(setups, interleaved(scene, rounds, list(setups.values()))))
+        setups["ours"]()
+        ours_handler = handler_ms(handlers, scene, rounds)
+        setups["first"]()
+        first_handler = handler_ms(handlers, scene, rounds)
+        for name in ("playing", "scrubbing"):     # (both with the playback layer)
+            setups[name]()
+            for f in FRAMES:
+                scene.frame_set(f)
+            assert layer.covers(obj), name
+        setups["per_bone"]()
         per_bone_handler = handler_ms(handlers, scene, rounds)
     finally:
-        handlers.clamp_object = array_path
-    settings.clamp_playback = False
-    add_constraints(obj, True)
-    blender = per_frame(scene, rounds)
-    add_constraints(obj, False)
+        setups["base"]()
+    base, ours, first, per_bone, playing, playing_first, scrubbing, scrubbing_first, blender = measured.values()
     where = "inside" if inside else "outside"
     ratio = [(o - b) / (c - b) for o, b, c in zip(ours, base, blender) if c - b > 0.02]
     ratio_first = [(o - b) / (c - b) for o, b, c in zip(first, base, blender) if c - b > 0.02]
