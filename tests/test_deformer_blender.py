@@ -242,6 +242,32 @@ def test_mirrored_bone_equals_the_numpy_core_in_every_mode(limb, mods, mirrored)
     assert np.abs(got - expected(mods, "BEZIER", obj, arm, truth, params, mirror=False)).max() > 1e-2
 
 
+@pytest.mark.parametrize("parent_scale", [(1.4, 0.7, 1.1), (0.2, 3.0, 1.0)])
+def test_sheared_bone_equals_the_numpy_core_in_every_mode(limb, mods, parent_scale):
+    """A bone turned under a parent scaled per axis is sheared: the node tree takes the polar
+    rotation of its matrix, as the numpy core (the bake) does, not the rotation of its deformed
+    Y and X axes (up to 0.3 % of the limb apart before)."""
+    import bpy
+
+    arm, obj, truth = limb
+    bpy.ops.object.jointlimit_sdef_derive()
+    assert bpy.ops.object.jointlimit_deformer_add(mode="SDEF") == {"FINISHED"}
+    params = derived(obj, truth)
+    pose(arm, 7, "NONE")
+    arm.pose.bones["upper"].scale = parent_scale
+    bpy.context.view_layer.update()
+    m = skin_matrices(obj, arm)[1, :3, :3]
+    rest = _np(obj.matrix_world.inverted() @ arm.matrix_world @ arm.data.bones["lower"].matrix_local)[:3, :3]
+    rest /= np.linalg.norm(rest, axis=0)
+    stretch = rest.T @ m.T @ m @ rest
+    assert np.abs(stretch - np.diag(np.diag(stretch))).max() > 0.05    # sheared: not diagonal in its own axes
+    for mode in MODES:
+        set_mode(obj, mode)
+        got = evaluated(obj)[truth["two"]]
+        want = expected(mods, mode, obj, arm, truth, params)
+        assert np.abs(got - want).max() < 1e-5 * size(truth), (mode, np.abs(got - want).max() / size(truth))
+
+
 def test_lbs_mode_equals_the_armature_modifier_and_other_vertices_are_untouched(limb):
     import bpy
 

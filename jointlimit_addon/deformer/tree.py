@@ -11,11 +11,12 @@ Armature modifier leaves it). On the helper the tree rebuilds, per bone:
 
 * ``M = F' F^-1``: ``F'`` from the deformed points (Combine Matrix), ``F^-1`` stored on the
   helper (``jl_rest_inv``);
-* the rotation ``R = Rot(F') Rot(F)^-1``: ``Rot(F')`` by *Axes to Rotation* from the deformed Y
-  axis and ``Y x Z`` (Gram-Schmidt), ``Rot(F)^-1`` stored (``jl_rest_rot_inv``). That is the
-  polar rotation of ``M`` when its stretch is diagonal in the bone's rest axes (uniform scale,
-  or a bone's own non-uniform scale); an inherited shear differs from the SVD polar of the core.
-  ``Y x Z`` is the deformed X direction unless the bone is mirrored, which so keeps its
+* the rotation ``R = Rot(F') Rot(F)^-1``, ``Rot(F)^-1`` stored (``jl_rest_rot_inv``) and
+  ``Rot(F')`` the polar rotation of the deformed axes, so that ``R`` is the polar rotation of
+  ``M`` (``Rot(F)`` is orthogonal), as the core's SVD gives it: while every bone's deformed axes
+  are orthogonal (uniform scale, or a bone's own per-axis scale), by *Axes to Rotation* from the
+  deformed Y axis and ``Y x Z``; when some bone is sheared (turned under a parent's per-axis
+  scale), by Newton steps on the columns (``_frame_rotation``). A mirrored bone keeps its
   reflection on its own X axis in ``S``, as the core does with its ``mirror_axes``;
 * the stretch ``S = R^T M`` (its translation is ignored by Transform Direction), and the
   bone's scale ``sigma = |M Y|``, and ``shift = M h - sigma R h`` (``h`` the rest head, stored as
@@ -80,13 +81,14 @@ import bpy
 
 TREE_NAME = "JointLimit Two-Bone Deformer"
 TREE_TAG = "jointlimit_deformer"  # ID property on the node group: its layout version
-TREE_VERSION = 9  # 6: per-pair slerp angles on the helper, LBS passes through, mirrored bones;
+TREE_VERSION = 10  # 6: per-pair slerp angles on the helper, LBS passes through, mirrored bones;
 #                   7: the pair's angle and axis as one rotation vector (one sample per vertex);
 #                   8: the pair's rotation vector from the captured R (no second evaluation of R),
 #                      R0 (wa a + Rot(n, u phi) d) + ... (no quaternion product per vertex), one
 #                      skinning field for SBS, SDEF and Bezier (their inputs switched);
 #                   9: a wrapper around the core group (no socket logging), the helper's axes by
-#                      Sample Index, the Armature modifier may skip the two-bone vertices (jl_skip)
+#                      Sample Index, the Armature modifier may skip the two-bone vertices (jl_skip);
+#                  10: each bone's rotation its polar factor (Newton steps), also when sheared
 CORE_NAME = "JointLimit Two-Bone Deformer Core"
 CORE_TAG = "jointlimit_deformer_core"  # its layout version (TREE_VERSION)
 
@@ -113,6 +115,9 @@ INPUT_TREE_NAME = "JointLimit Deformer Input"
 INPUT_TREE_TAG = "jointlimit_deformer_input"
 INPUT_TREE_VERSION = 1
 UNIFORM_TOL = 1e-5  # stretch taken as sigma I when the deformed unit axes are sigma R e_k to this x sigma
+POLAR_STEPS = 6     # scaled Newton steps of a bone's polar rotation (float32: a stretch ratio of 1000 settles in 5)
+ORTHOGONAL_TOL = 1e-6   # largest |cos| between a bone's deformed axes taken as orthogonal (no Newton steps)
+SINGULAR_DET = 1e-30    # |det| floor of those steps: a bone scaled to zero stays finite
 # Attributes of the helper mesh.
 ATTR_REST_INV, ATTR_REST_ROT_INV, ATTR_REST_HEAD = "jl_rest_inv", "jl_rest_rot_inv", "jl_rest_head"
 ATTR_BONE_FIRST = "jl_bone_first"  # each bone's first point (the pair points follow the bone points)
@@ -202,6 +207,9 @@ def _per_bone(b, helper):
     # and it adds nothing to hash in the fields built on it
     axes = [b.vmath("SUBTRACT", b.sample(helper, pos, b.math("ADD", index, float(k)), "FLOAT_VECTOR"), pos)
             for k in (1, 2, 3)]
+    # captured once: every group below reads them (and the bones' shear) instead of sampling again
+    helper, (*axes, skew) = _capture(b, helper, (*((name, "VECTOR", axis) for name, axis in zip("xyz", axes)),
+                                                 ("skew", "FLOAT", _skew(b, axes))))
     columns = {}
     for col, vec in enumerate(axes + [pos], start=1):
         sep = b.node("ShaderNodeSeparateXYZ", [vec])
@@ -209,11 +217,7 @@ def _per_bone(b, helper):
             columns[f"Column {col} Row {row + 1}"] = b.out(sep, row)
     frame = b.out(b.node("FunctionNodeCombineMatrix", columns))
     m = b.out(b.node("FunctionNodeMatrixMultiply", [frame, b.attr(ATTR_REST_INV, "FLOAT4X4")]))
-    # X from Y x Z: the deformed X axis itself unless the bone is mirrored (a left-handed deformed
-    # frame), which so keeps its reflection on its own X axis (as core.skinning.polar_decompose)
-    x_axis = b.vmath("CROSS_PRODUCT", axes[1], axes[2])
-    rot_pose = b.out(b.node("FunctionNodeAxesToRotation", {"Primary Axis": axes[1], "Secondary Axis": x_axis},
-                            primary_axis="Y", secondary_axis="X"))
+    rot_pose = _frame_rotation(b, helper, axes, skew)
     r = b.out(b.node("FunctionNodeRotateRotation",
                      {"Rotation": b.attr(ATTR_REST_ROT_INV, "QUATERNION"), "Rotate By": rot_pose},
                      rotation_space="GLOBAL"))
@@ -241,6 +245,54 @@ def _per_bone(b, helper):
     uniform, unscaled = (b.out(b.node("FunctionNodeCompare", {"A": b.out(worst, axis), "B": UNIFORM_TOL},
                                       data_type="FLOAT", operation="LESS_EQUAL")) for axis in (0, 1))
     return (got_m, m), (got_r, r, sigma, shift, w), (got_s, s), uniform, unscaled
+
+
+def _skew(b, axes):
+    """The largest ``|cos|`` of the angles between a bone's deformed axes (0: orthogonal)."""
+    cosines = [b.math("ABSOLUTE", b.math("DIVIDE", b.vmath("DOT_PRODUCT", p, q),
+                                         b.math("MULTIPLY", b.vmath("LENGTH", p), b.vmath("LENGTH", q))))
+               for p, q in zip(axes, axes[1:] + axes[:1])]
+    return b.math("MAXIMUM", b.math("MAXIMUM", *cosines[:2]), cosines[2])
+
+
+def _frame_rotation(b, helper, axes, skew):
+    """``Rot(F')`` of each bone: the rotation of its deformed Y and X axes while every bone's
+    deformed axes are orthogonal (``skew`` within ``ORTHOGONAL_TOL``, the usual case: then that is
+    their polar rotation), else ``_polar_rotation`` (a single-value Switch: the Newton steps are
+    evaluated only then)."""
+    x, y, z = axes
+    # X from Y x Z: the deformed X axis itself unless the bone is mirrored (a left-handed deformed
+    # frame), which so keeps its reflection on its own X axis (as core.skinning.polar_decompose)
+    gram = b.out(b.node("FunctionNodeAxesToRotation", {"Primary Axis": y, "Secondary Axis": b.vmath("CROSS_PRODUCT", y, z)},
+                        primary_axis="Y", secondary_axis="X"))
+    stats = b.node("GeometryNodeAttributeStatistic", {"Geometry": helper, "Selection": b.attr(ATTR_BONE_FIRST, "BOOLEAN"),
+                                                      "Attribute": skew},
+                   data_type="FLOAT", domain="POINT")
+    sheared = b.out(b.node("FunctionNodeCompare", {"A": b.out(stats, "Max"), "B": ORTHOGONAL_TOL},
+                           data_type="FLOAT", operation="GREATER_THAN"))
+    return b.out(b.node("GeometryNodeSwitch", {"Switch": sheared, "False": gram, "True": _polar_rotation(b, axes)},
+                        input_type="ROTATION"))
+
+
+def _polar_rotation(b, axes):
+    """``Rot(F')``: the rotation nearest the deformed frame ``X = [x y z]`` (its polar factor
+    [002 eq.7], as ``core.skinning.polar_decompose``). A mirrored frame (``det X < 0``) is
+    reflected on its own X axis first, as the core does with ``mirror_axes``; then ``POLAR_STEPS``
+    scaled Newton steps ``X <- (g X + X^-T / g) / 2``, ``g = |det X|^(-1/3)``, with
+    ``X^-T = [y x z, z x x, x x y] / det X`` (vector math on the columns, no matrix node)."""
+    x, y, z = axes
+    mirrored = b.math("LESS_THAN", b.vmath("DOT_PRODUCT", x, b.vmath("CROSS_PRODUCT", y, z)), 0.0)
+    columns = [b.vmath("SCALE", x, scale=b.math("MULTIPLY_ADD", mirrored, -2.0, 1.0)), y, z]
+    for _ in range(POLAR_STEPS):
+        x, y, z = columns
+        cofactors = [b.vmath("CROSS_PRODUCT", p, q) for p, q in ((y, z), (z, x), (x, y))]
+        det = b.vmath("DOT_PRODUCT", x, cofactors[0])
+        g = b.math("POWER", b.math("MAXIMUM", b.math("ABSOLUTE", det), SINGULAR_DET), -1.0 / 3.0)
+        half_g, half_inverse = b.math("MULTIPLY", g, 0.5), b.math("DIVIDE", 0.5, b.math("MULTIPLY", g, det))
+        columns = [b.vmath("MULTIPLY_ADD", column, half_g, b.vmath("SCALE", cofactor, scale=half_inverse))
+                   for column, cofactor in zip(columns, cofactors)]
+    return b.out(b.node("FunctionNodeAxesToRotation", {"Primary Axis": columns[1], "Secondary Axis": columns[0]},
+                        primary_axis="Y", secondary_axis="X"))
 
 
 def _pair_slerp(b, geometry, r):
