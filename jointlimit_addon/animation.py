@@ -50,17 +50,6 @@ def animated_rotations(obj, pose_bones):
     return [pb.name for pb in pose_bones if f'pose.bones["{pb.name}"].{rotation_path(pb)[0]}' in paths]
 
 
-def channel_indices(obj, pose_bone, data_path, drivers=False):
-    """The array indices of the bone's ``data_path`` that the active action has F-curves for (or,
-    with ``drivers``, that drivers drive)."""
-    data = obj.animation_data
-    if data is None:
-        return set()
-    full = f'pose.bones["{pose_bone.name}"].{data_path}'
-    curves = data.drivers if drivers else object_fcurves(obj)
-    return {fc.array_index for fc in curves if fc.data_path == full}
-
-
 def _to_scene(obj):
     """Key time -> scene frame: through the tweaked strip in NLA tweak mode (its start, scale and
     repeats), else the same."""

@@ -26,7 +26,8 @@ def core(addon):
 
     pkg = addon.__name__
     return {m: importlib.import_module(f"{pkg}.core.{m}") for m in ("quat", "limits", "euler_limits")} | {
-        "bone_limits": importlib.import_module(f"{pkg}.bone_limits")
+        "bone_limits": importlib.import_module(f"{pkg}.bone_limits"),
+        "animation": importlib.import_module(f"{pkg}.animation"),
     }
 
 
@@ -128,6 +129,53 @@ def test_apply_on_keyed_bones_keys_with_auto_keying_or_warns(rig, core):
         assert core["bone_limits"].is_inside(limit, q, core["bone_limits"].storage_tol(1.0))  # keyed clamped
     finally:
         scene.tool_settings.use_keyframe_insert_auto = False
+
+
+@pytest.mark.parametrize("keying_set", ["Location", "Rotation", "BUILTIN_KSI_VisualRot", "absolute", "option-off"])
+def test_auto_keying_with_only_active_keying_set_keys_what_the_set_keys(rig, core, keying_set):
+    """With Auto Keying and *Only Active Keying Set* on, Apply keys what the active keying set
+    keys, as Blender's transform does: a relative set (Location, Rotation) its channels of the
+    bones clamped, an absolute one its own paths; with the option off, the rotation channel."""
+    import bpy
+
+    from modal_harness import OperatorStandIn
+
+    pb = rig.pose.bones["upper_arm.L"]
+    configure(pb.jointlimit, "HINGE")
+    select_only(rig, {"upper_arm.L"}, active="upper_arm.L")
+    pb.rotation_quaternion = core["quat"].from_axis_angle([0.0, 0.0, 1.0], 1.2)
+    rig["weight"] = 0.5
+    scene = bpy.context.scene
+    scene.frame_set(3)
+    tools, edit = scene.tool_settings, bpy.context.preferences.edit
+    available = edit.use_keyframe_insert_available
+    if keying_set == "absolute":
+        ks = scene.keying_sets.new(idname="jl_test", name="Weight Only")
+        ks.paths.add(rig, '["weight"]')
+    else:
+        idname = {"option-off": "Location"}.get(keying_set, keying_set)
+        ks = next(k for k in scene.keying_sets_all if k.bl_idname == idname)
+    scene.keying_sets_all.active = ks
+    tools.use_keyframe_insert_auto, edit.use_keyframe_insert_available = True, False
+    tools.use_keyframe_insert_keyingset = keying_set != "option-off"
+    try:
+        op = OperatorStandIn(bpy.types.POSE_OT_jointlimit_apply, all_bones=False)
+        assert op.execute(bpy.context) == {"FINISHED"}
+    finally:
+        tools.use_keyframe_insert_auto = tools.use_keyframe_insert_keyingset = False
+        edit.use_keyframe_insert_available = available
+    keyed = {(fc.data_path, fc.array_index) for fc in core["animation"].object_fcurves(rig)}
+    bone = 'pose.bones["upper_arm.L"]'
+    want = {"Location": {(f"{bone}.location", i) for i in range(3)},
+            "Rotation": {(f"{bone}.rotation_quaternion", i) for i in range(4)},
+            "BUILTIN_KSI_VisualRot": {(f"{bone}.rotation_quaternion", i) for i in range(4)},
+            "absolute": {('["weight"]', 0)},
+            "option-off": {(f"{bone}.rotation_quaternion", i) for i in range(4)}}[keying_set]
+    assert keyed == want
+    if keying_set != "absolute":
+        assert len(ks.paths) == 0   # a relative set's paths are made for one use
+        group = core["animation"].object_fcurves(rig)[0].group
+        assert group is not None and group.name == "upper_arm.L"
 
 
 def test_apply_all_bones_and_selection(rig, core):
