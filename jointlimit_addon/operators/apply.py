@@ -3,7 +3,7 @@
 import bpy
 from bpy.props import BoolProperty
 
-from .. import animation, bone_limits, drag
+from .. import animation, autokey, bone_limits
 from ._common import PosePoll, target_bones_skipping
 
 
@@ -31,7 +31,7 @@ class POSE_OT_jointlimit_apply(PosePoll, bpy.types.Operator):
         self.report({"INFO"}, f"Clamped {len(moved)} of {len(bones)} limited bones{bone_limits.skipped_text(skipped)}")
         if held:
             self.report({"WARNING"}, bone_limits.held_text(held))
-        keyed = set(drag.autokey(context, [pb for pb in bones if pb.name in moved]))
+        keyed = set(autokey.autokey(context, [pb for pb in bones if pb.name in moved]))
         clamped = [pb for pb in bones if pb.name in moved and pb.name not in keyed]
         animated = [name for obj in {pb.id_data for pb in clamped}
                     for name in animation.animated_rotations(obj, [pb for pb in clamped if pb.id_data is obj])]

@@ -6,7 +6,7 @@ import bpy
 import numpy as np
 from bpy.props import BoolProperty, FloatProperty, FloatVectorProperty, IntProperty
 
-from .. import bone_limits, chains, drag, evaluated
+from .. import autokey, bone_limits, chains, drag, evaluated
 from ..core import ccd
 from ._common import ActiveBonePoll
 from ._modal import ModalDragMixin
@@ -149,7 +149,7 @@ class POSE_OT_jointlimit_ccd_ik(ModalDragMixin, ActiveBonePoll, bpy.types.Operat
             return {"CANCELLED"}
         for pb, q in zip(solver.bones, quats):
             bone_limits.write_posed_rotation(pb, q)
-        drag.autokey(context, solver.bones)
+        autokey.autokey(context, solver.bones)
         self.report({"INFO"} if info["reached"] else {"WARNING"}, status_text(info))
         return {"FINISHED"}
 

@@ -6,7 +6,7 @@ import bpy
 import numpy as np
 from bpy.props import BoolProperty, EnumProperty, FloatProperty, FloatVectorProperty
 
-from .. import bone_limits, chains, drag, evaluated
+from .. import autokey, bone_limits, chains, drag, evaluated
 from ..core import ccd_steps, limb_ik, quat
 from ._common import ActiveBonePoll
 from ._modal import ModalDragMixin
@@ -277,7 +277,7 @@ class POSE_OT_jointlimit_limb_ik(ModalDragMixin, ActiveBonePoll, bpy.types.Opera
         written = solver.bones if self.use_orientation else solver.bones[:2]
         for pb, q in zip(written, quats):
             bone_limits.write_posed_rotation(pb, q)
-        drag.autokey(context, written)
+        autokey.autokey(context, written)
         if solver.ignored:
             self.report({"WARNING"}, solver.ignored)
         self.report({"WARNING"} if info["status"] in ("OUT_OF_REACH", "TOO_CLOSE", "LOCKED") else {"INFO"},
