@@ -1,6 +1,8 @@
 """Auto-keying of what the tools moved, as Blender's transform keys (Auto Keying, *Only Insert
 Available*, *Only Active Keying Set*)."""
 
+import sys
+
 from . import animation, bone_limits
 
 
@@ -13,44 +15,64 @@ def autokey(context, pose_bones):
     frame, component by component as Blender's transform does: not a driven component, not into
     an action that cannot keep keys (a library's), and with *Only Insert Available* only the
     components that have an F-curve already. With *Only Active Keying Set* and a keying set
-    active, what that set keys instead (``keying_set_channels``). Returns the names of the bones
-    keyed ([] with Auto Keying off)."""
+    active, what that set keys instead (``keying_set_channels``; *Only Insert Available* does not
+    apply there, as in Blender). Returns the names of the bones whose rotation got a key ([] with
+    Auto Keying off): the others' keys, if any, set their rotation again on the next frame."""
     if not autokey_enabled(context):
         return []
-    only_available = context.preferences.edit.use_keyframe_insert_available
-    active = context.scene.keying_sets_all.active
-    if active is not None and context.scene.tool_settings.use_keyframe_insert_keyingset:
-        return _key_channels(keying_set_channels(context, active, pose_bones), only_available)
-    channels = []
+    rotations = {}
     for pb in pose_bones:
         path, width = bone_limits.rotation_path(pb)
-        channels += [(pb.id_data, pb.path_from_id(path), i, pb.name, set()) for i in range(width)]
-    return _key_channels(channels, only_available)
+        rotations[pb.id_data, pb.path_from_id(path)] = pb.name, width
+    active = context.scene.keying_sets_all.active
+    if active is not None and context.scene.tool_settings.use_keyframe_insert_keyingset:
+        channels = keying_set_channels(context, active, pose_bones)
+        if any("INSERTKEY_VISUAL" in options for *_, options in channels):
+            context.view_layer.update()     # the visual transform of the pose just written
+        keyed = _key_channels(channels, only_available=False)
+    else:
+        channels = [(owner, path, i, name, set()) for (owner, path), (name, width) in rotations.items()
+                    for i in range(width)]
+        keyed = _key_channels(channels, context.preferences.edit.use_keyframe_insert_available)
+    return [rotations[key][0] for key in rotations if key in keyed]
 
 
 def keying_set_channels(context, keying_set, pose_bones):
-    """The channels ``(ID, data path, index, group, keyframe_insert options)`` that Blender's auto-keying keys with
-    *Only Active Keying Set* when ``pose_bones`` moved: an absolute keying set's own paths, or
-    those a relative one (Rotation, Whole Character, ...) generates for each bone (Blender's
-    auto-keying gives it the moved bones as its sources: its poll, which looks at the selection
-    and the area, is not asked)."""
+    """The channels ``(ID, data path, index, group, keyframe_insert options)`` that Blender's
+    auto-keying keys with *Only Active Keying Set* when ``pose_bones`` moved: an absolute keying
+    set's own paths, or those a relative one (Rotation, Whole Character, ...) generates for each
+    bone, Blender's sources. None when the set's poll refuses the context (Blender then keys
+    nothing; a poll that cannot run without an area, from a script, is taken as passed). A
+    bone whose generator fails is skipped, named on the console, as Blender does."""
     if keying_set.is_path_absolute:
-        return _path_channels(keying_set, list(keying_set.paths))
+        return _path_channels(context, keying_set, list(keying_set.paths))
     info = keying_set.type_info
-    if info is None:
+    if info is None or not _polls(info, context):
         return []
     paths = keying_set.paths
-    before = len(paths)
+    paths.clear()   # a relative set's paths are made anew for each use (Blender clears them first too)
     try:
         for pb in pose_bones:
-            info.generate(context, keying_set, pb)
-        return _path_channels(keying_set, list(paths)[before:])
+            try:
+                info.generate(context, keying_set, pb)
+            except Exception as exc:    # the keying set's own code (Python, any error)
+                print(f"JointLimit: keying set '{keying_set.bl_label}' failed on bone '{pb.name}': {exc}",
+                      file=sys.stderr)
+        return _path_channels(context, keying_set, list(paths))
     finally:
-        for path in list(paths)[before:]:     # (a relative set's paths are made for one use)
-            paths.remove(path)
+        paths.clear()
 
 
-def _path_channels(keying_set, paths):
+def _polls(info, context):
+    try:
+        return bool(info.poll(context))
+    except AttributeError:
+        return context.area is None     # the builtin polls read context.area.type
+    except Exception:
+        return False
+
+
+def _path_channels(context, keying_set, paths):
     channels = []
     for path in paths:
         if path.id is None:
@@ -64,26 +86,29 @@ def _path_channels(keying_set, paths):
             indices = (path.array_index,)
         else:
             indices = range(len(value)) if hasattr(value, "__len__") and not isinstance(value, str) else (-1,)
-        channels += [(path.id, path.data_path, i, group, _insert_options(keying_set, path)) for i in indices]
+        options = _insert_options(context, keying_set, path)
+        channels += [(path.id, path.data_path, i, group, options) for i in indices]
     return channels
 
 
-def _insert_options(keying_set, path):
-    """``Needed`` and ``Visual`` keying as the path, else the keying set, overrides them (the
-    Visual keying sets key the visual transform)."""
+def _insert_options(context, keying_set, path):
+    """``Needed`` and ``Visual`` keying as the path, else the keying set, overrides them, else as
+    the preferences say (the Visual keying sets key the visual transform)."""
+    edit = context.preferences.edit
     options = set()
-    for flag, option in (("needed", "INSERTKEY_NEEDED"), ("visual", "INSERTKEY_VISUAL")):
+    for flag, option, preference in (("needed", "INSERTKEY_NEEDED", edit.use_keyframe_insert_needed),
+                                     ("visual", "INSERTKEY_VISUAL", edit.use_visual_keying)):
         owner = next((o for o in (path, keying_set) if getattr(o, f"use_insertkey_override_{flag}")), None)
-        if owner is not None and getattr(owner, f"use_insertkey_{flag}"):
+        if (getattr(owner, f"use_insertkey_{flag}") if owner is not None else preference):
             options.add(option)
     return options
 
 
 def _key_channels(channels, only_available):
-    """Key each channel ``(ID, data path, index, group, options)`` on the current frame (index -1: a
-    single value), but driven ones, those of an ID whose action cannot keep keys and, with
-    ``only_available``, those without an F-curve; the names of the bones (or IDs) keyed."""
-    keyed, known = {}, {}
+    """Key each channel ``(ID, data path, index, group, options)`` on the current frame (index -1:
+    a single value), but driven ones, those of an ID whose action cannot keep keys and, with
+    ``only_available``, those without an F-curve; the ``(ID, data path)`` keyed."""
+    keyed, known = set(), {}
     for owner, path, index, group, options in channels:
         if not hasattr(owner, "animation_data") or not animation.keyable(owner):
             continue
@@ -97,17 +122,10 @@ def _key_channels(channels, only_available):
         if channel in driven or (only_available and channel not in curves):
             continue
         try:
-            owner.keyframe_insert(data_path=path, index=index, options=options, **({"group": group} if group else {}))
+            done = owner.keyframe_insert(data_path=path, index=index, options=options,
+                                         **({"group": group} if group else {}))
         except (TypeError, RuntimeError):
             continue    # not animatable (Blender's keying set skips it with a warning)
-        keyed.setdefault(_bone_name(path) or owner.name)
-    return list(keyed)
-
-
-def _bone_name(path):
-    """The bone a ``pose.bones["name"]...`` data path names, else ``None``."""
-    prefix = 'pose.bones["'
-    if not path.startswith(prefix):
-        return None
-    end = path.find('"]', len(prefix))
-    return path[len(prefix):end].replace('\\"', '"') if end > 0 else None
+        if done:
+            keyed.add((owner, path))
+    return keyed

@@ -268,6 +268,27 @@ def test_sheared_bone_equals_the_numpy_core_in_every_mode(limb, mods, parent_sca
         assert np.abs(got - want).max() < 1e-5 * size(truth), (mode, np.abs(got - want).max() / size(truth))
 
 
+@pytest.mark.parametrize("flat", [(0.0, 1.0, 1.0), (0.0, 1.0, 0.0), (1e-30, 1.0, 1.0), (0.0, 0.0, 0.0)])
+def test_a_flat_bone_among_sheared_ones_stays_finite(limb, flat):
+    """A bone scaled to zero on some axes while some bone is sheared (the Newton steps run for
+    every bone; here its turned child): its flat frame gives finite positions. (A column exactly
+    zero, as on a bone along the world's axes, made the steps scale the other two by 1e10 a step
+    into NaN: seen in a float32 simulation of the steps; here the columns are ~1e-8.)"""
+    import bpy
+
+    arm, obj, truth = limb
+    bpy.ops.object.jointlimit_sdef_derive()
+    assert bpy.ops.object.jointlimit_deformer_add(mode="SDEF") == {"FINISHED"}
+    pose(arm, 8, "NONE")
+    upper = arm.pose.bones["upper"]
+    upper.rotation_quaternion, upper.location = (1.0, 0.0, 0.0, 0.0), (0.0, 0.0, 0.0)
+    upper.scale = flat      # its deformed axes (nearly) zero; the turned child sheared
+    bpy.context.view_layer.update()
+    for mode in MODES:
+        set_mode(obj, mode)
+        assert np.isfinite(evaluated(obj)).all(), mode
+
+
 def test_lbs_mode_equals_the_armature_modifier_and_other_vertices_are_untouched(limb):
     import bpy
 

@@ -134,18 +134,26 @@ def test_apply_on_keyed_bones_keys_with_auto_keying_or_warns(rig, core):
 @pytest.mark.parametrize("keying_set", ["Location", "Rotation", "BUILTIN_KSI_VisualRot", "absolute", "option-off"])
 def test_auto_keying_with_only_active_keying_set_keys_what_the_set_keys(rig, core, keying_set):
     """With Auto Keying and *Only Active Keying Set* on, Apply keys what the active keying set
-    keys, as Blender's transform does: a relative set (Location, Rotation) its channels of the
-    bones clamped, an absolute one its own paths; with the option off, the rotation channel."""
+    keys, as Blender's transform does: a relative set (Location, Rotation, Visual Rotation) its
+    channels of the bones clamped (paths an earlier use left in the set in the way of none), an
+    absolute one its own paths; with the option off, the rotation channel. A bone whose rotation
+    keys were not keyed anew is named in the warning (its keys undo the clamp); a visual key is
+    the pose just clamped (a constraint makes Blender read the evaluated pose)."""
     import bpy
 
     from modal_harness import OperatorStandIn
 
     pb = rig.pose.bones["upper_arm.L"]
     configure(pb.jointlimit, "HINGE")
+    limit = core["bone_limits"].build_limit(pb.jointlimit)
     select_only(rig, {"upper_arm.L"}, active="upper_arm.L")
-    pb.rotation_quaternion = core["quat"].from_axis_angle([0.0, 0.0, 1.0], 1.2)
-    rig["weight"] = 0.5
+    bone = 'pose.bones["upper_arm.L"]'
     scene = bpy.context.scene
+    scene.frame_set(1)
+    pb.rotation_quaternion = core["quat"].from_axis_angle([0.0, 0.0, 1.0], 1.2)
+    pb.keyframe_insert("rotation_quaternion", frame=1)     # animated: its keys set the rotation
+    pb.constraints.new("LIMIT_ROTATION")     # limits nothing, but keys become visual ones
+    rig["weight"] = 0.5
     scene.frame_set(3)
     tools, edit = scene.tool_settings, bpy.context.preferences.edit
     available = edit.use_keyframe_insert_available
@@ -155,26 +163,36 @@ def test_auto_keying_with_only_active_keying_set_keys_what_the_set_keys(rig, cor
     else:
         idname = {"option-off": "Location"}.get(keying_set, keying_set)
         ks = next(k for k in scene.keying_sets_all if k.bl_idname == idname)
+        ks.paths.add(rig, f"{bone}.rotation_quaternion")    # as an earlier use of the set left it
     scene.keying_sets_all.active = ks
     tools.use_keyframe_insert_auto, edit.use_keyframe_insert_available = True, False
     tools.use_keyframe_insert_keyingset = keying_set != "option-off"
     try:
         op = OperatorStandIn(bpy.types.POSE_OT_jointlimit_apply, all_bones=False)
         assert op.execute(bpy.context) == {"FINISHED"}
+        left = len(ks.paths)
     finally:
         tools.use_keyframe_insert_auto = tools.use_keyframe_insert_keyingset = False
         edit.use_keyframe_insert_available = available
-    keyed = {(fc.data_path, fc.array_index) for fc in core["animation"].object_fcurves(rig)}
-    bone = 'pose.bones["upper_arm.L"]'
-    want = {"Location": {(f"{bone}.location", i) for i in range(3)},
-            "Rotation": {(f"{bone}.rotation_quaternion", i) for i in range(4)},
-            "BUILTIN_KSI_VisualRot": {(f"{bone}.rotation_quaternion", i) for i in range(4)},
-            "absolute": {('["weight"]', 0)},
-            "option-off": {(f"{bone}.rotation_quaternion", i) for i in range(4)}}[keying_set]
+        if keying_set != "absolute":
+            ks.paths.clear()    # (a builtin set is shared by every test)
+    curves = core["animation"].object_fcurves(rig)
+    keyed = {(fc.data_path, fc.array_index) for fc in curves if any(k.co[0] == 3.0 for k in fc.keyframe_points)}
+    rotation = {(f"{bone}.rotation_quaternion", i) for i in range(4)}
+    want = {"Location": {(f"{bone}.location", i) for i in range(3)}, "Rotation": rotation,
+            "BUILTIN_KSI_VisualRot": rotation, "absolute": {('["weight"]', 0)}, "option-off": rotation}[keying_set]
     assert keyed == want
-    if keying_set != "absolute":
-        assert len(ks.paths) == 0   # a relative set's paths are made for one use
-        group = core["animation"].object_fcurves(rig)[0].group
+    warned = [text for kind, text in op.reports if kind == {"WARNING"}]
+    if keying_set in ("Location", "absolute"):
+        assert warned and warned[-1].startswith("upper_arm.L: animated")
+    else:
+        assert not warned
+        scene.frame_set(2)
+        scene.frame_set(3)
+        q = core["bone_limits"].read_rotation(pb)
+        assert core["bone_limits"].is_inside(limit, q, core["bone_limits"].storage_tol(1.0))  # the clamped pose
+        assert left == (1 if keying_set == "option-off" else 0)    # a relative set's paths are made for one use
+        group = next(fc for fc in curves if fc.data_path.endswith("rotation_quaternion")).group
         assert group is not None and group.name == "upper_arm.L"
 
 

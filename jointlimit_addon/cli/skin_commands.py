@@ -19,8 +19,9 @@ def check_input(label, obj, kind, source="AUTO", strongest_two=False, taken_over
     lacks with ``AUTO``). A mesh whose mmd_tools binding is ``taken_over`` is checked as the
     operator finds it after unbinding it: unbound for the check, bound again right after."""
     bound = deformer.mmd.binding(obj) if taken_over else None
-    state = deformer.mmd.take_over(obj, bound) if bound is not None else None
+    state = None
     try:
+        state = deformer.mmd.take_over(obj, bound) if bound is not None else None
         _check(label, obj, kind, source, strongest_two)
     finally:
         if state is not None:

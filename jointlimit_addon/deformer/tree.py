@@ -116,8 +116,11 @@ INPUT_TREE_TAG = "jointlimit_deformer_input"
 INPUT_TREE_VERSION = 1
 UNIFORM_TOL = 1e-5  # stretch taken as sigma I when the deformed unit axes are sigma R e_k to this x sigma
 POLAR_STEPS = 6     # scaled Newton steps of a bone's polar rotation (float32: a stretch ratio of 1000 settles in 5)
-ORTHOGONAL_TOL = 1e-6   # largest |cos| between a bone's deformed axes taken as orthogonal (no Newton steps)
-SINGULAR_DET = 1e-30    # |det| floor of those steps: a bone scaled to zero stays finite
+# largest |cos| between a bone's deformed axes taken as orthogonal (no Newton steps): float32 noise
+# of unit axes read from points 10 units from the origin, where skipping the steps moves a vertex
+# by ~cos / 2 of its distance from the joint
+ORTHOGONAL_TOL = 1e-5
+SINGULAR_DET = 1e-30    # below it the steps do not scale (a bone scaled to zero on an axis stays finite)
 # Attributes of the helper mesh.
 ATTR_REST_INV, ATTR_REST_ROT_INV, ATTR_REST_HEAD = "jl_rest_inv", "jl_rest_rot_inv", "jl_rest_head"
 ATTR_BONE_FIRST = "jl_bone_first"  # each bone's first point (the pair points follow the bone points)
@@ -279,7 +282,8 @@ def _polar_rotation(b, axes):
     [002 eq.7], as ``core.skinning.polar_decompose``). A mirrored frame (``det X < 0``) is
     reflected on its own X axis first, as the core does with ``mirror_axes``; then ``POLAR_STEPS``
     scaled Newton steps ``X <- (g X + X^-T / g) / 2``, ``g = |det X|^(-1/3)``, with
-    ``X^-T = [y x z, z x x, x x y] / det X`` (vector math on the columns, no matrix node)."""
+    ``X^-T = [y x z, z x x, x x y] / det X`` (vector math on the columns, no matrix node; ``g = 1``
+    for a flat frame, whose steps then stay finite)."""
     x, y, z = axes
     mirrored = b.math("LESS_THAN", b.vmath("DOT_PRODUCT", x, b.vmath("CROSS_PRODUCT", y, z)), 0.0)
     columns = [b.vmath("SCALE", x, scale=b.math("MULTIPLY_ADD", mirrored, -2.0, 1.0)), y, z]
@@ -287,7 +291,9 @@ def _polar_rotation(b, axes):
         x, y, z = columns
         cofactors = [b.vmath("CROSS_PRODUCT", p, q) for p, q in ((y, z), (z, x), (x, y))]
         det = b.vmath("DOT_PRODUCT", x, cofactors[0])
-        g = b.math("POWER", b.math("MAXIMUM", b.math("ABSOLUTE", det), SINGULAR_DET), -1.0 / 3.0)
+        size = b.math("ABSOLUTE", det)
+        g = b.math("POWER", b.math("MAXIMUM", size, SINGULAR_DET), -1.0 / 3.0)
+        g = b.math("MULTIPLY_ADD", b.math("LESS_THAN", size, SINGULAR_DET), b.math("SUBTRACT", 1.0, g), g)  # flat: 1
         half_g, half_inverse = b.math("MULTIPLY", g, 0.5), b.math("DIVIDE", 0.5, b.math("MULTIPLY", g, det))
         columns = [b.vmath("MULTIPLY_ADD", column, half_g, b.vmath("SCALE", cofactor, scale=half_inverse))
                    for column, cofactor in zip(columns, cofactors)]

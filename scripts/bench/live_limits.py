@@ -124,10 +124,11 @@ def key_random(obj, bone_limits, names, inside, seed=0, amplitude=math.pi):
             pb.keyframe_insert("rotation_quaternion", frame=frame)
 
 
-def interleaved(scene, rounds, setups, plays=5, frames=FRAMES):
+def interleaved(scene, rounds, setups, plays=5, frames=FRAMES, checks=None):
     """Ms per frame of playing ``frames`` for several set-ups played in turn within each round,
     the least of ``plays`` plays per set-up and round (other jobs on a shared machine only ever
-    add time: the least is the steadiest figure); one list of values per set-up."""
+    add time: the least is the steadiest figure); one list of values per set-up. ``checks``: per
+    set-up, ``None`` or a function called after its plays of each round (what they measured)."""
     def play():
         for f in frames:
             scene.frame_set(f)
@@ -139,10 +140,12 @@ def interleaved(scene, rounds, setups, plays=5, frames=FRAMES):
 
     values = [[] for _ in setups]
     for _ in range(rounds):
-        for setup, out in zip(setups, values):
+        for setup, out, check in zip(setups, values, checks or [None] * len(setups)):
             setup()
             play()
             out.append(min(timed() for _ in range(plays)) / len(frames) * 1e3)
+            if check is not None:
+                check()
     return values
 
 
@@ -246,25 +249,30 @@ def chain_rows(addon, rounds, inside):
                 handlers.on_playback_start(scene)   # Blender's animation_playback_pre handlers: the playback layer
         return apply
 
+    def play():
+        for f in FRAMES:
+            scene.frame_set(f)
+
+    def covered():     # the layer timed, not the playback clamp
+        assert layer.covers(obj)
+
     setups = {"base": setup(), "ours": setup(True), "first": setup(True, forgetting=True),
-              "per_bone": setup(True, per_bone=True), "playing": setup(True, playing=True),
-              "playing_first": setup(True, forgetting=True, playing=True), "scrubbing": setup(True, scrubbing=True),
-              "scrubbing_first": setup(True, forgetting=True, scrubbing=True), "blender": setup(constraints=True)}
+              "per_bone": setup(True, per_bone=True),
+              "playing": setup(True, scrubbing=True, playing=True),     # (Fast Scrubbing on: the default)
+              "playing_first": setup(True, forgetting=True, scrubbing=True, playing=True),
+              "scrubbing": setup(True, scrubbing=True), "scrubbing_first": setup(True, forgetting=True, scrubbing=True),
+              "blender": setup(constraints=True)}
+    checks = [covered if name.startswith(("playing", "scrubbing")) else None for name in setups]
     try:
-        measured = dict(zip(setups, interleaved(scene, rounds, list(setups.values()))))
-        setups["ours"]()
-        ours_handler = handler_ms(handlers, scene, rounds)
-        setups["first"]()
-        first_handler = handler_ms(handlers, scene, rounds)
-        for name in ("playing", "scrubbing"):     # (both with the playback layer)
+        measured = dict(zip(setups, interleaved(scene, rounds, list(setups.values()), checks=checks)))
+        handler_rows = {}
+        for name in ("ours", "first", "per_bone"):
             setups[name]()
-            for f in FRAMES:
-                scene.frame_set(f)
-            assert layer.covers(obj), name
-        setups["per_bone"]()
-        per_bone_handler = handler_ms(handlers, scene, rounds)
+            play()      # (warm: the set-up before may have emptied the memos)
+            handler_rows[name] = handler_ms(handlers, scene, rounds)
     finally:
         setups["base"]()
+    ours_handler, first_handler, per_bone_handler = handler_rows.values()
     base, ours, first, per_bone, playing, playing_first, scrubbing, scrubbing_first, blender = measured.values()
     where = "inside" if inside else "outside"
     ratio = [(o - b) / (c - b) for o, b, c in zip(ours, base, blender) if c - b > 0.02]
