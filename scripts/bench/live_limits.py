@@ -1,6 +1,7 @@
 """Cost of live limits per frame, against Blender's Limit Rotation constraint and a rig without limits.
 
 Run: .venv/bin/blender -b --factory-startup --python scripts/bench/live_limits.py [-- --rounds N]
+(``-- --rigify-first-play --rounds 15``: only Rigify played, replayed and first play, ``rigify_focus``)
 
 Measured in one run, on the same rigs and animations:
 
@@ -76,8 +77,9 @@ def best_of(fn, repeat=5, number=1):
 
 
 def _args():
+    """``(rounds, focused)``: ``--rounds N`` (3), ``--rigify-first-play`` (only ``rigify_focus``)."""
     argv = sys.argv[sys.argv.index("--") + 1:] if "--" in sys.argv else []
-    return int(argv[argv.index("--rounds") + 1]) if "--rounds" in argv else 3
+    return int(argv[argv.index("--rounds") + 1]) if "--rounds" in argv else 3, "--rigify-first-play" in argv
 
 
 def build_rig():
@@ -542,9 +544,46 @@ def rigify_rows(addon, rounds, presets=False):
     return rows, ratios, len(names)
 
 
+def rigify_focus(addon, rounds):
+    """Rigify, keys outside, played: no limits, replayed and first play in turn (``rounds`` rounds
+    of five plays each), for each source of limits: the one case at the limit of issue 22, which
+    the whole benchmark's seven set-ups a round resolve less finely."""
+    bone_limits = sys.modules[addon.__name__ + ".bone_limits"]
+    handlers = sys.modules[addon.__name__ + ".handlers"]
+    layer = sys.modules[addon.__name__ + ".playback_layer"]
+    for presets, limits in ((False, "limits of RIGIFY_LIMITS"), (True, "limits from the chain presets")):
+        rig, names = rigify_rig(addon, presets)
+        scene = bpy.context.scene
+        scene.frame_start, scene.frame_end = FRAMES[0], FRAMES[-1]
+        rig.animation_data_clear()
+        key_random(rig, bone_limits, names, False, seed=1, amplitude=D(120))
+        forget = forgetter(addon, FRAMES[0])
+
+        def setup(live, forgetting):
+            def apply():
+                if layer._layer["playing"]:
+                    handlers.on_playback_stop(scene, None)
+                scene.jointlimit.live = scene.jointlimit.clamp_playback = live
+                set_forgetting(forget, forgetting)
+                if live:
+                    handlers.on_playback_start(scene)
+            return apply
+
+        base, replay, first = interleaved(scene, rounds, (setup(False, False), setup(True, False), setup(True, True)))
+        setup(False, False)()
+        for what, values in (("replayed", replay), ("first play", first)):
+            ratios = [o / b - 1 for o, b in zip(values, base)]
+            print(f"Rigify, {limits}, keys outside, played, {what}: median {statistics.median(ratios) * 100:+.1f} % "
+                  f"(rounds {min(ratios) * 100:+.0f} to {max(ratios) * 100:+.0f} %; no limits {span(base)} ms)")
+
+
 def main():
-    rounds = _args()
+    rounds, focused = _args()
     addon = register_addon_from_source()
+    if focused:
+        rigify_focus(addon, rounds)
+        addon.unregister()
+        return
     rows, ratio_out, _ = chain_rows(addon, rounds, inside=False)
     more, ratio_in, _ = chain_rows(addon, rounds, inside=True)
     rows += more
