@@ -522,10 +522,17 @@ def test_add_errors_leave_the_object_unchanged(limb):
         bpy.ops.object.jointlimit_deformer_add()
     bpy.ops.object.jointlimit_deformer_remove()
     obj.modifiers.remove(obj.modifiers["Armature"])
+    refused_by_add_derive_and_bake(obj, "no Armature modifier")
+
+
+def refused_by_add_derive_and_bake(obj, message):
+    """Add, Derive and Bake each refuse ``obj`` with ``message`` and leave it as it was."""
+    import bpy
+
     before = snapshot(obj)
     for op in (bpy.ops.object.jointlimit_deformer_add, bpy.ops.object.jointlimit_sdef_derive,
                bpy.ops.object.jointlimit_deformer_bake):
-        with pytest.raises(RuntimeError, match="no Armature modifier"):
+        with pytest.raises(RuntimeError, match=message):
             op()
     assert snapshot(obj) == before
 
@@ -1787,12 +1794,7 @@ def test_a_mesh_scaled_unevenly_against_its_armature_is_refused(limb, who):
     bpy.ops.object.jointlimit_sdef_derive()
     (obj if who == "mesh" else arm).scale = (1.5, 1.5, 3.0) if who == "mesh" else (0.8, 1.6, 0.8)
     bpy.context.view_layer.update()
-    before = snapshot(obj)
-    for op in (bpy.ops.object.jointlimit_deformer_add, bpy.ops.object.jointlimit_sdef_derive,
-               bpy.ops.object.jointlimit_deformer_bake):
-        with pytest.raises(RuntimeError, match="is scaled unevenly against its armature 'Rig'"):
-            op()
-    assert snapshot(obj) == before
+    refused_by_add_derive_and_bake(obj, "is scaled unevenly against its armature 'Rig'")
     (obj if who == "mesh" else arm).scale = (2.0, 2.0, 2.0)
     bpy.context.view_layer.update()
     bpy.ops.object.jointlimit_deformer_add()
