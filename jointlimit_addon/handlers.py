@@ -245,48 +245,56 @@ def on_playback_stop(scene, *_args):
     playback_layer.playback_stopped(scene)
 
 
-def unsafe_render(scene):
+def unsafe_render(scene, main=None):
     """Whether this frame is rendered from the interface without Lock Interface: Blender then
     calls the frame handlers from its render thread while the interface goes on evaluating the
     viewport, and a handler that changes data can crash Blender (its note on altering data from
     handlers). A render in the foreground (``blender -b``, ``render.render()`` from a script)
-    runs on the main thread."""
-    return threading.current_thread() is not threading.main_thread() and not scene.render.use_lock_interface
+    runs on the main thread. ``main``: whether this is the main thread, if known."""
+    if main is None:
+        main = threading.current_thread() is threading.main_thread()
+    return not main and not scene.render.use_lock_interface
 
 
-def evaluates_apart(depsgraph):
+def evaluates_apart(depsgraph, view_layer=None):
     """Whether ``depsgraph`` is not its view layer's own but one made to evaluate frames apart:
     a render's, or an export's (Alembic and USD evaluate each frame in a depsgraph of their own,
     in Render or Viewport mode). Such a depsgraph writes nothing it animated back to the pose the
-    playback clamp reads, and has copies of the actions of its own."""
-    return depsgraph.mode == "RENDER" or depsgraph != depsgraph.view_layer.depsgraph
+    playback clamp reads, and has copies of the actions of its own. (A view layer's own depsgraph
+    is never in Render mode: the identity alone tells.) ``view_layer``: ``depsgraph.view_layer``,
+    if read already."""
+    return depsgraph != (depsgraph.view_layer if view_layer is None else view_layer).depsgraph
 
 
 @bpy.app.handlers.persistent
 def on_frame_change(scene, depsgraph=None):
-    apart = depsgraph is not None and evaluates_apart(depsgraph)
-    if depsgraph is not None and not apart and threading.current_thread() is threading.main_thread():
-        playback_layer.after_frame(scene, depsgraph)
+    # (every frame of playback passes here: each property read counts, so each is read once)
+    view_layer = None if depsgraph is None else depsgraph.view_layer
+    apart = view_layer is not None and evaluates_apart(depsgraph, view_layer)
+    main = threading.current_thread() is threading.main_thread()
+    uid = scene.session_uid
+    if view_layer is not None and not apart and main:
+        playback_layer.after_frame(scene, depsgraph, uid)
+    unsafe = unsafe_render(scene, main)
     if not scene.jointlimit.clamp_playback:
-        if apart and not unsafe_render(scene):
-            for obj in _armatures(scene, depsgraph.view_layer):     # keys an earlier render wrote
+        if apart and not unsafe:
+            for obj in _armatures(scene, view_layer):     # keys an earlier render wrote
                 if playback_layer.unkey_render_copy(depsgraph, obj):
                     obj.update_tag(refresh={"TIME"})
         return
-    if unsafe_render(scene):
+    if unsafe:
         if not _state["warned"]:
             print("JointLimit: Clamp Playback leaves this render (or export) unclamped: switch on Render > Lock "
                   "Interface (changing the pose from the render thread could crash Blender)", file=sys.stderr)
         _state["warned"] = True
         return
-    view_layer = None if depsgraph is None else depsgraph.view_layer
     if depsgraph is not None and _relinked(depsgraph):
         _scene_armatures.clear()        # objects linked, unlinked or excluded in this evaluation
         _state["quiet"] = None
     if apart:
         _clamp_render_frame(scene, depsgraph, view_layer)
         return
-    quiet = _quiet_key(scene, view_layer)
+    quiet = _quiet_key(scene, view_layer, uid)
     if quiet is not None and quiet == _state["quiet"]:
         return
     clamp_scene(scene, only_changed=False, view_layer=view_layer, stepped=True)
@@ -321,17 +329,17 @@ def _relinked(depsgraph):
     return depsgraph.id_type_updated("COLLECTION") or depsgraph.id_type_updated("SCENE")
 
 
-def _quiet_key(scene, view_layer):
+def _quiet_key(scene, view_layer, uid):
     """While the playback layer plays a view layer's frames: what tells that the playback clamp
     has nothing to do again when it had nothing on the frame before (every armature covered by the
     layer or without limited bones). Another layer, objects added or removed, or limits edited
     change it; any depsgraph update forgets it (``on_depsgraph_update``), and so does a frame
     whose evaluation saw objects linked, unlinked or excluded (``_relinked``: a swap keeps the
-    count). ``None`` otherwise."""
+    count). ``None`` otherwise. ``uid``: the scene's ``session_uid``."""
     serial = playback_layer.installed_serial()
-    if serial is None or view_layer is None or not playback_layer.plays(scene):
+    if serial is None or view_layer is None or not playback_layer.plays(scene, uid):
         return None
-    return serial, scene.session_uid, view_layer.name, len(view_layer.objects), props.settings_generation()
+    return serial, uid, view_layer.name, len(view_layer.objects), props.settings_generation()
 
 
 HANDLERS = (

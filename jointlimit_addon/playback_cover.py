@@ -86,7 +86,8 @@ class Cover:
         """Whether ``obj`` is no longer animated the way covered (another action or slot, blended
         otherwise, its action given to something else too, a driver added by the user: its
         channel may be one the layer keys)."""
-        return animation_key(obj) != self.animation or len(obj.animation_data.drivers) != self.drivers
+        data = obj.animation_data
+        return animation_key(obj, data) != self.animation or len(data.drivers) != self.drivers
 
     def values(self, frame, ahead=lambda count: [], outside_playback=True):
         """The values of every covered bone at ``frame``, or ``None`` when the armature's
@@ -232,12 +233,13 @@ def evaluated(action, view_layer):
     return copy if copy.is_evaluated else None
 
 
-def animation_key(obj):
+def animation_key(obj, data=None):
     """What decides how an armature's action animates it, to tell a change each frame: the
     action, its slot, its number of users (another rig given it would play the layer's keys), and
     how it is blended (influence, blend type, tweak mode, NLA tracks playing). F-curves added or
-    removed tag the action, whose copy the frame's evaluation then makes anew (``after_frame``)."""
-    data = obj.animation_data
+    removed tag the action, whose copy the frame's evaluation then makes anew (``after_frame``).
+    ``data``: ``obj.animation_data``, if read already."""
+    data = obj.animation_data if data is None else data
     action = data.action if data is not None else None
     if action is None:
         return None

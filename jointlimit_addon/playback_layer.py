@@ -203,17 +203,18 @@ def forget_results():
 # --- per frame ----------------------------------------------------------------------------------
 
 
-def serves(scene):
+def serves(scene, uid=None):
     """Whether the layer clamps ``scene``'s frames: those it plays, and outside playback and renders,
     with Fast Scrubbing on, those of the window's scene (scrubbing, stepping frames, a script's
-    ``frame_set``)."""
+    ``frame_set``). ``uid``: the scene's ``session_uid``, if read already."""
+    uid = scene.session_uid if uid is None else uid
     playing = _layer["playing"]
     if playing is not None:
-        return playing == scene.session_uid
+        return playing == uid
     if _layer["rendering"] or not scene.jointlimit.fast_scrubbing:
         return False
     shown = bpy.context.scene
-    return shown is not None and shown.session_uid == scene.session_uid
+    return shown is not None and shown.session_uid == uid
 
 
 def clamped_bones(obj, scene):
@@ -226,9 +227,10 @@ def clamped_bones(obj, scene):
     return cover.names if cover is not None and cover.shown == _layer["frames"] else None
 
 
-def plays(scene):
-    """Whether the layer is installed for ``scene`` and ``scene`` plays."""
-    return bool(_layer["covers"]) and _layer["scene"] == _layer["playing"] == scene.session_uid
+def plays(scene, uid=None):
+    """Whether the layer is installed for ``scene`` and ``scene`` plays (``uid``: its
+    ``session_uid``, if read already)."""
+    return bool(_layer["covers"]) and _layer["scene"] == _layer["playing"] == (scene.session_uid if uid is None else uid)
 
 
 def _local_actions(scene):
@@ -279,7 +281,7 @@ def before_frame(scene):
     _layer["frames"] += 1
     uid = scene.session_uid
     set_up = _layer["scene"]
-    if not serves(scene):
+    if not serves(scene, uid):
         if set_up == uid:
             remove()    # Fast Scrubbing switched off, or a render started
         return      # another scene (a script stepping it): the playback clamp
@@ -311,21 +313,23 @@ def before_frame(scene):
                 return
 
 
-def after_frame(scene, depsgraph):
+def after_frame(scene, depsgraph, uid):
     """``frame_change_post``: when keys were edited right before this frame, with no update in
     between to tell ``check_updates`` (a script's edit, or one the frame step came before), the
     frame's evaluation made the action's copy anew from the edited keys, without the layer's
     keys or its mark: the layer is removed, so that the playback clamp clamps this frame, and the
     next frame sets it up again (outside playback: looks at the copies first, ``_probe``). Also
     notes whether a frame that looked kept the marks. Called for the view layer's own depsgraph
-    only (a render's or an export's has copies of its own: ``handlers.evaluates_apart``)."""
+    only (a render's or an export's has copies of its own: ``handlers.evaluates_apart``). ``uid``:
+    the scene's ``session_uid``."""
     _layer["rendering"] = False     # (a render that failed to start calls render_init alone)
-    if _layer["probing"] == scene.session_uid:
+    if _layer["probing"] == uid:
         _layer["probing"] = None
-        _layer["probed"] = scene.session_uid if _probe_kept(scene, depsgraph) else None
-    if _layer["scene"] != scene.session_uid:
+        _layer["probed"] = uid if _probe_kept(scene, depsgraph) else None
+    if _layer["scene"] != uid:
         return
     keyed = True
+    frame = None
     for cover in _layer["covers"]:
         action = cover.action()
         copy = None if action is None else action.evaluated_get(depsgraph)
@@ -335,7 +339,9 @@ def after_frame(scene, depsgraph):
             if mark is None:
                 remove()
                 return
-            if mark == cover.batch and scene.frame_current_final in cover.window:
+            if frame is None:
+                frame = scene.frame_current_final
+            if mark == cover.batch and frame in cover.window:
                 cover.shown = _layer["frames"]
         keyed = keyed and cover.shown is not None
     _layer["keyed"] = _batches() if keyed else None
