@@ -1,9 +1,14 @@
-"""Auto-keying of what the tools moved, as Blender's transform keys (Auto Keying, *Only Insert
-Available*, *Only Active Keying Set*)."""
+"""Auto-keying of what the tools moved, as Blender's transform keys (Auto Keying and its mode,
+*Only Insert Available*, *Only Active Keying Set*, Visual Keying, *Only Insert Needed*, Cycle-Aware
+Keying)."""
 
 import sys
 
+import numpy as np
+
 from . import animation, bone_limits
+
+ON_FRAME = 0.01     # a key this near a frame is on it (Blender's binary search threshold)
 
 
 def autokey_enabled(context):
@@ -14,27 +19,72 @@ def autokey(context, pose_bones):
     """With Auto Keying on, key the rotation channel of each of ``pose_bones`` on the current
     frame, component by component as Blender's transform does: not a driven component, not into
     an action that cannot keep keys (a library's), and with *Only Insert Available* only the
-    components that have an F-curve already. With *Only Active Keying Set* and a keying set
+    components that have an F-curve already; visual keys with Visual Keying (a bone with
+    constraints), only keys that change the curve with the auto-keying *Only Insert Needed*, and
+    within the cycle with Cycle-Aware Keying. With *Only Active Keying Set* and a keying set
     active, what that set keys instead (``keying_set_channels``; *Only Insert Available* does not
-    apply there, as in Blender). Returns the names of the bones whose rotation got a key ([] with
-    Auto Keying off): the others' keys, if any, set their rotation again on the next frame."""
+    apply there, as in Blender). In the *Replace* mode only a rig with a key on the current frame
+    is keyed (``has_key_on_frame``), and then only the keys already there are replaced (with a
+    keying set, as in Blender, whatever the set keys). Returns the names of the bones whose
+    rotation got a key ([] with Auto Keying off): the others' keys, if any, set their rotation
+    again on the next frame."""
     if not autokey_enabled(context):
         return []
+    tools = context.scene.tool_settings
+    replace = tools.auto_keying_mode == "REPLACE_KEYS"
+    if replace:
+        frame = context.scene.frame_current + context.scene.frame_subframe
+        on_frame = {rig for rig in {pb.id_data for pb in pose_bones} if has_key_on_frame(rig, frame)}
+        pose_bones = [pb for pb in pose_bones if pb.id_data in on_frame]
     rotations = {}
     for pb in pose_bones:
         path, width = bone_limits.rotation_path(pb)
         rotations[pb.id_data, pb.path_from_id(path)] = pb.name, width
     active = context.scene.keying_sets_all.active
-    if active is not None and context.scene.tool_settings.use_keyframe_insert_keyingset:
+    if active is not None and tools.use_keyframe_insert_keyingset:
         channels = keying_set_channels(context, active, pose_bones)
-        if any("INSERTKEY_VISUAL" in options for *_, options in channels):
-            context.view_layer.update()     # the visual transform of the pose just written
-        keyed = _key_channels(channels, only_available=False)
+        only = None
     else:
-        channels = [(owner, path, i, name, set()) for (owner, path), (name, width) in rotations.items()
+        options = _autokey_options(context)
+        channels = [(owner, path, i, name, options) for (owner, path), (name, width) in rotations.items()
                     for i in range(width)]
-        keyed = _key_channels(channels, context.preferences.edit.use_keyframe_insert_available)
+        only = "ON_FRAME" if replace else "AVAILABLE" if context.preferences.edit.use_keyframe_insert_available else None
+    if any("INSERTKEY_VISUAL" in options for *_, options in channels):
+        context.view_layer.update()     # the visual transform of the pose just written
+    keyed = _key_channels(channels, only, context.scene)
     return [rotations[key][0] for key in rotations if key in keyed]
+
+
+def _autokey_options(context):
+    """The ``keyframe_insert`` options of Blender's auto-keying outside keying sets (its
+    ``get_autokey_flags``)."""
+    edit, tools = context.preferences.edit, context.scene.tool_settings
+    return {option for option, on in (("INSERTKEY_VISUAL", edit.use_visual_keying),
+                                      ("INSERTKEY_NEEDED", edit.use_auto_keyframe_insert_needed),
+                                      ("INSERTKEY_REPLACE", tools.auto_keying_mode == "REPLACE_KEYS"),
+                                      ("INSERTKEY_CYCLE_AWARE", tools.use_keyframe_cycle_aware)) if on}
+
+
+def has_key_on_frame(obj, frame):
+    """Whether an unmuted F-curve of ``obj``'s action has a key on the scene frame ``frame`` (in
+    NLA tweak mode, where the tweaked strip plays it): what the *Replace* auto-keying mode asks of
+    a rig before it keys anything."""
+    time = _action_time(obj, frame)
+    return any(not fc.mute and _key_near(fc, time) for fc in animation.object_fcurves(obj))
+
+
+def _action_time(obj, frame):
+    data = obj.animation_data
+    if data is not None and data.use_tweak_mode:
+        return data.nla_tweak_strip_time_to_scene(frame, invert=True)
+    return frame
+
+
+def _key_near(fc, time):
+    points = fc.keyframe_points
+    co = np.empty(2 * len(points))
+    points.foreach_get("co", co)
+    return bool((np.abs(co[0::2] - time) < ON_FRAME).any())
 
 
 def keying_set_channels(context, keying_set, pose_bones):
@@ -93,9 +143,10 @@ def _path_channels(context, keying_set, paths):
 
 def _insert_options(context, keying_set, path):
     """``Needed`` and ``Visual`` keying as the path, else the keying set, overrides them, else as
-    the preferences say (the Visual keying sets key the visual transform)."""
+    the preferences say (the Visual keying sets key the visual transform); Cycle-Aware Keying as
+    the scene says."""
     edit = context.preferences.edit
-    options = set()
+    options = {"INSERTKEY_CYCLE_AWARE"} if context.scene.tool_settings.use_keyframe_cycle_aware else set()
     for flag, option, preference in (("needed", "INSERTKEY_NEEDED", edit.use_keyframe_insert_needed),
                                      ("visual", "INSERTKEY_VISUAL", edit.use_visual_keying)):
         owner = next((o for o in (path, keying_set) if getattr(o, f"use_insertkey_override_{flag}")), None)
@@ -104,22 +155,27 @@ def _insert_options(context, keying_set, path):
     return options
 
 
-def _key_channels(channels, only_available):
+def _key_channels(channels, only, scene):
     """Key each channel ``(ID, data path, index, group, options)`` on the current frame (index -1:
     a single value), but driven ones, those of an ID whose action cannot keep keys and, with
-    ``only_available``, those without an F-curve; the ``(ID, data path)`` keyed."""
+    ``only`` ``"AVAILABLE"``, those without an F-curve, with ``"ON_FRAME"`` those without a key
+    on the frame (the *Replace* mode: asked of Blender, each would print a warning); the ``(ID,
+    data path)`` keyed."""
     keyed, known = set(), {}
+    frame = scene.frame_current + scene.frame_subframe
     for owner, path, index, group, options in channels:
         if not hasattr(owner, "animation_data") or not animation.keyable(owner):
             continue
         if owner not in known:
             data = owner.animation_data
             driven = set() if data is None else {(fc.data_path, fc.array_index) for fc in data.drivers}
-            curves = {(fc.data_path, fc.array_index) for fc in animation.object_fcurves(owner)}
-            known[owner] = driven, curves
-        driven, curves = known[owner]
+            curves = {(fc.data_path, fc.array_index): fc for fc in animation.object_fcurves(owner)}
+            known[owner] = driven, curves, _action_time(owner, frame) if only == "ON_FRAME" else None
+        driven, curves, time = known[owner]
         channel = (path, max(index, 0))
-        if channel in driven or (only_available and channel not in curves):
+        if channel in driven or (only is not None and channel not in curves):
+            continue
+        if only == "ON_FRAME" and not _key_near(curves[channel], time):
             continue
         try:
             done = owner.keyframe_insert(data_path=path, index=index, options=options,

@@ -156,7 +156,8 @@ def test_auto_keying_with_only_active_keying_set_keys_what_the_set_keys(rig, cor
     rig["weight"] = 0.5
     scene.frame_set(3)
     tools, edit = scene.tool_settings, bpy.context.preferences.edit
-    available = edit.use_keyframe_insert_available
+    available, needed = edit.use_keyframe_insert_available, edit.use_auto_keyframe_insert_needed
+    edit.use_auto_keyframe_insert_needed = False    # (on by default: the clamp leaves a component as keyed)
     if keying_set == "absolute":
         ks = scene.keying_sets.new(idname="jl_test", name="Weight Only")
         ks.paths.add(rig, '["weight"]')
@@ -173,7 +174,7 @@ def test_auto_keying_with_only_active_keying_set_keys_what_the_set_keys(rig, cor
         left = len(ks.paths)
     finally:
         tools.use_keyframe_insert_auto = tools.use_keyframe_insert_keyingset = False
-        edit.use_keyframe_insert_available = available
+        edit.use_keyframe_insert_available, edit.use_auto_keyframe_insert_needed = available, needed
         if keying_set != "absolute":
             ks.paths.clear()    # (a builtin set is shared by every test)
     curves = core["animation"].object_fcurves(rig)
@@ -194,6 +195,99 @@ def test_auto_keying_with_only_active_keying_set_keys_what_the_set_keys(rig, cor
         assert left == (1 if keying_set == "option-off" else 0)    # a relative set's paths are made for one use
         group = next(fc for fc in curves if fc.data_path.endswith("rotation_quaternion")).group
         assert group is not None and group.name == "upper_arm.L"
+
+
+AUTOKEY_CASES = ["replace-no-key", "replace-key-on-frame", "replace-other-key-on-frame", "replace-keying-set",
+                 "visual", "needed", "needed-off", "cycle-aware"]
+
+
+@pytest.mark.parametrize("case", AUTOKEY_CASES)
+def test_auto_keying_follows_blenders_mode_and_keying_options(rig, core, case):
+    """Auto-keying after Apply keys as Blender's transform does with the scene's and the
+    preferences' settings: in the *Replace* mode nothing on a rig without a key on the frame
+    (keying set or not), else only the keys already on the frame, replaced; Visual Keying keys the
+    pose after the bone's constraints; the auto-keying *Only Insert Needed* skips a component the
+    clamp left as the curve gives it; Cycle-Aware Keying puts the key inside a cyclic action's
+    range. Where no key was written the bone is named in the warning (its keys undo the clamp)."""
+    import bpy
+    from mathutils import Quaternion
+
+    from modal_harness import OperatorStandIn
+
+    pb = rig.pose.bones["upper_arm.L"]
+    configure(pb.jointlimit, "HINGE")
+    limit = core["bone_limits"].build_limit(pb.jointlimit)
+    select_only(rig, {"upper_arm.L"}, active="upper_arm.L")
+    bone = 'pose.bones["upper_arm.L"]'
+    scene = bpy.context.scene
+    tools, edit = scene.tool_settings, bpy.context.preferences.edit
+    saved = (edit.use_visual_keying, edit.use_auto_keyframe_insert_needed, edit.use_keyframe_insert_available)
+    outside = core["quat"].from_axis_angle([0.0, 0.0, 1.0], 1.2)
+    pb.rotation_quaternion = outside
+    for frame in (1, 11) if case == "cycle-aware" else (1, 3) if case == "replace-key-on-frame" else (1,):
+        pb.keyframe_insert("rotation_quaternion", frame=frame)
+    pb.keyframe_insert("location", frame=3 if case == "replace-other-key-on-frame" else 1)
+    frame = 15 if case == "cycle-aware" else 3
+    if case == "cycle-aware":
+        action = rig.animation_data.action
+        action.use_frame_range, action.frame_start, action.frame_end, action.use_cyclic = True, 1, 11, True
+        for fc in core["animation"].object_fcurves(rig):
+            fc.modifiers.new("CYCLES")
+    if case == "visual":
+        con = pb.constraints.new("LIMIT_ROTATION")     # the visual pose differs from the channels
+        con.owner_space, con.use_limit_x, con.min_x, con.max_x = "LOCAL", True, 0.3, 0.5
+    scene.frame_set(frame)
+    curves = {(fc.data_path, fc.array_index): fc for fc in core["animation"].object_fcurves(rig)}
+    before = {channel: len(fc.keyframe_points) for channel, fc in curves.items()}
+    keyed_value = {i: curves[f"{bone}.rotation_quaternion", i].evaluate(frame) for i in range(4)}
+    if case == "replace-keying-set":
+        scene.keying_sets_all.active = next(k for k in scene.keying_sets_all if k.bl_idname == "Rotation")
+    tools.use_keyframe_insert_auto, tools.use_keyframe_insert_keyingset = True, case == "replace-keying-set"
+    tools.auto_keying_mode = "REPLACE_KEYS" if case.startswith("replace") else "ADD_REPLACE_KEYS"
+    tools.use_keyframe_cycle_aware = case == "cycle-aware"
+    edit.use_visual_keying, edit.use_keyframe_insert_available = case == "visual", False
+    edit.use_auto_keyframe_insert_needed = case == "needed"
+    try:
+        op = OperatorStandIn(bpy.types.POSE_OT_jointlimit_apply, all_bones=False)
+        assert op.execute(bpy.context) == {"FINISHED"}
+        bpy.context.view_layer.update()
+        stored = np.array(pb.rotation_quaternion)
+        visual = np.array(rig.convert_space(pose_bone=pb, matrix=pb.matrix, from_space="POSE",
+                                            to_space="LOCAL").to_quaternion())
+    finally:
+        tools.use_keyframe_insert_auto = tools.use_keyframe_insert_keyingset = tools.use_keyframe_cycle_aware = False
+        tools.auto_keying_mode = "ADD_REPLACE_KEYS"
+        edit.use_visual_keying, edit.use_auto_keyframe_insert_needed, edit.use_keyframe_insert_available = saved
+    added = {channel for channel, fc in curves.items() if len(fc.keyframe_points) != before[channel]}
+    on_frame = {channel for channel, fc in curves.items()
+                if any(abs(k.co[0] - frame) < 0.01 for k in fc.keyframe_points)}
+    rotation = {(f"{bone}.rotation_quaternion", i) for i in range(4)}
+    warned = [text for kind, text in op.reports if kind == {"WARNING"}]
+    if case in ("replace-no-key", "replace-other-key-on-frame", "replace-keying-set"):
+        assert not added and not (on_frame & rotation)      # nothing added, no rotation key on the frame
+        assert warned and warned[-1].startswith("upper_arm.L: animated")
+        return
+    assert not warned
+    if case == "replace-key-on-frame":
+        assert not added and on_frame == rotation       # the frame's keys replaced, the location's not added
+    elif case == "cycle-aware":
+        assert added == rotation and not on_frame       # frame 15 keyed at frame 5, inside the cycle 1-11
+        assert all(any(k.co[0] == 5.0 for k in curves[channel].keyframe_points) for channel in rotation)
+    elif case == "needed":
+        kept = {(f"{bone}.rotation_quaternion", i) for i in range(4) if abs(stored[i] - keyed_value[i]) < 1e-7}
+        assert kept and added == rotation - kept        # a component the clamp left as keyed: no key
+    else:
+        assert added == rotation
+    values = np.array([curves[f"{bone}.rotation_quaternion", i].evaluate(frame) for i in range(4)])
+    want = visual if case == "visual" else stored
+    assert min(np.abs(values - want).max(), np.abs(values + want).max()) < 1e-5
+    if case == "visual":
+        assert Quaternion(stored).rotation_difference(Quaternion(visual)).angle > 0.05    # not the channels
+    else:
+        scene.frame_set(frame + 1)
+        scene.frame_set(frame)
+        q = core["bone_limits"].read_rotation(pb)
+        assert core["bone_limits"].is_inside(limit, q, core["bone_limits"].storage_tol(1.0))   # keyed clamped
 
 
 def test_apply_all_bones_and_selection(rig, core):
