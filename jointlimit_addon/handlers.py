@@ -32,6 +32,13 @@ _state = {"busy": False, "live": False, "generation": None, "warned": False,
           "imported": False}    # a library reloaded or data linked since the last update or frame
 # (object name, bone name) -> (settings signature, rotation tuple) when last seen (per-bone path)
 _cache = {}
+_MAIN_THREAD = threading.main_thread().ident
+
+
+def on_main_thread():
+    """Whether this is the main thread, not a render's (its ident: cheaper than the thread
+    objects, on every frame)."""
+    return threading.get_ident() == _MAIN_THREAD
 
 
 _raw_rotation = live_pose.raw_rotation
@@ -171,7 +178,7 @@ def on_depsgraph_update(scene, depsgraph=None):
 
 @bpy.app.handlers.persistent
 def on_depsgraph_update_pre(scene, *_args):
-    if threading.current_thread() is threading.main_thread():
+    if on_main_thread():
         playback_layer.before_update(scene)
 
 
@@ -204,7 +211,7 @@ def on_blend_import_post(*_args):
 
 
 def _after_import():
-    if _state["imported"] and threading.current_thread() is threading.main_thread():
+    if _state["imported"] and on_main_thread():
         _state["imported"] = False
         on_undo_or_load()
 
@@ -220,7 +227,7 @@ def on_load(*_args):
 
 @bpy.app.handlers.persistent
 def on_frame_change_pre(scene, *_args):
-    if threading.current_thread() is threading.main_thread():     # not a render's thread
+    if on_main_thread():     # not a render's thread
         _after_import()
         playback_layer.before_frame(scene)
 
@@ -252,7 +259,7 @@ def unsafe_render(scene, main=None):
     handlers). A render in the foreground (``blender -b``, ``render.render()`` from a script)
     runs on the main thread. ``main``: whether this is the main thread, if known."""
     if main is None:
-        main = threading.current_thread() is threading.main_thread()
+        main = on_main_thread()
     return not main and not scene.render.use_lock_interface
 
 
@@ -271,7 +278,7 @@ def on_frame_change(scene, depsgraph=None):
     # (every frame of playback passes here: each property read counts, so each is read once)
     view_layer = None if depsgraph is None else depsgraph.view_layer
     apart = view_layer is not None and evaluates_apart(depsgraph, view_layer)
-    main = threading.current_thread() is threading.main_thread()
+    main = on_main_thread()
     uid = scene.session_uid
     if view_layer is not None and not apart and main:
         playback_layer.after_frame(scene, depsgraph, uid)

@@ -31,12 +31,13 @@ class Cover:
 
     __slots__ = ("obj_name", "uid", "action_name", "action_uid", "bones", "animation", "frames", "codes", "kinds",
                  "groups", "used", "offsets", "moved", "batch", "drivers", "names", "shown", "count", "indices",
-                 "window")
+                 "window", "found")
 
     def __init__(self, obj, bones):
         self.obj_name, self.uid, self.bones = obj.name, obj.session_uid, bones
         action = obj.animation_data.action
         self.action_name, self.action_uid = action.name, action.session_uid     # the action keyed
+        self.found = {"object": obj, "action": action}     # the IDs as last found (``_found``)
         self.animation = animation_key(obj)
         self.frames = {}    # scene time -> values (a row of its batch), while the keys are unchanged
         self.codes, self.kinds = (np.array(a, dtype=np.int64).reshape(-1)
@@ -58,14 +59,28 @@ class Cover:
         self.indices = np.array([pose_bones.find(bone.name) for bone in bones], dtype=np.int64)
         self.shown = None   # the layer's frame count when the frame evaluated (viewport) took its values from the latest window
 
+    def _found(self, kind, uid):
+        """The ID found last (``object`` or ``action``) while Python still holds it: Blender
+        invalidates the Python object of an ID it frees (deleted, an undo or a file load made it
+        anew), which then raises ``ReferenceError``; ``None`` then. (A lookup by name costs a
+        pass over the file's IDs, on every frame.)"""
+        try:
+            found = self.found[kind]
+            return found if found is not None and found.session_uid == uid else None
+        except ReferenceError:
+            return None
+
     def object(self):
         """The armature (found again when renamed), or ``None`` when it was deleted."""
-        obj = bpy.data.objects.get(self.obj_name)
-        if obj is not None and obj.session_uid == self.uid:
+        obj = self._found("object", self.uid)
+        if obj is not None:
             return obj
-        obj = next((o for o in bpy.data.objects if o.session_uid == self.uid), None)
+        obj = bpy.data.objects.get(self.obj_name)
+        if obj is None or obj.session_uid != self.uid:
+            obj = next((o for o in bpy.data.objects if o.session_uid == self.uid), None)
         if obj is not None:
             self.obj_name = obj.name
+        self.found["object"] = obj
         return obj
 
     def modes_changed(self, obj):
@@ -167,9 +182,15 @@ class Cover:
 
     def action(self):
         """The covered action (found again when renamed), or ``None`` when it was deleted."""
+        action = self._found("action", self.action_uid)
+        if action is not None:
+            return action
         action = bpy.data.actions.get(self.action_name)
         if action is None or action.session_uid != self.action_uid:
             action = next((a for a in bpy.data.actions if a.session_uid == self.action_uid), None)
+        if action is not None:
+            self.action_name = action.name
+        self.found["action"] = action
         return action
 
     def copies(self, scene):

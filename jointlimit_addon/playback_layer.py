@@ -411,7 +411,10 @@ def _frames_ahead(scene):
 
 
 def _is_step(scene, frame, last):
-    return last is not None and 0 < abs(frame - last) <= 4 * max(scene.frame_step, 1)
+    if last is None or frame == last:
+        return False
+    jump = abs(frame - last)
+    return jump <= 4 or jump <= 4 * max(scene.frame_step, 1)     # (the frame step read only for longer ones)
 
 
 def _next_frames(scene, frame, last, ahead=True, count=AHEAD):
