@@ -21,10 +21,12 @@ The result of each rotation equals ``limit.clamp`` of that rotation to round-off
 inside are returned unchanged, the others as the limit corrects them.
 """
 
+from itertools import accumulate
+
 import numpy as np
 
 from . import grouped_shapes
-from .grouped_shapes import EllipseTables, HingeTables, OutlineTables
+from .grouped_shapes import EllipseTables, HingeTables, OutlineTables, TwistTables
 from .limits import JointLimit
 from .projection import NP, TWO_PI, _compose, _parts
 
@@ -42,19 +44,22 @@ CHUNK = 4096
 def _outside_swing_twist(q, groups):
     """Per ``JointLimit`` group, the rows of ``q`` outside the limit, where they are in the
     shared split, and whether their swing is inside; and the split ``(px, py, pz, s, t, psi)``
-    of every row of the groups, one after the other."""
+    of every row of the groups, one after the other. Each region checks its own rows; the
+    twists of every group are checked in one pass (``grouped_shapes.TwistTables``)."""
     rows = np.concatenate([r for _, r in groups])
     w, x, y, z = np.ascontiguousarray(q[rows].T)
     *parts, pole = _parts(w, x, y, z, NP)
     _, _, _, s, t, psi = parts
-    out, start = [], 0
-    for limit, r in groups:
-        part = slice(start, start + len(r))
-        swing_in = ~pole[part] & limit.region.contains_st(s[part], t[part])
-        bad = np.flatnonzero(~(swing_in & limit._twist_inside(psi[part], NP)))
-        out.append((r[bad], bad + start, swing_in[bad]))
-        start += len(r)
-    return out, parts
+    sizes = [len(r) for _, r in groups]
+    ends = list(accumulate(sizes))
+    swing_in = np.empty(len(rows), dtype=bool)
+    for (limit, _), start, end in zip(groups, [0, *ends], ends):
+        swing_in[start:end] = limit.region.contains_st(s[start:end], t[start:end])
+    swing_in &= ~pole
+    twists = grouped_shapes.tables(TwistTables, [limit for limit, _ in groups])
+    bad = np.flatnonzero(~(swing_in & twists.inside(psi, np.repeat(np.arange(len(groups)), sizes))))
+    return [(r[at - start], at, swing_in[at])
+            for (_, r), start, at in zip(groups, [0, *ends], np.split(bad, np.searchsorted(bad, ends[:-1])))], parts
 
 
 def _together_kind(limit):
@@ -94,11 +99,14 @@ def clamp_groups(q, groups):
                 out[bad] = limit.clamp(q[bad])
             else:
                 one_by_one.append((limit, bad))
+        passes = []
         for kind, members in together.items():
             if sum(len(bad) for _, bad, _, _ in members) >= TOGETHER_MIN[kind]:
-                _clamp_together(q, out, members, parts, kind)
+                passes.append(_together_pass(members, parts, kind))
             else:
                 one_by_one += [(limit, bad) for limit, bad, _, _ in members]
+        if passes:
+            _compose_rows(q, out, *(np.concatenate(c) for c in zip(*passes)))
     others = [(limit, rows) for limit, rows in groups if len(rows) and not isinstance(limit, JointLimit)]
     hinges = [(limit, rows) for limit, rows in others if grouped_shapes.is_hinge(limit)]
     if sum(len(rows) for _, rows in hinges) >= TOGETHER_MIN[HingeTables]:
@@ -143,11 +151,12 @@ def _twist_clamp(psi, which, tables):
     return np.where(tables.fixed[which], psi * 0.0, np.where(tables.free[which], psi, clamped))
 
 
-def _clamp_together(q, out, groups, parts, kind):
-    """``out[bad] = limit.clamp(q[bad])`` for each ``(limit, bad, at, swing_in)`` of ``groups``
-    (limits of one ``grouped_shapes`` kind; ``at``: where the rows ``bad`` are in the split
-    ``parts`` of ``_outside_swing_twist``; ``swing_in``: which of them have their swing inside),
-    all rows in one pass (``JointLimit._clamp_block`` with each row's own shape and twist range)."""
+def _together_pass(groups, parts, kind):
+    """The corrected swing and twist ``(rows, s, t, psi)`` of the rows ``bad`` of each
+    ``(limit, bad, at, swing_in)`` of ``groups`` (limits of one ``grouped_shapes`` kind; ``at``:
+    where the rows are in the split ``parts`` of ``_outside_swing_twist``; ``swing_in``: which of
+    them have their swing inside), all rows in one pass (``JointLimit._clamp_block`` with each
+    row's own shape and twist range); ``_compose_rows`` makes them rotations."""
     tables = grouped_shapes.tables(kind, [limit for limit, _, _, _ in groups])
     rows = np.concatenate([bad for _, bad, _, _ in groups])
     at = np.concatenate([at for _, _, at, _ in groups])
@@ -158,7 +167,13 @@ def _clamp_together(q, out, groups, parts, kind):
     for start in range(0, len(fix), CHUNK):    # (rows, nodes or candidates) arrays per chunk
         f = fix[start:start + CHUNK]
         s[f], t[f] = tables.nearest(px[f], py[f], pz[f], which[f])
-    qw, qx, qy, qz = _compose(s, t, _twist_clamp(psi, which, tables), NP)
+    return rows, s, t, _twist_clamp(psi, which, tables)
+
+
+def _compose_rows(q, out, rows, s, t, psi):
+    """``out[rows]``: the rotations of swing ``(s, t)`` and twist ``psi``, on the side of
+    ``q[rows]`` (every pass's rows at once)."""
+    qw, qx, qy, qz = _compose(s, t, psi, NP)
     w, x, y, z = q[rows].T
     sign = np.where(qw * w + qx * x + qy * y + qz * z < 0.0, -1.0, 1.0)
     out[rows] = np.stack((qw, qx, qy, qz), axis=-1) * sign[:, None]

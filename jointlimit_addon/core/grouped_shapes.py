@@ -25,7 +25,8 @@ import numpy as np
 
 from . import quat
 from .euler_limits import _ANGLE_TOL, TAU, HingeLimit
-from .projection import MATH, NP, _sphere_to_plane
+from .limits import TWIST_TOL
+from .projection import MATH, NP, TWO_PI, _sphere_to_plane
 from .regions import _candidate_point, _OutlineRegion
 from .regions_axes import EllipseAxesRegion
 from .regions_local import newton_g, newton_step, tangent_separates
@@ -42,6 +43,23 @@ class _Twists:
         self.lo, self.hi = (np.array(column) for column in zip(*twist))
         self.free = np.array([limit.twist is None for limit in limits])
         self.fixed = np.array([limit.fix_twist for limit in limits])
+
+
+class TwistTables:
+    """The twist ranges of swing-twist limits widened by ``TWIST_TOL``, one row each, for the
+    check of ``JointLimit._twist_inside`` on rows of several limits at once (``inside``)."""
+
+    def __init__(self, limits):
+        twist = [(0.0, 0.0) if limit.fix_twist else limit.twist or (-np.inf, np.inf) for limit in limits]
+        lo, hi = (np.array(column) for column in zip(*twist))
+        self.lo, self.hi = lo - TWIST_TOL, hi + TWIST_TOL   # the same floats as each limit's own
+
+    def inside(self, psi, which):
+        """``JointLimit._twist_inside`` of each twist ``psi`` (in ``(-pi, pi]``, from
+        ``projection._parts``) with its limit ``which``: a fixed twist is the range ``[0, 0]``
+        (``psi -/+ 2 pi`` then lie beyond it), a free one ``(-inf, inf)`` (``False`` only for NaN)."""
+        lo, hi = self.lo[which], self.hi[which]
+        return ((psi >= lo) & (psi <= hi)) | (psi - TWO_PI >= lo) | (psi + TWO_PI <= hi)
 
 
 # --- outlines of arcs and segments ---------------------------------------------------------
@@ -233,8 +251,8 @@ def forget_tables():
 
 
 def tables(kind, limits):
-    """The tables of ``kind`` (``OutlineTables``, ``EllipseTables``, ``HingeTables``) for
-    ``limits``, kept."""
+    """The tables of ``kind`` (``OutlineTables``, ``EllipseTables``, ``HingeTables``,
+    ``TwistTables``) for ``limits``, kept."""
     kept = _tables.setdefault(kind, {})
     key = tuple(limits)
     found = kept.pop(key, None)

@@ -82,8 +82,8 @@ def test_outline_limits_are_corrected_together_as_each_alone(monkeypatch):
     import jointlimit_addon.core.grouped as grouped
 
     calls = []
-    together = grouped._clamp_together
-    monkeypatch.setattr(grouped, "_clamp_together", lambda *args: calls.append(args[-1]) or together(*args))
+    together = grouped._together_pass
+    monkeypatch.setattr(grouped, "_together_pass", lambda *args: calls.append(args[-1]) or together(*args))
     limits = _outline_limits() + [HingeLimit(angle=(D(5), D(140)))]
     rng = np.random.default_rng(8)
     q = quat.random_unit(6 * len(limits), 11)
@@ -144,10 +144,10 @@ def test_a_large_outline_is_corrected_alone(monkeypatch):
     big = JointLimit(shape="POLYGON", outline=[(0.1 + 0.5 * math.cos(a), 0.3 * math.sin(a)) for a in angles])
     limits = _outline_limits()[:3] + [big]
     together = []
-    original = grouped._clamp_together
-    monkeypatch.setattr(grouped, "_clamp_together",
-                        lambda q, out, groups, parts, kind: together.append([g[0] for g in groups]) or
-                        original(q, out, groups, parts, kind))
+    original = grouped._together_pass
+    monkeypatch.setattr(grouped, "_together_pass",
+                        lambda groups, parts, kind: together.append([g[0] for g in groups]) or
+                        original(groups, parts, kind))
     q = quat.random_unit(40 * len(limits), 14)
     groups = [(limit, np.arange(i, len(q), len(limits))) for i, limit in enumerate(limits)]
     out = clamp_groups(q, groups)
@@ -176,8 +176,8 @@ def test_ellipse_limits_are_corrected_together_as_each_alone(monkeypatch):
     import jointlimit_addon.core.grouped as grouped
 
     calls = []
-    together = grouped._clamp_together
-    monkeypatch.setattr(grouped, "_clamp_together", lambda *args: calls.append(args[-1]) or together(*args))
+    together = grouped._together_pass
+    monkeypatch.setattr(grouped, "_together_pass", lambda *args: calls.append(args[-1]) or together(*args))
     limits = _ellipse_limits() + [JointLimit(shape="SUPERELLIPSE", swing_x=(D(-20), D(60)), swing_z=(D(-30), D(30)))]
     q = quat.random_unit(30 * len(limits), 15)
     q[0] = (0.0, 1.0, 0.0, 0.0)                                  # the pole (swing 180°)
@@ -287,3 +287,26 @@ def test_a_rows_result_does_not_depend_on_the_rest_of_its_batch():
         q = np.vstack(rows + [quick])
         out = clamp_groups(q, [(flat, np.arange(len(rows))), (other, np.arange(len(rows), len(q)))])
         assert np.abs(out[0] - expected).max() <= 1e-12
+
+
+def test_outline_and_ellipse_passes_in_one_batch_are_each_limits_clamp(monkeypatch):
+    """Rotations outside outline limits and ELLIPSE limits of one batch: each kind's pass finds
+    its rows' swings and twists, one composition makes them rotations (the rows of both passes
+    at once), and each row is its own limit's clamp; the twists of every group are checked in
+    one pass, a fixed and a free twist included."""
+    import jointlimit_addon.core.grouped as grouped
+
+    calls = []
+    together = grouped._together_pass
+    monkeypatch.setattr(grouped, "_together_pass", lambda *args: calls.append(args[-1]) or together(*args))
+    limits = _outline_limits() + _ellipse_limits()
+    q = quat.random_unit(12 * len(limits), 21)
+    q[3] = (math.cos(D(40)), 0.0, math.sin(D(40)), 0.0)          # twist 80° only
+    q[4] = -q[4]
+    groups = [(limit, np.arange(i, len(q), len(limits))) for i, limit in enumerate(limits)]
+    out = clamp_groups(q, groups)
+    assert sorted(calls, key=lambda kind: kind.__name__) == [grouped.EllipseTables, grouped.OutlineTables]
+    for limit, rows in groups:
+        expected = np.array([limit.clamp(qi) for qi in q[rows]])
+        assert np.abs(out[rows] - expected).max() <= 1e-12
+        assert np.array_equal(limit.contains(q[rows]), np.all(out[rows] == q[rows], axis=1))   # inside: kept as is
