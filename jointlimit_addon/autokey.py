@@ -36,6 +36,8 @@ def autokey(context, pose_bones):
         frame = context.scene.frame_current + context.scene.frame_subframe
         on_frame = {rig for rig in {pb.id_data for pb in pose_bones} if has_key_on_frame(rig, frame)}
         pose_bones = [pb for pb in pose_bones if pb.id_data in on_frame]
+    if not pose_bones:
+        return []   # nothing moved (or nothing Replace may key): not even an absolute keying set's paths
     rotations = {}
     for pb in pose_bones:
         path, width = bone_limits.rotation_path(pb)

@@ -198,7 +198,7 @@ def test_auto_keying_with_only_active_keying_set_keys_what_the_set_keys(rig, cor
 
 
 AUTOKEY_CASES = ["replace-no-key", "replace-key-on-frame", "replace-other-key-on-frame", "replace-keying-set",
-                 "visual", "needed", "needed-off", "cycle-aware"]
+                 "replace-absolute-set", "visual", "needed", "needed-off", "cycle-aware"]
 
 
 @pytest.mark.parametrize("case", AUTOKEY_CASES)
@@ -242,7 +242,12 @@ def test_auto_keying_follows_blenders_mode_and_keying_options(rig, core, case):
     keyed_value = {i: curves[f"{bone}.rotation_quaternion", i].evaluate(frame) for i in range(4)}
     if case == "replace-keying-set":
         scene.keying_sets_all.active = next(k for k in scene.keying_sets_all if k.bl_idname == "Rotation")
-    tools.use_keyframe_insert_auto, tools.use_keyframe_insert_keyingset = True, case == "replace-keying-set"
+    elif case == "replace-absolute-set":
+        rig["weight"] = 0.5
+        scene.keying_sets_all.active = absolute = scene.keying_sets.new(idname="jl_test_weight", name="Weight")
+        absolute.paths.add(rig, '["weight"]')
+    tools.use_keyframe_insert_auto = True
+    tools.use_keyframe_insert_keyingset = case in ("replace-keying-set", "replace-absolute-set")
     tools.auto_keying_mode = "REPLACE_KEYS" if case.startswith("replace") else "ADD_REPLACE_KEYS"
     tools.use_keyframe_cycle_aware = case == "cycle-aware"
     edit.use_visual_keying, edit.use_keyframe_insert_available = case == "visual", False
@@ -263,8 +268,9 @@ def test_auto_keying_follows_blenders_mode_and_keying_options(rig, core, case):
                 if any(abs(k.co[0] - frame) < 0.01 for k in fc.keyframe_points)}
     rotation = {(f"{bone}.rotation_quaternion", i) for i in range(4)}
     warned = [text for kind, text in op.reports if kind == {"WARNING"}]
-    if case in ("replace-no-key", "replace-other-key-on-frame", "replace-keying-set"):
+    if case.startswith("replace") and case != "replace-key-on-frame":
         assert not added and not (on_frame & rotation)      # nothing added, no rotation key on the frame
+        assert len(core["animation"].object_fcurves(rig)) == len(curves)    # nor an F-curve (the weight's)
         assert warned and warned[-1].startswith("upper_arm.L: animated")
         return
     assert not warned
