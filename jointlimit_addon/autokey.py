@@ -158,12 +158,15 @@ def _insert_options(context, keying_set, path):
 
 
 def _key_channels(channels, only, scene):
-    """Key each channel ``(ID, data path, index, group, options)`` on the current frame (index -1:
-    a single value), but driven ones, those of an ID whose action cannot keep keys and, with
-    ``only`` ``"AVAILABLE"``, those without an F-curve, with ``"ON_FRAME"`` those without a key
-    on the frame (the *Replace* mode: asked of Blender, each would print a warning); the ``(ID,
-    data path)`` keyed."""
-    keyed, known = set(), {}
+    """Key each channel ``(ID, data path, index, group, options)`` on the current frame, its
+    subframe included (index -1: a single value), as the scene's New Keyframe Type, but driven
+    ones, those of an ID whose action cannot keep keys and, with ``only`` ``"AVAILABLE"``, those
+    without an F-curve, with ``"ON_FRAME"`` those without a key on the frame (the *Replace* mode:
+    asked of Blender, each would print a warning; with Cycle-Aware Keying Blender finds the key
+    inside the cycle itself); the ``(ID, data path)`` keyed. The components kept of a whole array
+    are keyed in one call, as Blender's transform does (one call each would print a warning per
+    component *Only Insert Needed* leaves alone)."""
+    keyed, known, calls = set(), {}, {}
     frame = scene.frame_current + scene.frame_subframe
     for owner, path, index, group, options in channels:
         if not hasattr(owner, "animation_data") or not animation.keyable(owner):
@@ -177,13 +180,28 @@ def _key_channels(channels, only, scene):
         channel = (path, max(index, 0))
         if channel in driven or (only is not None and channel not in curves):
             continue
-        if only == "ON_FRAME" and not _key_near(curves[channel], time):
+        if only == "ON_FRAME" and "INSERTKEY_CYCLE_AWARE" not in options and not _key_near(curves[channel], time):
             continue
-        try:
-            done = owner.keyframe_insert(data_path=path, index=index, options=options,
-                                         **({"group": group} if group else {}))
-        except (TypeError, RuntimeError):
-            continue    # not animatable (Blender's keying set skips it with a warning)
-        if done:
-            keyed.add((owner, path))
+        calls.setdefault((owner, path, group, frozenset(options)), []).append(index)
+    keytype = scene.tool_settings.keyframe_type
+    for (owner, path, group, options), indices in calls.items():
+        for index in [-1] if _whole_array(owner, path, indices) else indices:
+            try:
+                done = owner.keyframe_insert(data_path=path, index=index, frame=frame, keytype=keytype,
+                                             options=set(options), **({"group": group} if group else {}))
+            except (TypeError, RuntimeError):
+                continue    # not animatable (Blender's keying set skips it with a warning)
+            if done:
+                keyed.add((owner, path))
     return keyed
+
+
+def _whole_array(owner, path, indices):
+    """Whether ``indices`` are every component of the array property at ``path`` (or -1)."""
+    if indices == [-1]:
+        return True
+    try:
+        value = owner.path_resolve(path)
+    except ValueError:
+        return False
+    return hasattr(value, "__len__") and sorted(indices) == list(range(len(value)))

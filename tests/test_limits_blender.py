@@ -198,7 +198,8 @@ def test_auto_keying_with_only_active_keying_set_keys_what_the_set_keys(rig, cor
 
 
 AUTOKEY_CASES = ["replace-no-key", "replace-key-on-frame", "replace-other-key-on-frame", "replace-keying-set",
-                 "replace-absolute-set", "visual", "needed", "needed-off", "cycle-aware"]
+                 "replace-absolute-set", "replace-cycle-aware", "visual", "needed", "needed-off", "cycle-aware",
+                 "subframe", "breakdown"]
 
 
 @pytest.mark.parametrize("case", AUTOKEY_CASES)
@@ -208,7 +209,9 @@ def test_auto_keying_follows_blenders_mode_and_keying_options(rig, core, case):
     (keying set or not), else only the keys already on the frame, replaced; Visual Keying keys the
     pose after the bone's constraints; the auto-keying *Only Insert Needed* skips a component the
     clamp left as the curve gives it; Cycle-Aware Keying puts the key inside a cyclic action's
-    range. Where no key was written the bone is named in the warning (its keys undo the clamp)."""
+    range (in the *Replace* mode, the key there is replaced); keys go on the subframe shown and
+    are of the scene's New Keyframe Type. Where no key was written the bone is named in the
+    warning (its keys undo the clamp), with why when Auto Keying is on."""
     import bpy
     from mathutils import Quaternion
 
@@ -224,11 +227,13 @@ def test_auto_keying_follows_blenders_mode_and_keying_options(rig, core, case):
     saved = (edit.use_visual_keying, edit.use_auto_keyframe_insert_needed, edit.use_keyframe_insert_available)
     outside = core["quat"].from_axis_angle([0.0, 0.0, 1.0], 1.2)
     pb.rotation_quaternion = outside
-    for frame in (1, 11) if case == "cycle-aware" else (1, 3) if case == "replace-key-on-frame" else (1,):
+    cyclic = case in ("cycle-aware", "replace-cycle-aware")
+    keys = {"cycle-aware": (1, 11), "replace-cycle-aware": (1, 5, 11), "replace-key-on-frame": (1, 3)}.get(case, (1,))
+    for frame in keys:
         pb.keyframe_insert("rotation_quaternion", frame=frame)
-    pb.keyframe_insert("location", frame=3 if case == "replace-other-key-on-frame" else 1)
-    frame = 15 if case == "cycle-aware" else 3
-    if case == "cycle-aware":
+    pb.keyframe_insert("location", frame={"replace-other-key-on-frame": 3, "replace-cycle-aware": 15}.get(case, 1))
+    frame = 15 if cyclic else 3.5 if case == "subframe" else 3
+    if cyclic:
         action = rig.animation_data.action
         action.use_frame_range, action.frame_start, action.frame_end, action.use_cyclic = True, 1, 11, True
         for fc in core["animation"].object_fcurves(rig):
@@ -236,7 +241,7 @@ def test_auto_keying_follows_blenders_mode_and_keying_options(rig, core, case):
     if case == "visual":
         con = pb.constraints.new("LIMIT_ROTATION")     # the visual pose differs from the channels
         con.owner_space, con.use_limit_x, con.min_x, con.max_x = "LOCAL", True, 0.3, 0.5
-    scene.frame_set(frame)
+    scene.frame_set(int(frame), subframe=frame - int(frame))
     curves = {(fc.data_path, fc.array_index): fc for fc in core["animation"].object_fcurves(rig)}
     before = {channel: len(fc.keyframe_points) for channel, fc in curves.items()}
     keyed_value = {i: curves[f"{bone}.rotation_quaternion", i].evaluate(frame) for i in range(4)}
@@ -249,7 +254,8 @@ def test_auto_keying_follows_blenders_mode_and_keying_options(rig, core, case):
     tools.use_keyframe_insert_auto = True
     tools.use_keyframe_insert_keyingset = case in ("replace-keying-set", "replace-absolute-set")
     tools.auto_keying_mode = "REPLACE_KEYS" if case.startswith("replace") else "ADD_REPLACE_KEYS"
-    tools.use_keyframe_cycle_aware = case == "cycle-aware"
+    tools.use_keyframe_cycle_aware = cyclic
+    tools.keyframe_type = "BREAKDOWN" if case == "breakdown" else "KEYFRAME"
     edit.use_visual_keying, edit.use_keyframe_insert_available = case == "visual", False
     edit.use_auto_keyframe_insert_needed = case == "needed"
     try:
@@ -261,21 +267,25 @@ def test_auto_keying_follows_blenders_mode_and_keying_options(rig, core, case):
                                             to_space="LOCAL").to_quaternion())
     finally:
         tools.use_keyframe_insert_auto = tools.use_keyframe_insert_keyingset = tools.use_keyframe_cycle_aware = False
-        tools.auto_keying_mode = "ADD_REPLACE_KEYS"
+        tools.auto_keying_mode, tools.keyframe_type = "ADD_REPLACE_KEYS", "KEYFRAME"
         edit.use_visual_keying, edit.use_auto_keyframe_insert_needed, edit.use_keyframe_insert_available = saved
     added = {channel for channel, fc in curves.items() if len(fc.keyframe_points) != before[channel]}
     on_frame = {channel for channel, fc in curves.items()
                 if any(abs(k.co[0] - frame) < 0.01 for k in fc.keyframe_points)}
     rotation = {(f"{bone}.rotation_quaternion", i) for i in range(4)}
     warned = [text for kind, text in op.reports if kind == {"WARNING"}]
-    if case.startswith("replace") and case != "replace-key-on-frame":
+    if case.startswith("replace") and case not in ("replace-key-on-frame", "replace-cycle-aware"):
         assert not added and not (on_frame & rotation)      # nothing added, no rotation key on the frame
         assert len(core["animation"].object_fcurves(rig)) == len(curves)    # nor an F-curve (the weight's)
         assert warned and warned[-1].startswith("upper_arm.L: animated")
+        assert "Auto Keying did not key the rotation here" in warned[-1]    # not "turn on Auto Keying"
         return
     assert not warned
     if case == "replace-key-on-frame":
         assert not added and on_frame == rotation       # the frame's keys replaced, the location's not added
+    elif case == "replace-cycle-aware":
+        assert not added and not (on_frame & rotation)  # frame 15's key is the cycle's at frame 5, replaced
+        frame = 5
     elif case == "cycle-aware":
         assert added == rotation and not on_frame       # frame 15 keyed at frame 5, inside the cycle 1-11
         assert all(any(k.co[0] == 5.0 for k in curves[channel].keyframe_points) for channel in rotation)
@@ -283,15 +293,17 @@ def test_auto_keying_follows_blenders_mode_and_keying_options(rig, core, case):
         kept = {(f"{bone}.rotation_quaternion", i) for i in range(4) if abs(stored[i] - keyed_value[i]) < 1e-7}
         assert kept and added == rotation - kept        # a component the clamp left as keyed: no key
     else:
-        assert added == rotation
+        assert added == rotation and on_frame >= rotation   # (on the subframe shown)
+    types = {k.type for channel in added for k in curves[channel].keyframe_points if abs(k.co[0] - frame) < 0.01}
+    assert types <= ({"BREAKDOWN"} if case == "breakdown" else {"KEYFRAME"})
     values = np.array([curves[f"{bone}.rotation_quaternion", i].evaluate(frame) for i in range(4)])
     want = visual if case == "visual" else stored
     assert min(np.abs(values - want).max(), np.abs(values + want).max()) < 1e-5
     if case == "visual":
         assert Quaternion(stored).rotation_difference(Quaternion(visual)).angle > 0.05    # not the channels
     else:
-        scene.frame_set(frame + 1)
-        scene.frame_set(frame)
+        scene.frame_set(int(frame) + 1)
+        scene.frame_set(int(frame), subframe=frame - int(frame))
         q = core["bone_limits"].read_rotation(pb)
         assert core["bone_limits"].is_inside(limit, q, core["bone_limits"].storage_tol(1.0))   # keyed clamped
 

@@ -37,5 +37,15 @@ class POSE_OT_jointlimit_apply(PosePoll, bpy.types.Operator):
                     for name in animation.animated_rotations(obj, [pb for pb in clamped if pb.id_data is obj])]
         if animated:
             self.report({"WARNING"}, f"{', '.join(animated)}: animated, the keys or drivers set the rotation again on "
-                                     "the next frame change (insert a key, turn on Auto Keying, or Bake)")
+                                     f"the next frame change {_not_keyed_hint(context, clamped)}")
         return {"FINISHED"}
+
+
+def _not_keyed_hint(context, clamped):
+    """Why the clamped bones' rotations were not keyed, and what to do."""
+    if not autokey.autokey_enabled(context):
+        return "(insert a key, turn on Auto Keying, or Bake)"
+    unkeyable = animation.unkeyable_message({pb.id_data for pb in clamped})
+    if unkeyable is not None:
+        return f"({unkeyable})"
+    return "(Auto Keying did not key the rotation here, by its mode, keying set or a driver: insert a key, or Bake)"
