@@ -98,7 +98,7 @@ def _armatures(scene, view_layer=None):
         objects = [lookup.get(name) for name in known[1]]
         if all(o is not None and o.type == "ARMATURE" for o in objects):
             return [o for o in objects if o.pose is not None]
-    objects = [o for o in objects_of if o.type == "ARMATURE"]
+    objects = [o for o in objects_of if o is not None and o.type == "ARMATURE"]   # (None: removed, not yet resynced)
     _scene_armatures[key] = (count, [o.name for o in objects])
     return [o for o in objects if o.pose is not None]
 

@@ -319,14 +319,20 @@ def after_frame(scene, depsgraph, uid):
     frame's evaluation made the action's copy anew from the edited keys, without the layer's
     keys or its mark: the layer is removed, so that the playback clamp clamps this frame, and the
     next frame sets it up again (outside playback: looks at the copies first, ``_probe``). Also
-    notes whether a frame that looked kept the marks. Called for the view layer's own depsgraph
-    only (a render's or an export's has copies of its own: ``handlers.evaluates_apart``). ``uid``:
-    the scene's ``session_uid``."""
+    notes whether a frame that looked kept the marks. During playback, where the frames do not
+    compare the covered bones' rotation modes, a mode a script changed right before the frame
+    (its evaluation updated the armature data, with no update to tell ``check_updates``) removes
+    the layer the same way. Called for the view layer's own depsgraph only (a render's or an
+    export's has copies of its own: ``handlers.evaluates_apart``). ``uid``: the scene's
+    ``session_uid``."""
     _layer["rendering"] = False     # (a render that failed to start calls render_init alone)
     if _layer["probing"] == uid:
         _layer["probing"] = None
         _layer["probed"] = uid if _probe_kept(scene, depsgraph) else None
     if _layer["scene"] != uid:
+        return
+    if _layer["playing"] is not None and _armature_edited(depsgraph) and _modes_changed():
+        remove()
         return
     keyed = True
     frame = None
@@ -345,6 +351,22 @@ def after_frame(scene, depsgraph, uid):
                 cover.shown = _layer["frames"]
         keyed = keyed and cover.shown is not None
     _layer["keyed"] = _batches() if keyed else None
+
+
+def _armature_edited(depsgraph):
+    """Whether this evaluation updated an armature's data itself (a bone's rotation mode set,
+    bones edited), not only as the frame's animation and drivers do (Rigify's every frame)."""
+    return depsgraph.id_type_updated("ARMATURE") and any(
+        update.is_updated_geometry and isinstance(update.id, bpy.types.Armature) for update in depsgraph.updates)
+
+
+def _modes_changed():
+    """Whether a covered armature is gone or one of its covered bones has another rotation mode."""
+    for cover in _layer["covers"]:
+        obj = cover.object()
+        if obj is None or cover.modes_changed(obj):
+            return True
+    return False
 
 
 def key_render_frame(depsgraph, objects):

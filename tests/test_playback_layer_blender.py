@@ -22,7 +22,8 @@ def mods(addon, scene):
     playback clamp's, the reference these tests compare the layer with
     (``test_fast_scrubbing_blender.py`` steps them with the layer)."""
     pkg = addon.__name__
-    mods = {m: importlib.import_module(f"{pkg}.{m}") for m in ("handlers", "playback_layer", "playback_cover", "compat")}
+    mods = {m: importlib.import_module(f"{pkg}.{m}")
+            for m in ("handlers", "playback_layer", "playback_cover", "compat", "bone_limits")}
     scene.jointlimit.fast_scrubbing = False
     yield mods
     mods["playback_layer"].unregister()     # whatever a failed test left
@@ -806,6 +807,54 @@ def test_the_layer_is_built_once_and_left_alone_by_the_playback_clamp(scene, mod
     obj.animation_data.action_influence = 0.5       # blended: the playback clamp from this frame on
     play(scene, obj, [9])
     assert not layer.is_installed()
+    handlers.on_playback_stop(scene, None)
+    scene.jointlimit.clamp_playback = False
+
+
+def test_a_rotation_mode_changed_right_before_a_frame_while_playing_rebuilds_the_layer(scene, mods):
+    """During playback a script changes a covered bone's rotation mode and steps the frame with no
+    update in between: that frame's evaluation updates the armature data, which removes the layer
+    (the playback clamp clamps the frame: inside the limit), and the next frames are the playback
+    clamp's of the user's keys in the new mode (before, the layer read its values in the old mode
+    until playback stopped)."""
+    import bpy
+
+    handlers, layer, obj = playing_rig(scene, mods, seed=31)
+    turned = next(pb for pb in obj.pose.bones if pb.jointlimit.enabled and pb.rotation_mode == "YZX")
+    turned.rotation_mode = "ZXY"        # its keyed Euler channel, now read in another order
+    scene.frame_set(3)
+    assert not layer.is_installed()
+    limit = mods["bone_limits"].build_limit(turned.jointlimit)
+    depsgraph = bpy.context.evaluated_depsgraph_get()
+    q = mods["bone_limits"].read_rotation(obj.evaluated_get(depsgraph).pose.bones[turned.name])
+    assert mods["bone_limits"].is_inside(limit, q, mods["bone_limits"].storage_tol(math.pi))
+    played = play(scene, obj, [4, 5])
+    assert layer.covers(obj)
+    assert [bone.mode for bone in layer._layer["covers"][0].bones if bone.name == turned.name] == ["ZXY"]
+    handlers.on_playback_stop(scene, None)
+    assert_same_frames(played, play(scene, obj, [4, 5]))
+    scene.jointlimit.clamp_playback = False
+
+
+def test_an_armature_removed_right_before_the_layer_is_set_up(scene, mods):
+    """A script removes an armature and steps the frame on which the layer is set up: the view
+    layer lists the removed object as ``None`` until the frame resyncs it; the armatures are
+    found without it (a traceback in ``frame_change_pre`` before)."""
+    import bpy
+
+    handlers, layer = mods["handlers"], mods["playback_layer"]
+    obj = keyed_rig(seed=32, skin=False)
+    other = bpy.data.objects.new("Other", bpy.data.armatures.new("Other"))
+    scene.collection.objects.link(other)
+    scene.jointlimit.clamp_playback = True
+    play(scene, obj, [1, 2])
+    handlers.view_layer_armatures(scene)        # remembered with the other armature
+    bpy.data.objects.remove(other)
+    assert None in list(bpy.context.view_layer.objects)     # (resynced on the next evaluation)
+    assert handlers.view_layer_armatures(scene) == [obj]
+    handlers.on_playback_start(scene)
+    play(scene, obj, [3])
+    assert layer.covers(obj)
     handlers.on_playback_stop(scene, None)
     scene.jointlimit.clamp_playback = False
 
