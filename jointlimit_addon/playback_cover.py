@@ -278,15 +278,16 @@ def track_plays(track):
 # --- which armatures the layer covers --------------------------------------------------------
 
 
-def covered_bones(obj):
+def covered_bones(obj, peers=()):
     """The bones the layer would key on ``obj`` (``[]``: none moves), or ``None`` when the
-    armature's rotations do not come from its action alone (see the module)."""
+    armature's rotations do not come from its action alone (see the module). ``peers``: other
+    armatures that may play the same action (``shared``; a render's, ``render_peers``)."""
     data = obj.animation_data
     if obj.library is not None or data is None or data.action is None:
         return None
     if (data.use_tweak_mode or data.action_blend_type != "REPLACE" or data.action_influence != 1.0
             or any(map(track_plays, data.nla_tracks)) or data.action.library is not None
-            or shared(data.action, obj)):
+            or shared(data.action, obj, peers)):
         return None     # (a linked action's evaluated copy is read-only: keys would be written as zeros)
     collection = fcurves(obj)
     if collection is None:
@@ -317,18 +318,55 @@ def covered_bones(obj):
     return bones
 
 
-def shared(action, obj):
-    """Whether anything but ``obj``'s own animation uses ``action`` (another armature, an Action
-    constraint): they would read the same evaluated copy, keys included. (An NLA strip holding it
-    reads nothing: only a rig without a track playing is covered; the action stashed in a muted
-    track and assigned again is.)"""
+def shared(action, obj, peers=()):
+    """Whether anything but ``obj``'s own animation (and that of the armatures ``peers``) uses
+    ``action`` (another armature, an Action constraint): they would read the same evaluated copy,
+    keys included. (An NLA strip holding it reads nothing: only a rig without a track playing is
+    covered; the action stashed in a muted track and assigned again is.)"""
     if any(con.type == "ACTION" and con.action == action
            for owner in (obj, *obj.pose.bones) for con in owner.constraints):
         return True
     if action.users - int(action.use_fake_user) <= 1:
         return False
     users = bpy.data.user_map(subset=[action]).get(action, ())
-    return any(user != obj and hasattr(user, "animation_data") for user in users)
+    return any(user != obj and user not in peers and hasattr(user, "animation_data") for user in users)
+
+
+def render_peers(obj, objects):
+    """``(bones, peers)`` for a rig of a render whose action other rigs of ``objects`` play too (a
+    character duplicated with its action, a crowd given one action): when every other user of
+    the action is one of them, playing the same slot alone as ``obj`` does, with the same covered
+    bones in the same rotation modes under the same limit settings, the keys a render writes once
+    into its copy of the action are each rig's own: ``obj``'s covered bones and those peers.
+    ``None`` otherwise (the rigs disagree: the render leaves their animation as it is)."""
+    data = obj.animation_data
+    action = None if data is None else data.action
+    if action is None or action.users - int(action.use_fake_user) <= 1:
+        return None
+    slot = _slot_of(data)
+    peers = tuple(o for o in objects if o != obj and o.animation_data is not None
+                  and o.animation_data.action == action and _slot_of(o.animation_data) == slot)
+    bones = covered_bones(obj, peers) if peers else None
+    if not bones:
+        return None
+    key = _bones_key(obj, bones)
+    for peer in peers:
+        others = (obj, *(p for p in peers if p != peer))
+        peer_bones = covered_bones(peer, others)
+        if peer_bones is None or _bones_key(peer, peer_bones) != key:
+            return None
+    return bones, peers
+
+
+def _slot_of(data):
+    slot = data.action_slot
+    return None if slot is None else slot.identifier
+
+
+def _bones_key(obj, bones):
+    pose_bones = obj.pose.bones
+    return [(bone.name, bone.mode, bone.path, bone.width, bone_limits.signature(pose_bones[bone.name].jointlimit))
+            for bone in bones]
 
 
 def is_empty(fc):

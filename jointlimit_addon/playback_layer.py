@@ -70,7 +70,7 @@ import bpy
 import numpy as np
 
 from . import props
-from .playback_cover import AHEAD, MARK, Cover, covered_bones, evaluated
+from .playback_cover import AHEAD, MARK, Cover, covered_bones, evaluated, render_peers
 
 PROBE = "jointlimit_playback_probe"     # ID property of the copies looked at before setting the layer up outside playback
 LEGACY_EMPTY_NAME = "JointLimit Playback Layer"     # earlier versions' helper empty
@@ -380,13 +380,18 @@ def key_render_frame(depsgraph, objects):
     Returns the ``session_uid`` of the armatures whose keys changed (their animation must be
     evaluated again)."""
     frame = depsgraph.scene_eval.frame_current_final
-    keyed = set()
+    keyed, done = set(), set()
     for obj in objects:
-        bones = covered_bones(obj)
+        if obj.session_uid in done:
+            continue    # its action keyed with a peer's (``render_peers``)
+        bones, peers = covered_bones(obj), ()
+        if bones is None:
+            bones, peers = render_peers(obj, objects) or (None, ())
         if not bones:   # nothing keyed, or not from its action alone: the pose stored in the rig
             if unkey_render_copy(depsgraph, obj):
                 keyed.add(obj.session_uid)
             continue
+        done.update(peer.session_uid for peer in peers)
         copy = obj.animation_data.action.evaluated_get(depsgraph)
         if not copy.is_evaluated:
             continue
@@ -396,7 +401,7 @@ def key_render_frame(depsgraph, objects):
         if copy.get(MARK) is not None:
             cover.moved[:] = True   # keys an earlier frame wrote hold that frame's values: every bone gets this one's
         if cover.moved.any() and cover.write_keys(copy):
-            keyed.add(obj.session_uid)
+            keyed.update(rig.session_uid for rig in (obj, *peers))
     return keyed
 
 

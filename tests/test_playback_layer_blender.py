@@ -1276,6 +1276,57 @@ def test_renders_show_the_clamped_animation_and_the_rest_of_it(scene, mods):
         scene.jointlimit.clamp_playback = False
 
 
+def test_rigs_sharing_an_action_render_clamped_when_their_limits_agree(scene, mods):
+    """Two rigs playing one action (a character duplicated with its action, a crowd given one
+    walk): a render keys the render's copy of the action once for both when their keyed limited
+    bones agree (the same limits and rotation modes), so each renders clamped, stepped and
+    while the other plays it; when one rig's limit differs, keys in the shared copy would be
+    wrong for the other: neither is keyed and both render their animation as keyed (README)."""
+    import bpy
+    from rigs import make_armature
+
+    obj = make_armature([("a", (0, 0, 0), (0, 0, 1), None, 0.0), ("b", (1, 0, 0), (1, 0, 1), None, 0.0)], "Walker")
+    for pb in obj.pose.bones:
+        hinge_at(pb, 10 if pb.name == "a" else None)
+        pb.jointlimit.hinge_max = math.radians(90)
+        for frame, degrees in ((1, 10), (10, 170)):
+            pb.rotation_euler = (math.radians(degrees), 0.0, 0.0)
+            pb.keyframe_insert("rotation_euler", frame=frame)
+    bpy.ops.object.mode_set(mode="OBJECT")
+    twin = obj.copy()       # the same action, armature and limits
+    scene.collection.objects.link(twin)
+    twin.location.x = 3.0
+    assert twin.animation_data.action == obj.animation_data.action
+    probe = probe_renders(scene)
+
+    def render():
+        probe.seen.clear()
+        scene.frame_start = scene.frame_end = 8
+        bpy.ops.render.render(animation=True)
+        assert len(probe.seen) == 2
+        return [angles["a"] for angles, _z in probe.seen], [angles["b"] for angles, _z in probe.seen]
+
+    try:
+        scene.jointlimit.clamp_playback = True
+        scene.frame_set(1)
+        clamped, free = render()
+        assert clamped == pytest.approx([90, 90], abs=1e-4) and free[0] == free[1] > 140    # b has no limit
+        twin.pose.bones["a"].jointlimit.hinge_max = math.radians(60)
+        scene.frame_set(1)
+        disagreeing, _ = render()
+        assert min(disagreeing) > 140       # as keyed, both (the shared copy cannot hold two clamps)
+        twin.pose.bones["a"].jointlimit.hinge_max = math.radians(90)
+        mods["handlers"].on_playback_start(scene)
+        play(scene, obj, [6, 7, 8])
+        clamped, _ = render()
+        mods["handlers"].on_playback_stop(scene, None)
+        assert clamped == pytest.approx([90, 90], abs=1e-4)
+    finally:
+        scene.render.engine = "BLENDER_WORKBENCH"
+        bpy.utils.unregister_class(probe)
+        scene.jointlimit.clamp_playback = False
+
+
 def box_on_bone_shot(scene, obj, bone, frames, size, width, length, distance):
     """A box (``2 width`` across, ``length`` along the bone) parented to ``bone`` of ``obj``, an
     orthographic camera ``distance`` along X looking at it, Workbench at ``size`` x ``size``
