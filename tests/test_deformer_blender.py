@@ -666,6 +666,45 @@ def test_bake_meshes(limb):
     assert mesh.shape_keys is None and obj.data.shape_keys is None
 
 
+def test_bake_in_lbs_mode_needs_no_sdef_data(limb):
+    """A mesh without SDEF data (no deformer, nothing derived) bakes in LBS mode, which reads none:
+    the keys are the Armature modifier's result; SBS, which needs the centres, says to derive them
+    (a user trial in session 22: LBS was refused too)."""
+    import bpy
+
+    arm, obj, truth = limb
+    pose(arm, 3)
+    armature_only = evaluated(obj)
+    assert bpy.ops.object.jointlimit_deformer_bake(use_scene_range=False, frame_start=1, frame_end=1,
+                                                   mode="LBS") == {"FINISHED"}
+    co = np.empty(len(obj.data.vertices) * 3, np.float32)
+    obj.data.shape_keys.key_blocks["jl_frame_0001"].data.foreach_get("co", co)
+    assert np.abs(co.reshape(-1, 3) - armature_only).max() < 1e-5 * size(truth)
+    with pytest.raises(RuntimeError, match="no SDEF data.*Derive SDEF Parameters"):
+        bpy.ops.object.jointlimit_deformer_bake(use_scene_range=False, frame_start=1, frame_end=1, mode="SBS")
+
+
+@pytest.mark.parametrize("source", ["AUTO", "MMD"])
+def test_incomplete_mmd_tools_keys_are_named_and_not_passed_over(scene, mods, source):
+    """mmd_tools SDEF shape keys with one missing (a broken import): Add refuses, naming the
+    missing key, in the SDEF Data modes that read them (Automatic derived new parameters without
+    a word before), and the mesh is left as it was; Derived still adds."""
+    import bpy
+
+    arm, obj, truth = build_limb(scene)
+    mmd_keys(obj, truth, mods["core.skinning"].derive_sdef_params(
+        truth["rest"][truth["two"]], np.zeros(len(truth["two"]), int), np.ones(len(truth["two"]), int), truth["t"],
+        rest_heads(obj, arm), np.array([list(obj.matrix_world.inverted() @ arm.matrix_world @ arm.data.bones[n].tail_local)
+                                        for n in NAMES]), boundary="extent", pad=0.2), swap_rows=False)
+    obj.shape_key_remove(obj.data.shape_keys.key_blocks["mmd_sdef_r1"])
+    before = snapshot(obj)
+    with pytest.raises(RuntimeError, match="mmd_sdef_r1 missing"):
+        bpy.ops.object.jointlimit_deformer_add(source=source, mode="SDEF")
+    assert snapshot(obj) == before and "jl_sdef_c" not in obj.data.attributes
+    assert bpy.ops.object.jointlimit_sdef_derive() == {"FINISHED"}
+    assert bpy.ops.object.jointlimit_deformer_add(source="DERIVED", mode="SDEF") == {"FINISHED"}
+
+
 def test_bake_bad_range_changes_nothing(limb):
     import bpy
 

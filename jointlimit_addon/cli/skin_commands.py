@@ -33,6 +33,7 @@ def _check(label, obj, kind, source, strongest_two):
     try:
         mod = data.require_armature(obj)
         data.check_uniform_scale(obj, mod.object)
+        data.check_mmd_complete(obj, source)
         lacking = source == "AUTO" and not (data.has_mmd(obj) or data.has_derived(obj))
         if kind == "derive" or (kind == "add" and lacking):
             if kind == "add":

@@ -169,21 +169,23 @@ class Prepared:
     axes: np.ndarray = None  # (K, 3) rest X axes: where a mirrored bone reflects (core.skinning.polar_decompose)
 
 
-def prepare(obj, source, strongest_two=False, derive_missing=False, check_scale=True):
+def prepare(obj, source, strongest_two=False, derive_missing=False, check_scale=True, need_sdef=True):
     """Validated inputs of :func:`add` (see :class:`Prepared`).
 
     With ``derive_missing`` and ``source='AUTO'``, a mesh without SDEF data gets derived
     parameters (``derive.derive``, written as ``jl_sdef_*`` attributes). Otherwise raises
     :class:`data.DataError` for anything the user must fix and changes nothing; with
     ``check_scale`` also for a mesh scaled unevenly against its armature
-    (``data.check_uniform_scale``).
+    (``data.check_uniform_scale``). Without ``need_sdef`` (the bake's LBS mode) no SDEF data is
+    read: ``c``, ``r0``, ``r1`` are ``None``.
     """
     arm_mod = data.require_armature(obj)
     if check_scale:
         data.check_uniform_scale(obj, arm_mod.object)
     data.check_modifiers(obj, arm_mod)
     derived = False
-    if derive_missing and source == "AUTO" and not (data.has_mmd(obj) or data.has_derived(obj)):
+    data.check_mmd_complete(obj, source)
+    if need_sdef and derive_missing and source == "AUTO" and not (data.has_mmd(obj) or data.has_derived(obj)):
         derive.derive(obj, strongest_two=strongest_two)
         derived = True
     two = data.two_bone_vertices(obj, arm_mod.object, strongest_two)
@@ -192,7 +194,9 @@ def prepare(obj, source, strongest_two=False, derive_missing=False, check_scale=
         raise data.DataError(f"bone '{multiplied[0]}' multiplies its vertex group weights by its envelope "
                              "(Multiply Vertex Group by Envelope), which the deformer cannot follow: switch that "
                              "off on the bone, or leave this mesh to the Armature modifier")
-    two, c, r0, r1 = data.sdef_params(obj, two, source)
+    c = r0 = r1 = None
+    if need_sdef:
+        two, c, r0, r1 = data.sdef_params(obj, two, source)
     heads, _ = data.heads_tails(obj, arm_mod.object, two.bones)
     axes = data.rest_frames(obj, arm_mod.object, two.bones)[:, :3, 0]
     return Prepared(arm_mod, two, c, r0, r1, heads, derived, axes)

@@ -187,7 +187,21 @@ def has_derived(obj):
                for a in DERIVED_ATTRS)
 
 
+def check_mmd_complete(obj, source):
+    """Refuse (``DataError``) incomplete mmd_tools SDEF data where it would be read (``AUTO`` or
+    ``MMD``): some of the ``mmd_sdef_*`` shape keys but not all (a broken import), which would
+    otherwise be passed over for derived parameters without a word."""
+    keys = obj.data.shape_keys
+    present = [] if keys is None else [k for k in MMD_KEYS if k in keys.key_blocks]
+    missing = [k for k in MMD_KEYS if k not in present]
+    if source in ("AUTO", "MMD") and present and missing:
+        raise DataError(f"'{obj.name}' has incomplete mmd_tools SDEF shape keys: {', '.join(missing)} missing "
+                        f"(has {', '.join(present)}): complete them, or run Derive SDEF Parameters and set "
+                        "SDEF Data to Derived")
+
+
 def resolve_source(obj, source):
+    check_mmd_complete(obj, source)
     if source == "AUTO":
         if has_mmd(obj):
             return "MMD"
