@@ -666,6 +666,32 @@ def test_bake_meshes(limb):
     assert mesh.shape_keys is None and obj.data.shape_keys is None
 
 
+@pytest.mark.parametrize("change", ["preserve_volume", "bbone_segments"])
+def test_lbs_set_in_the_panel_after_the_armature_changed_is_the_armature_modifiers(limb, change):
+    """Added in SDEF mode (the Armature modifier skips the two-bone vertices), then Preserve Volume
+    or B-Bone segments switched on, then the Mode input set to LBS in the modifier panel: the
+    two-bone vertices are the Armature modifier's own result, as Bake's LBS and ``set_mode`` give
+    (the tree's plain LBS before: a user trial in session 22)."""
+    import bpy
+
+    arm, obj, truth = limb
+    bpy.ops.object.jointlimit_sdef_derive()
+    assert bpy.ops.object.jointlimit_deformer_add(mode="SDEF") == {"FINISHED"}
+    if change == "preserve_volume":
+        obj.modifiers["Armature"].use_deform_preserve_volume = True
+    else:
+        arm.data.bones["lower"].bbone_segments = 6
+    pose(arm, 5)
+    set_mode(obj, "LBS")
+    live = evaluated(obj)
+    deformer, armature = obj.modifiers["JointLimit Deformer"], obj.modifiers["Armature"]
+    deformer.show_viewport = False
+    vertex_group, armature.vertex_group = armature.vertex_group, ""     # the Armature modifier alone
+    alone = evaluated(obj)
+    armature.vertex_group = vertex_group
+    assert np.abs(live - alone).max() < 1e-5 * size(truth)
+
+
 def test_bake_in_lbs_mode_needs_no_sdef_data(limb):
     """A mesh without SDEF data (no deformer, nothing derived) bakes in LBS mode, which reads none:
     the keys are the Armature modifier's result; SBS, which needs the centres, says to derive them

@@ -329,6 +329,19 @@ def is_enabled(obj):
     return mod is not None and mod.show_viewport
 
 
+def configuration_stale(obj, mod, helper):
+    """Whether the Armature modifier skips the two-bone vertices while the deformer's mode and the
+    Armature modifier's settings now ask otherwise, or the other way round (:func:`_configure`): a
+    mode set in the modifier panel, Preserve Volume or B-Bone segments switched on after Add, which
+    the LBS mode must pass through from the Armature modifier."""
+    arm_mod = data.armature_modifier(obj)
+    if not isinstance(helper, bpy.types.Object) or arm_mod is None or tree.ATTR_SKIP not in helper.data.attributes:
+        return False
+    bones = [g.name for g in helper.vertex_groups]
+    want = can_skip(arm_mod, bones) and not (get_mode(mod) == "LBS" and _flag(helper, tree.ATTR_LBS_THROUGH))
+    return want != _skips(helper)
+
+
 def _reconfigure(obj, mod, helper):
     """:func:`_configure` for the deformer's current mode, where that is safe: not in Edit Mode
     (the mesh's attributes are not readable there) nor on a helper that copies of the object share

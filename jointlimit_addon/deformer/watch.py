@@ -135,7 +135,7 @@ def _follow_armature_modifier(obj, mod, helper):
 def _keep(obj):
     """Keep the deformer of ``obj`` right (the module); ``(why, how to go on)`` when it must go
     off, else ``None``."""
-    from . import _masked, find
+    from . import _masked, _reconfigure, configuration_stale, find
 
     mod, helper = find(obj)
     if mod is None:
@@ -155,6 +155,8 @@ def _keep(obj):
     if _follow_armature_modifier(obj, mod, helper):
         return ("its modifier is off while the Armature modifier skips the two-bone vertices (they would stay "
                 "unskinned)", "switch it on with Toggle JointLimit Deformer, not with the modifier's own switch")
+    if mod.show_viewport and configuration_stale(obj, mod, helper):
+        _reconfigure(obj, mod, helper)  # the mode set in the panel, Preserve Volume or B-Bones on after Add
     why = binding_conflict(obj)
     return None if why is None else (why, "switch it on again (Toggle JointLimit Deformer) to take the SDEF "
                                           "vertices over, or remove it")
