@@ -125,3 +125,12 @@ def euler_ranges(settings):
         twist,
         (True, settings.swing_z_min, settings.swing_z_max),
     ]
+
+
+def convertible(pb, source):
+    """Whether the bone has what ``source`` (``AUTO``, ``LIMIT_ROTATION``, ``IK_LIMITS``) converts: a
+    local-space Limit Rotation constraint, or IK limits or locks."""
+    cons = any(c.type == "LIMIT_ROTATION" and c.owner_space == "LOCAL" for c in pb.constraints)
+    if source == "LIMIT_ROTATION" or (source == "AUTO" and cons):
+        return cons
+    return any(getattr(pb, f"use_ik_limit_{a}") or getattr(pb, f"lock_ik_{a}") for a in "xyz")

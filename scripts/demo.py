@@ -105,7 +105,7 @@ def apply_presets(rig, chains):
         bones = [b for g in groups for b in chains[g]]
         pose_mode(rig, bones[0], bones)
         bpy.ops.pose.jointlimit_preset_apply(preset=preset)
-        applied.append(f"{preset.split(':')[1].lower()} x{len(bones)}")
+        applied.append(f"{preset.split(':')[1].lower()} x{len(bones)} ({', '.join(groups)})")
     limited = sum(pb.jointlimit.enabled for pb in rig.pose.bones)
     return f"{limited} bones limited ({', '.join(applied)})"
 

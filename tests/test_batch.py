@@ -258,6 +258,16 @@ def test_convert_and_back_to_constraints(run, rig_file):
     assert con.type == "LIMIT_ROTATION" and con.owner_space == "LOCAL"
 
 
+def test_convert_with_nothing_to_convert_is_bad_input(run, rig_file):
+    """Bones without a local-space Limit Rotation constraint or IK limits: exit 2 and one line
+    naming the armature (exit 1, "the work failed", before), the file unchanged."""
+    before = rig_file.read_bytes()
+    result = run("convert", "--bones", "spine", "--source", "limit-rotation", blend=rig_file)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "Limit Rotation constraint or IK limits to convert" in one_error_line(result)
+    assert rig_file.read_bytes() == before
+
+
 def test_limb_ik_from_csv_keys_each_row(run, limb_file, tmp_path):
     targets = tmp_path / "hand.csv"
     rows = [(1, 0.5, 0.3, 2.5, 0), (5, -0.4, 0.6, 2.0, 30), (9, 0.0, 1.2, 1.8, -20)]
@@ -553,6 +563,7 @@ def test_invalid_limit_settings_in_the_file_are_bad_input(run, scene, tmp_path, 
     ("frame,x,y,z,swivle\n1,0,0,0,3\n", "unknown column 'swivle'"),
     ("frame,x,y,z\n1,0,nan,0\n", "finite"),
     ("frame,x,y,z\n", "no targets"),
+    ("1,0.4,-0.2,1.3\n", "not a header"),
     ("", "empty file"),
     ('[{"frame": 1, "x": 0, "y": 0}]', "missing 'z'"),
     ('{"frame": 1}', "expected a JSON list"),

@@ -5,7 +5,7 @@ import math
 
 import bpy
 
-from .. import animation, bone_limits, deformer
+from .. import animation, bone_limits, deformer, settings_io
 from .common import Outcome, UsageError, refuse_unkeyable, say
 from .scene import (active_in_mode, bone_selection, check_bones, check_limits, elsewhere, elsewhere_text, frame_progress,
                     frames_of, limited, pick_armature, rotation_state, run_op, scene_objects)
@@ -115,9 +115,15 @@ def cmd_bake(args):
 def cmd_convert(args):
     arm = pick_armature(args.armature)
     check_bones(arm, args.bones)
+    source = args.source.upper().replace("-", "_")
+    candidates = ([arm.pose.bones[name] for name in args.bones] if args.bones is not None
+                  else bone_limits.animator_bones(list(arm.pose.bones))[0])
+    if not any(settings_io.convertible(pb, source) for pb in candidates):
+        raise UsageError(f"none of the bones {'named' if args.bones is not None else 'an animator poses'} in "
+                         f"{arm.name!r} has a local-space Limit Rotation constraint or IK limits to convert")
     before = set(limited(arm, None))
     with active_in_mode(arm, "POSE"), bone_selection(arm, args.bones):
-        run_op(bpy.ops.pose.jointlimit_from_constraints, "convert", source=args.source.upper().replace("-", "_"),
+        run_op(bpy.ops.pose.jointlimit_from_constraints, "convert", source=source,
                old_constraints=args.old_constraints.upper(), all_bones=args.bones is None)
     new = sorted(set(limited(arm, None)) - before)
     return Outcome(f"converted constraints of {arm.name!r}: {len(new)} newly limited bones, old constraints: "

@@ -64,7 +64,8 @@ def cmd_deformer_add(args):
             run_op(bpy.ops.object.jointlimit_deformer_add, f"deformer-add {obj.name!r}", mode=args.mode.upper(),
                    source=args.source.upper(), blend=args.blend, take_over=args.take_over,
                    strongest_two=args.strongest_two, use_selected=False)
-    return Outcome(f"added the {args.mode.upper()} deformer to {', '.join(o.name for o in meshes)}",
+    skipped = f"; skipped {', '.join(o.name for o in having)} (already with the deformer)" if having else ""
+    return Outcome(f"added the {args.mode.upper()} deformer to {', '.join(o.name for o in meshes)}{skipped}",
                    objects=[o.name for o in meshes])
 
 

@@ -90,6 +90,9 @@ def _csv_rows(path, text):
         raise UsageError(f"{path}: not valid CSV: {exc}") from None
     if len(set(header)) != len(header) or "" in header:
         raise UsageError(f"{path}: bad header row {','.join(header)!r} (expected e.g. frame,x,y,z)")
+    if not set(header) & set(TARGET_KEYS):
+        raise UsageError(f"{path}: the first row {','.join(header)!r} is not a header: the first row names the "
+                         "columns (frame,x,y,z)")
     rows = []
     try:
         for n, cells in enumerate(reader, start=2):

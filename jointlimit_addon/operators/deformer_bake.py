@@ -246,7 +246,9 @@ class OBJECT_OT_jointlimit_deformer_bake(MeshPoll, bpy.types.Operator):
             obj[SWITCHED_OFF] = {"modifiers": switched, "keys": muted}
         note = f"; muted {len(muted)} other shape keys (the baked keys include them)" if muted else ""
         if self.output == "SHAPE_KEYS" and not self.mute_modifiers:
-            note += ("; the Armature modifier and the deformer still deform the mesh on top of the baked keys "
-                     "(Disable Modifiers to play the keys alone)")
+            which = ("the Armature modifier and the deformer still deform" if deformer.find(obj)[0] is not None
+                     else "the Armature modifier still deforms")
+            note += (f"; {which} the mesh on top of the baked keys (Disable Modifiers, --mute-modifiers in a batch "
+                     "run, to play the keys alone)")
         return (f"Baked frames {frames[0]}..{frames[-1]} of '{obj.name}' ({mode}, {len(two.index)} "
                 f"two-bone vertices){note}")

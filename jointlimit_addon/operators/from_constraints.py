@@ -33,12 +33,10 @@ class POSE_OT_jointlimit_from_constraints(PosePoll, bpy.types.Operator):
     all_bones: BoolProperty(name="All Bones", description="Convert every bone an animator poses (rig mechanism bones are skipped), not only the selected ones", default=False)
 
     def _convert(self, pb):
+        if not settings_io.convertible(pb, self.source):
+            return False
         cons = [c for c in pb.constraints if c.type == "LIMIT_ROTATION" and c.owner_space == "LOCAL"]
-        has_ik = any(getattr(pb, f"use_ik_limit_{a}") or getattr(pb, f"lock_ik_{a}") for a in "xyz")
-        use_con = self.source == "LIMIT_ROTATION" or (self.source == "AUTO" and cons)
-        if use_con:
-            if not cons:
-                return False
+        if self.source == "LIMIT_ROTATION" or (self.source == "AUTO" and cons):
             settings_io.settings_from_axes(pb.jointlimit, *settings_io.axes_from_limit_rotation(cons[0]))
             for con in cons:
                 if self.old_constraints == "MUTE":
@@ -46,8 +44,6 @@ class POSE_OT_jointlimit_from_constraints(PosePoll, bpy.types.Operator):
                 elif self.old_constraints == "REMOVE":
                     pb.constraints.remove(con)
             return True
-        if not has_ik:
-            return False
         settings_io.settings_from_axes(pb.jointlimit, *settings_io.axes_from_ik_limits(pb))
         return True
 
