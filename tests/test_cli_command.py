@@ -276,13 +276,15 @@ def test_a_worker_that_dies_is_that_files_failure(run, batch_env, scene, tmp_pat
     assert set(dead) == RECORD_KEYS and dead["status"] == "failed" and dead["errors"] == ["the worker died (SIGKILL)"]
 
 
-def test_the_stop_signal_guard_leaves_blenders_own_handlers_alone(addon, monkeypatch):
+@pytest.mark.parametrize("guard", ["workers", "one file"])
+def test_the_stop_signal_guard_leaves_blenders_own_handlers_alone(addon, monkeypatch, guard, tmp_path):
     """In ``blender -b`` Blender's C handler holds SIGINT before Python starts, and Python reports
-    it as ``None``: the guard of a --jobs run must neither take it nor try to put ``None`` back
-    (which raised TypeError after every multi-file run in a real Blender)."""
+    it as ``None``: the guards of a --jobs run and of a one-file run must neither take it nor try
+    to put ``None`` back (which raised TypeError after every multi-file run in a real Blender)."""
     import signal
 
     workers = importlib.import_module(f"{ADDON_MODULE}.cli.workers")
+    safe_save = importlib.import_module(f"{ADDON_MODULE}.cli.safe_save")
     installed = []
     real_signal, real_get = signal.signal, signal.getsignal
 
@@ -298,8 +300,10 @@ def test_the_stop_signal_guard_leaves_blenders_own_handlers_alone(addon, monkeyp
     monkeypatch.setattr(signal, "getsignal", fake_get)
     monkeypatch.setattr(signal, "signal", fake_signal)
     before = real_get(signal.SIGTERM)
-    with workers.stopping_workers_on_signals():
-        assert real_get(signal.SIGTERM) is workers._stop_workers
+    guarding, handler = ((workers.stopping_workers_on_signals(tmp_path), workers._stop_workers) if guard == "workers"
+                         else (safe_save.cleaning_up_on_signals(), safe_save._stopped))
+    with guarding:
+        assert real_get(signal.SIGTERM) is handler
     assert real_get(signal.SIGTERM) == before
     assert all(number != signal.SIGINT for number, _ in installed)
 

@@ -12,6 +12,7 @@ import pathlib
 import signal
 import subprocess
 
+import numpy as np
 import pytest
 
 from cli_helpers import batch_env, command, launcher, ok, one_error_line, run, tree_state  # noqa: F401
@@ -97,6 +98,31 @@ def test_full_disk_keeps_the_original_and_says_why(run, scene, tmp_path):
         filler.unlink()  # with room again, the same run saves
         ok(run("apply", rig))
         assert angle_of(rotation(load(rig), "spine")) == pytest.approx(20.0, abs=1e-3)
+
+
+def test_a_full_disk_under_an_output_folder_is_named_too(run, scene, tmp_path):
+    """--output-dir on a full disk, where no file of that name exists yet: "no space left on
+    device" (the size of the file read tells what the new file needs; "No such file or directory"
+    before: a user trial in session 22)."""
+    import bpy
+
+    with mounted_tmpfs(tmp_path / "small", "size=8m") as disk:
+        spine_rig()
+        mesh = bpy.data.meshes.new("Ground")      # a file of some MB: more room left than a little
+        mesh.from_pydata(np.random.default_rng(0).random((120_000, 3)).tolist(), [], [])   # (random: no compression)
+        bpy.context.scene.collection.objects.link(bpy.data.objects.new("Ground", mesh))
+        rig = save(tmp_path / "rig.blend")
+        assert rig.stat().st_size > 1_000_000
+        filler = disk / "filler"
+        with contextlib.suppress(OSError), open(filler, "wb", buffering=0) as f:
+            while True:
+                f.write(b"\0" * 4096)
+        os.truncate(filler, filler.stat().st_size - rig.stat().st_size // 2)  # room for half the file
+        result = run("apply", "--output-dir", disk, rig)
+        assert result.returncode == 1, result.stdout + result.stderr
+        line = one_error_line(result)
+        assert "no space left on device" in line and "not changed" in line
+        assert sorted(p.name for p in disk.iterdir()) == ["filler"]
 
 
 def test_a_short_write_is_caught_by_the_read_back(addon, scene, tmp_path):
@@ -288,16 +314,43 @@ def test_workers_end_with_a_stopped_run_and_write_nothing(batch_env, scene, tmp_
     keyed_spine_rig(KILLED_BAKE)
     files = [save(tmp_path / f"{name}.blend") for name in ("a", "b")]
     before = [f.read_bytes() for f in files]
-    job = start("bake", "--frames", 1, KILLED_BAKE, "--jobs", 2, *files, env=batch_env)
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    job = start("bake", "--frames", 1, KILLED_BAKE, "--jobs", 2, *files, env={**batch_env, "TMPDIR": str(scratch)})
     assert f"frames {KILLED_BAKE}/" not in "".join(wait_for_line(job, "bake: frames"))
     workers = _children(job.pid)
     assert len(workers) == 2, workers
     job.send_signal(how)
-    job.communicate(timeout=60)
+    _out, err = job.communicate(timeout=60)
     assert job.returncode == -how
     assert _gone(workers), "workers outlived the run"
     assert [f.read_bytes() for f in files] == before
-    assert sorted(p.name for p in tmp_path.iterdir() if not p.name.startswith(".")) == ["a.blend", "b.blend"]
+    left = sorted(p.name for p in tmp_path.iterdir() if p.name != "scratch")
+    if how == signal.SIGTERM:   # stopped: no lock, temporary or worker folder left, and one line says so
+        assert left == ["a.blend", "b.blend"] and not list(scratch.glob("jointlimit-*"))   # (blender_*: Blender's own)
+        assert err.strip().splitlines()[-1] == ("jointlimit: error: stopped by SIGTERM: the files not reported done "
+                                                "were not changed")
+    else:   # killed: the locks stay (the OS released them) for the next run to take
+        assert [name for name in left if not name.startswith(".")] == ["a.blend", "b.blend"]
+
+
+@pytest.mark.parametrize("how", [signal.SIGTERM, signal.SIGINT], ids=["term", "ctrl-c"])
+def test_a_stopped_run_says_so_and_leaves_nothing(batch_env, scene, tmp_path, how):
+    """Ctrl+C or a farm's SIGTERM on a one-file run: one line says the file was not changed (a
+    Python traceback and "bake: Python: Traceback" with Ctrl+C before), its lock file is gone (it
+    stayed), the file is as it was, and the exit status is the signal's."""
+    keyed_spine_rig(KILLED_BAKE)
+    rig = save(tmp_path / "rig.blend")
+    original = rig.read_bytes()
+    bake = start("bake", "--frames", 1, KILLED_BAKE, rig, env=batch_env)
+    wait_for_line(bake, "bake: frames")
+    bake.send_signal(how)
+    _out, err = bake.communicate(timeout=60)
+    assert bake.returncode == -how
+    assert "Traceback" not in err
+    assert err.strip().splitlines()[-1] == f"jointlimit: error: stopped by {how.name}: the file on disk was not changed"
+    assert rig.read_bytes() == original
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["rig.blend"]
 
 
 def _descendants(pid):

@@ -14,7 +14,8 @@ from .blend_io import check_not_newer, open_blend, read_back, write_copy
 from .common import (PROG, SUMMARY_PREFIX, BatchError, UsageError, end_if_run_gone, error_line, platform_problem, say,
                      say_aside, stdout_to_stderr, unreadable, watch_run)
 from .parser import COMMANDS, parse
-from .safe_save import TargetLock, atomic_write_text, fingerprint, remove_stale_temporaries, verified_save
+from .safe_save import (TargetLock, atomic_write_text, cleaning_up_on_signals, fingerprint, remove_stale_temporaries,
+                        verified_save)
 
 REPORT_SCHEMA = 1
 
@@ -96,11 +97,18 @@ def process_file(args, path, record):
                 summary += "; dry run, not saved"
             else:
                 end_if_run_gone()
-                verified_save(target, write_copy, read_back, expected=before)
+                verified_save(target, write_copy, read_back, expected=before, size_hint=_size(source))
                 record["output"] = target
                 summary += f"; saved {target}"
     record.update(summary=summary, status="ok", exit_code=0)
     return summary
+
+
+def _size(path):
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
 
 
 def check_many(args):
@@ -161,7 +169,8 @@ def run(argv, prog):
                 raise UsageError("give the .blend file either to Blender or after the command, not both")
             record = new_record(args, os.path.abspath(path) if path else bpy.data.filepath)
             records.append(record)
-            summary = process_file(args, path, record)
+            with cleaning_up_on_signals():
+                summary = process_file(args, path, record)
         else:
             check_many(args)
             failed = workers.process_many(args, argv, records, new_record)

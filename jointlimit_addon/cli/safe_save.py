@@ -14,9 +14,10 @@ import os
 import re
 import secrets
 import shutil
+import signal
 import time
 
-from .common import BatchError, UsageError, pid_alive
+from .common import BatchError, UsageError, error_line, pid_alive
 
 LOCK_SUFFIX = ".jointlimit-lock"
 TEMP_INFIX = ".jointlimit-"
@@ -24,6 +25,51 @@ TEMP_SUFFIX = ".tmp.blend"
 LEFTOVER_SUFFIXES = ("", "@", "1")  # Blender writes PATH@ and renames it; PATH1 is its backup copy
 HASHED_BYTES = 1 << 16
 LOW_SPACE = 1 << 16  # less free space than this (or than the file needs) after a failed write: the disk is full
+
+
+STOP_SIGNALS = ("SIGTERM", "SIGHUP", "SIGINT")
+_held = {}      # path -> what it is: the lock files this run holds and the temporary file it writes
+_saved = []     # targets this run has replaced
+
+
+@contextlib.contextmanager
+def cleaning_up_on_signals():
+    """A stop signal (Ctrl+C, ``kill``) ends the run with one line saying what became of the
+    file and leaves no lock or temporary file of this run behind, then ends the process as the
+    signal would (its exit status). Only where Python handles the signal (not where Blender
+    installed its own, as a real Blender does for Ctrl+C), on the main thread."""
+    kept = {}
+    for name in STOP_SIGNALS:
+        number = getattr(signal, name, None)
+        if number is None or signal.getsignal(number) is None:
+            continue
+        try:
+            kept[number] = signal.signal(number, _stopped)
+        except (ValueError, OSError):   # not the main thread
+            pass
+    try:
+        yield
+    finally:
+        for number, handler in kept.items():
+            with contextlib.suppress(TypeError, ValueError, OSError):
+                signal.signal(number, handler)
+
+
+def _stopped(signum, _frame):
+    remove_held()
+    done = f"{_saved[-1]} was saved before" if _saved else "the file on disk was not changed"
+    with contextlib.suppress(OSError, ValueError):
+        error_line(f"stopped by {signal.Signals(signum).name}: {done}")
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)
+
+
+def remove_held():
+    """Remove the lock files and the temporary file this run holds (the run is being stopped)."""
+    for path in list(_held):
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+        _held.pop(path, None)
 
 
 def temp_path(target):
@@ -117,6 +163,7 @@ class TargetLock:
         except OSError:
             pass
         self.fd = fd
+        _held[self.path] = "lock"
         return self
 
     def __exit__(self, *exc):
@@ -125,6 +172,7 @@ class TargetLock:
                 os.unlink(self.path)  # while still holding the lock, so a waiting run re-opens a fresh file
             except FileNotFoundError:
                 pass
+            _held.pop(self.path, None)
             os.close(self.fd)
             self.fd = None
 
@@ -149,25 +197,27 @@ class TargetLock:
         return text if text.isdigit() else "unknown"
 
 
-def verified_save(target, writer, verify, expected=False):
+def verified_save(target, writer, verify, expected=False, size_hint=0):
     """Write ``target`` through ``writer(temporary path)``, check it, then ``os.replace`` it over ``target``.
 
     ``verify(path)`` raises ``BatchError`` unless the file reads back completely. ``expected`` is the
     :func:`fingerprint` of ``target`` when this run read it (``False``: do not compare); if the file
     on disk differs, the target is left alone and the result is kept under :func:`conflict_path`.
     On any failure ``target`` is untouched, the temporary file is gone and ``BatchError`` says why.
-    Returns the path written (``target``)."""
+    ``size_hint``: about how large the file will be (the file read), for telling a full disk when
+    there is no target yet. Returns the path written (``target``)."""
     target = os.path.abspath(target)
     folder = os.path.dirname(target)
     tmp = temp_path(target)
+    _held.update({tmp + suffix: "temporary" for suffix in LEFTOVER_SUFFIXES})
     try:
         try:
             writer(tmp)
             _complete(tmp)
             verify(tmp)
         except (BatchError, OSError) as exc:
-            raise BatchError(f"cannot save {target}: {_cause(target, tmp, exc)}; the file on disk was not changed") \
-                from None
+            raise BatchError(f"cannot save {target}: {_cause(target, tmp, exc, size_hint)}; the file on disk was "
+                             "not changed") from None
         try:
             if os.path.exists(target):
                 shutil.copymode(target, tmp)
@@ -178,11 +228,13 @@ def verified_save(target, writer, verify, expected=False):
                 raise BatchError(f"{target} was changed by someone else while this run worked; it was left as it "
                                  f"is and this run's result was saved as {side}")
             os.replace(tmp, target)
+            _saved.append(target)
             _sync_folder(folder)
         except OSError as exc:
             raise BatchError(f"cannot save {target}: {os_error_text(exc)}; the file on disk was not changed") from None
     finally:
         for suffix in LEFTOVER_SUFFIXES:
+            _held.pop(tmp + suffix, None)
             if os.path.lexists(tmp + suffix):
                 os.unlink(tmp + suffix)
     return target
@@ -209,14 +261,15 @@ def _complete(path):
             raise BatchError("saving wrote an empty file")
 
 
-def _cause(target, tmp, exc):
+def _cause(target, tmp, exc, size_hint=0):
     """The reason of a failed write. A full disk is named as such: less room left than the file
-    needs (the size of the file it replaces; Blender may already have removed its partial file)."""
+    needs (the size of the file it replaces, or of the file read when there is none yet; Blender
+    may already have removed its partial file)."""
     if isinstance(exc, OSError):
         if exc.errno == errno.ENOSPC:
             return os_error_text(exc)
         exc = os_error_text(exc)
-    needed = LOW_SPACE
+    needed = max(LOW_SPACE, size_hint)
     for path in (target, tmp):
         with contextlib.suppress(OSError):
             needed = max(needed, os.path.getsize(path))

@@ -19,13 +19,15 @@ import concurrent.futures
 import contextlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import tempfile
 import threading
 import time
 
-from .common import ERROR_PREFIX, BatchError, run_identity, say
+from .common import ERROR_PREFIX, BatchError, error_line, run_identity, say
+from .safe_save import STOP_SIGNALS
 
 ADDON = __package__.rpartition(".")[0]  # e.g. bl_ext.user_default.jointlimit_addon
 ADDON_INIT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "__init__.py")
@@ -154,25 +156,37 @@ def _collect(proc, report, base, lock, name, started):
 _live = set()   # the workers running
 _LIVE_LOCK = threading.Lock()
 _stopping = threading.Event()
-STOP_SIGNALS = ("SIGTERM", "SIGHUP", "SIGINT")
+_folder = []    # the run's folder of worker reports, removed when a signal stops the run
+STOPPED_WAIT = 5.0  # seconds the stopped workers get to remove their lock and temporary files
 
 
 def _stop_workers(signum, _frame):
-    """A signal that ends the run ends its workers first, then the run as the signal would."""
+    """A signal that ends the run ends its workers first (each removes its lock and temporary
+    files and says what became of its file), then the run's folder of worker reports, then the
+    run as the signal would, after one line."""
     _stopping.set()
     with _LIVE_LOCK:
-        for proc in _live:
-            try:
-                proc.terminate()
-            except OSError:
-                pass
+        running = list(_live)
+    for proc in running:
+        with contextlib.suppress(OSError):
+            proc.terminate()
+    deadline = time.monotonic() + STOPPED_WAIT
+    for proc in running:
+        with contextlib.suppress(subprocess.TimeoutExpired, OSError):
+            proc.wait(max(0.0, deadline - time.monotonic()))
+    for folder in _folder:
+        shutil.rmtree(folder, ignore_errors=True)
+    with contextlib.suppress(OSError, ValueError):
+        error_line(f"stopped by {signal.Signals(signum).name}: the files not reported done were not changed")
     signal.signal(signum, signal.SIG_DFL)
     os.kill(os.getpid(), signum)
 
 
 @contextlib.contextmanager
-def stopping_workers_on_signals():
-    """``_stop_workers`` for the stop signals while the workers run (main thread only)."""
+def stopping_workers_on_signals(folder):
+    """``_stop_workers`` for the stop signals while the workers run (main thread only); ``folder``:
+    the run's folder of worker reports."""
+    _folder[:] = [folder]
     kept = {}
     for name in STOP_SIGNALS:
         number = getattr(signal, name, None)
@@ -185,6 +199,7 @@ def stopping_workers_on_signals():
     try:
         yield
     finally:
+        _folder.clear()
         for number, handler in kept.items():
             with contextlib.suppress(TypeError, ValueError, OSError):
                 signal.signal(number, handler)
@@ -196,7 +211,7 @@ def process_many(args, argv, records, new_record):
     blender = blender_binary()
     lock = threading.Lock()
     results = {}
-    with tempfile.TemporaryDirectory(prefix="jointlimit-workers-") as tmp, stopping_workers_on_signals(), \
+    with tempfile.TemporaryDirectory(prefix="jointlimit-workers-") as tmp, stopping_workers_on_signals(tmp), \
             run_pipe() as run_fd:
         with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
             futures = {pool.submit(run_worker, blender, argv, new_record(args, os.path.abspath(p)), lock, tmp, run_fd): p
