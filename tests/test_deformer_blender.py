@@ -268,6 +268,28 @@ def test_sheared_bone_equals_the_numpy_core_in_every_mode(limb, mods, parent_sca
         assert np.abs(got - want).max() < 1e-5 * size(truth), (mode, np.abs(got - want).max() / size(truth))
 
 
+@pytest.mark.parametrize("scale", [(1.0, 0.0, 1.0), (0.0, 1.0, 1.0), (1.0, 1.0, 0.0), (0.0, 0.0, 0.0)])
+def test_a_bone_scaled_to_zero_equals_the_numpy_core_in_every_mode(limb, mods, scale):
+    """A turned bone scaled to zero on an axis (to hide a part): its rotation is the polar factor
+    of its flat matrix, as the numpy core (the bake) takes it; scaled to zero on every axis, its
+    rest rotation, as the core's SVD gives (a user trial in session 22: 0.05-0.15 of the limb
+    apart before)."""
+    import bpy
+
+    arm, obj, truth = limb
+    bpy.ops.object.jointlimit_sdef_derive()
+    assert bpy.ops.object.jointlimit_deformer_add(mode="SDEF") == {"FINISHED"}
+    params = derived(obj, truth)
+    pose(arm, 7, "NONE")
+    arm.pose.bones["lower"].scale = scale
+    bpy.context.view_layer.update()
+    for mode in MODES:
+        set_mode(obj, mode)
+        got = evaluated(obj)[truth["two"]]
+        want = expected(mods, mode, obj, arm, truth, params)
+        assert np.abs(got - want).max() < 1e-5 * size(truth), (mode, np.abs(got - want).max() / size(truth))
+
+
 @pytest.mark.parametrize("flat", [(0.0, 1.0, 1.0), (0.0, 1.0, 0.0), (1e-30, 1.0, 1.0), (0.0, 0.0, 0.0)])
 def test_a_flat_bone_among_sheared_ones_stays_finite(limb, flat):
     """A bone scaled to zero on some axes while some bone is sheared (the Newton steps run for

@@ -43,6 +43,7 @@ MODES = ("LBS", "SBS", "SDEF", "BEZIER")
 
 _AFFINE_ROW_TOL = 1e-9  # |bottom row - (0, 0, 0, 1)| allowed in a skinning matrix
 _ISOTROPY_TOL = 1e-9  # relative deviation of a stretch from s*I still treated as uniform scale
+FLAT_REL = 1e-6  # a matrix whose smallest singular value is below this times its largest is flat (a zero scale)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -124,6 +125,10 @@ def polar_decompose(matrices, mirror_axes=None):
     chosen so ``det R = +1`` (a mirrored bone keeps its reflection in ``S``). Singular matrices
     (zero scale) still give a rotation; never NaN.
 
+    A bone scaled to zero on an axis (a flat ``A``, its smallest singular value below ``FLAT_REL``
+    times its largest) is never mirrored: the sign of its determinant is round-off, and its
+    rotation is the one its scale near zero but positive approaches (the live deformer's too).
+
     A mirrored bone (``det A < 0``) has no unique nearest rotation when its scales are equal in
     size (a scale of -1: the SVD picks an arbitrary axis, a half turn apart). With
     ``mirror_axes`` (B, 3), each bone's rest X axis in the same space, its reflection is taken
@@ -138,7 +143,8 @@ def polar_decompose(matrices, mirror_axes=None):
         if x.shape != (len(a), 3):
             raise ValueError(f"mirror_axes must have shape ({len(a)}, 3), got {x.shape}")
         x = x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-300)
-        mirrored = np.linalg.det(a) < 0.0
+        size = np.linalg.svd(a, compute_uv=False)
+        mirrored = (np.linalg.det(a) < 0.0) & (size[:, 2] > FLAT_REL * size[:, 0])  # flat: the sign is round-off
         original = a
         a = np.where(mirrored[:, None, None], a - 2.0 * (a @ x[:, :, None]) * x[:, None, :], a)  # A H
     u, sigma, vt = np.linalg.svd(a)

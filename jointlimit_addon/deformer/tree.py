@@ -81,14 +81,15 @@ import bpy
 
 TREE_NAME = "JointLimit Two-Bone Deformer"
 TREE_TAG = "jointlimit_deformer"  # ID property on the node group: its layout version
-TREE_VERSION = 10  # 6: per-pair slerp angles on the helper, LBS passes through, mirrored bones;
+TREE_VERSION = 11  # 6: per-pair slerp angles on the helper, LBS passes through, mirrored bones;
 #                   7: the pair's angle and axis as one rotation vector (one sample per vertex);
 #                   8: the pair's rotation vector from the captured R (no second evaluation of R),
 #                      R0 (wa a + Rot(n, u phi) d) + ... (no quaternion product per vertex), one
 #                      skinning field for SBS, SDEF and Bezier (their inputs switched);
 #                   9: a wrapper around the core group (no socket logging), the helper's axes by
 #                      Sample Index, the Armature modifier may skip the two-bone vertices (jl_skip);
-#                  10: each bone's rotation its polar factor (Newton steps), also when sheared
+#                  10: each bone's rotation its polar factor (Newton steps), also when sheared;
+#                  11: a zero scale on one axis completed by the cross product, on every axis the rest rotation
 CORE_NAME = "JointLimit Two-Bone Deformer Core"
 CORE_TAG = "jointlimit_deformer_core"  # its layout version (TREE_VERSION)
 
@@ -121,6 +122,8 @@ POLAR_STEPS = 6     # scaled Newton steps of a bone's polar rotation (float32: a
 # by ~cos / 2 of its distance from the joint
 ORTHOGONAL_TOL = 1e-5
 SINGULAR_DET = 1e-30    # below it the steps do not scale (a bone scaled to zero on an axis stays finite)
+FLAT_REL = 1e-6     # an axis shorter than this times the others' (geometric mean) is flat: a zero scale
+ZERO_FRAME = 1e-12  # every axis' squared length below this: a bone scaled to zero on every axis
 # Attributes of the helper mesh.
 ATTR_REST_INV, ATTR_REST_ROT_INV, ATTR_REST_HEAD = "jl_rest_inv", "jl_rest_rot_inv", "jl_rest_head"
 ATTR_BONE_FIRST = "jl_bone_first"  # each bone's first point (the pair points follow the bone points)
@@ -211,8 +214,11 @@ def _per_bone(b, helper):
     axes = [b.vmath("SUBTRACT", b.sample(helper, pos, b.math("ADD", index, float(k)), "FLOAT_VECTOR"), pos)
             for k in (1, 2, 3)]
     # captured once: every group below reads them (and the bones' shear) instead of sampling again
-    helper, (*axes, skew) = _capture(b, helper, (*((name, "VECTOR", axis) for name, axis in zip("xyz", axes)),
-                                                 ("skew", "FLOAT", _skew(b, axes))))
+    completed = _completed(b, axes)
+    helper, captured = _capture(b, helper, (*((name, "VECTOR", axis) for name, axis in zip("xyz", axes)),
+                                            *((f"{name}'", "VECTOR", axis) for name, axis in zip("xyz", completed)),
+                                            ("skew", "FLOAT", _skew(b, completed))))
+    axes, completed, skew = captured[:3], captured[3:6], captured[6]
     columns = {}
     for col, vec in enumerate(axes + [pos], start=1):
         sep = b.node("ShaderNodeSeparateXYZ", [vec])
@@ -220,7 +226,13 @@ def _per_bone(b, helper):
             columns[f"Column {col} Row {row + 1}"] = b.out(sep, row)
     frame = b.out(b.node("FunctionNodeCombineMatrix", columns))
     m = b.out(b.node("FunctionNodeMatrixMultiply", [frame, b.attr(ATTR_REST_INV, "FLOAT4X4")]))
-    rot_pose = _frame_rotation(b, helper, axes, skew)
+    rot_pose = _frame_rotation(b, helper, completed, skew)
+    # a bone scaled to zero on every axis has no rotation: its rest one, as the core's SVD gives
+    zero = b.math("LESS_THAN", b.math("ADD", b.math("ADD", *(b.vmath("DOT_PRODUCT", a, a) for a in axes[:2])),
+                                      b.vmath("DOT_PRODUCT", axes[2], axes[2])), ZERO_FRAME)
+    rest_rot = b.out(b.node("FunctionNodeInvertRotation", [b.attr(ATTR_REST_ROT_INV, "QUATERNION")]))
+    rot_pose = b.out(b.node("GeometryNodeSwitch", {"Switch": zero, "False": rot_pose, "True": rest_rot},
+                            input_type="ROTATION"))
     r = b.out(b.node("FunctionNodeRotateRotation",
                      {"Rotation": b.attr(ATTR_REST_ROT_INV, "QUATERNION"), "Rotate By": rot_pose},
                      rotation_space="GLOBAL"))
@@ -248,6 +260,20 @@ def _per_bone(b, helper):
     uniform, unscaled = (b.out(b.node("FunctionNodeCompare", {"A": b.out(worst, axis), "B": UNIFORM_TOL},
                                       data_type="FLOAT", operation="LESS_EQUAL")) for axis in (0, 1))
     return (got_m, m), (got_r, r, sigma, shift, w), (got_s, s), uniform, unscaled
+
+
+def _completed(b, axes):
+    """The deformed axes with an axis a zero scale flattened (shorter than ``FLAT_REL`` times the
+    other two's geometric mean) replaced by the cross product of the other two, in cyclic order:
+    the frame's polar rotation is the same (the flat axis is the direction the cross product
+    completes, [002 eq.7]), and unlike the flat frame's it is defined, as the core's SVD gives it
+    (``core.skinning.polar_decompose``). A frame flattened on two or three axes keeps its axes."""
+    out = []
+    for p, q, r in zip(axes, axes[1:] + axes[:1], axes[2:] + axes[:2]):
+        room = b.math("MULTIPLY", b.math("MULTIPLY", b.vmath("LENGTH", q), b.vmath("LENGTH", r)), FLAT_REL * FLAT_REL)
+        flat = b.math("LESS_THAN", b.vmath("DOT_PRODUCT", p, p), room)
+        out.append(b.vmath("ADD", p, b.vmath("SCALE", b.vmath("CROSS_PRODUCT", q, r), scale=flat)))
+    return out
 
 
 def _skew(b, axes):

@@ -601,3 +601,15 @@ def test_empty_input():
         out = S.deform(mode, e, i, i, np.zeros(0), e, e, e, np.tile(np.eye(4), (2, 1, 1)),
                        rest_heads=np.zeros((2, 3)))
         assert out.shape == (0, 3)
+
+
+def test_a_flat_matrix_is_never_mirrored():
+    """A bone scaled to zero on an axis: the sign of its determinant is round-off (here -1e-9 or
+    +1e-9 on the flat axis), and either way its rotation is the one a small positive scale
+    approaches, with mirror axes given (the flat one read as mirrored turned it half a turn)."""
+    rot = Q.to_matrix(Q.from_axis_angle([0.3, -0.5, 0.8], 1.1))
+    for flat in (-1e-9, 1e-9, 1e-3):
+        m = np.eye(4)
+        m[:3, :3] = rot @ np.diag([1.0, flat, 1.0])
+        r, _ = S.polar_decompose(m[None], mirror_axes=np.array([[1.0, 0.0, 0.0]]))
+        assert np.abs(r[0] - rot).max() < 1e-6, flat
