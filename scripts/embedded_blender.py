@@ -93,7 +93,7 @@ def parse(args):
             break
         elif arg.startswith("-"):
             fail(f"unknown argument {arg!r} (the embedded Blender supports: {', '.join(sorted(NO_EFFECT | set(AUTOEXEC)))}, "
-                 "--factory-startup, --python, --python-expr, --python-exit-code, -c/--command, --)")
+                 "--factory-startup, -P/--python, --python-expr, --python-exit-code, -c/--command, --)")
         else:
             actions.append(("open", arg))
         i += 1

@@ -577,6 +577,15 @@ def test_malformed_target_files(batch, tmp_path, text, message):
         batch.targets.read_targets(str(path), with_swivel=True)
 
 
+def test_a_missing_or_binary_targets_file_is_named_plainly(batch, tmp_path):
+    """As a missing .blend is ("no such file"), not Python's "[Errno 2] ..."."""
+    with pytest.raises(batch.common.UsageError, match=r"cannot read targets file .*nosuch.csv: no such file$"):
+        batch.targets.read_targets(str(tmp_path / "nosuch.csv"), with_swivel=False)
+    (tmp_path / "bin.csv").write_bytes(b"\xff\xfe\x00frame")
+    with pytest.raises(batch.common.UsageError, match="not UTF-8 text"):
+        batch.targets.read_targets(str(tmp_path / "bin.csv"), with_swivel=False)
+
+
 def test_target_files_parse(batch, tmp_path):
     csv_path = tmp_path / "t.csv"
     csv_path.write_text("# comment\nFrame, X, Y, Z, Swivel\n5,1,2,3,\n2,4,5,6,45\n")

@@ -27,8 +27,12 @@ def read_targets(path, with_swivel):
     naming the file and row for anything malformed."""
     try:
         text = pathlib.Path(path).read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"cannot read targets file {path}: {exc}") from None
+    except FileNotFoundError:
+        raise UsageError(f"cannot read targets file {path}: no such file") from None
+    except OSError as exc:
+        raise UsageError(f"cannot read targets file {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"cannot read targets file {path}: not UTF-8 text ({exc.reason})") from None
     is_json = path.lower().endswith(".json") or (not path.lower().endswith(".csv") and text.lstrip()[:1] in "[{")
     raw = _json_rows(path, text) if is_json else _csv_rows(path, text)
     allowed = set(TARGET_KEYS) | ({"swivel"} if with_swivel else set())
