@@ -188,6 +188,30 @@ def test_derive_puts_centres_on_the_bone_line_near_the_joint(limb):
     assert np.allclose(attribute(obj, "jl_sdef_c")[others], rest[others], atol=1e-6)
 
 
+def sdef_limb(limb):
+    """``limb`` with its SDEF parameters derived and the deformer added in SDEF mode:
+    ``(arm, obj, truth, params)``."""
+    import bpy
+
+    arm, obj, truth = limb
+    bpy.ops.object.jointlimit_sdef_derive()
+    assert bpy.ops.object.jointlimit_deformer_add(mode="SDEF") == {"FINISHED"}
+    return arm, obj, truth, derived(obj, truth)
+
+
+def assert_every_mode_is_the_cores(mods, obj, arm, truth, params):
+    """Each mode set on the modifier input deforms the two-bone vertices as the numpy core does,
+    to 1e-5 of the limb; ``{mode: the deformed two-bone vertices}``."""
+    results = {}
+    for mode in MODES:
+        set_mode(obj, mode)
+        got = evaluated(obj)[truth["two"]]
+        want = expected(mods, mode, obj, arm, truth, params)
+        assert np.abs(got - want).max() < 1e-5 * size(truth), (mode, np.abs(got - want).max() / size(truth))
+        results[mode] = got
+    return results
+
+
 @pytest.mark.parametrize("added", ["LBS", "SDEF"], ids=["input-stage", "armature-skips"])
 @pytest.mark.parametrize("seed, scaling", [(0, "NONUNIFORM"), (1, "NONUNIFORM"), (2, "NONUNIFORM"),
                                            (3, "UNIFORM"), (4, "NONE"), (5, "NONE")])
@@ -202,13 +226,7 @@ def test_geometry_nodes_equal_numpy_core_in_every_mode(limb, mods, seed, scaling
     assert (obj.modifiers["Armature"].vertex_group != "") == (added == "SDEF")
     params = derived(obj, truth)
     pose(arm, seed, scaling)
-    results = {}
-    for mode in MODES:
-        set_mode(obj, mode)
-        got = evaluated(obj)[truth["two"]]
-        want = expected(mods, mode, obj, arm, truth, params)
-        assert np.abs(got - want).max() < 1e-5 * size(truth), mode
-        results[mode] = got
+    results = assert_every_mode_is_the_cores(mods, obj, arm, truth, params)
     if scaling != "NONUNIFORM":
         return
     # the modes really differ on this pose (switching the input changes the result)
@@ -224,20 +242,13 @@ def test_mirrored_bone_equals_the_numpy_core_in_every_mode(limb, mods, mirrored)
     numpy core both reflect it on its rest X axis, so its rotation stays its pose rotation."""
     import bpy
 
-    arm, obj, truth = limb
-    bpy.ops.object.jointlimit_sdef_derive()
-    assert bpy.ops.object.jointlimit_deformer_add(mode="SDEF") == {"FINISHED"}
-    params = derived(obj, truth)
+    arm, obj, truth, params = sdef_limb(limb)
     pose(arm, 6, "NONE")
     arm.pose.bones["lower"].scale = (-1.1, 0.9, 1.2)
     if mirrored == "both":
         arm.pose.bones["upper"].scale = (-1.0, 1.0, 1.0)
     bpy.context.view_layer.update()
-    for mode in MODES:
-        set_mode(obj, mode)
-        got = evaluated(obj)[truth["two"]]
-        want = expected(mods, mode, obj, arm, truth, params)
-        assert np.abs(got - want).max() < 1e-5 * size(truth), mode
+    got = assert_every_mode_is_the_cores(mods, obj, arm, truth, params)["BEZIER"]
     # the rule matters: the SVD alone reflects the child on its smallest scale (Y), half a turn away
     assert np.abs(got - expected(mods, "BEZIER", obj, arm, truth, params, mirror=False)).max() > 1e-2
 
@@ -249,10 +260,7 @@ def test_sheared_bone_equals_the_numpy_core_in_every_mode(limb, mods, parent_sca
     Y and X axes (up to 0.3 % of the limb apart before)."""
     import bpy
 
-    arm, obj, truth = limb
-    bpy.ops.object.jointlimit_sdef_derive()
-    assert bpy.ops.object.jointlimit_deformer_add(mode="SDEF") == {"FINISHED"}
-    params = derived(obj, truth)
+    arm, obj, truth, params = sdef_limb(limb)
     pose(arm, 7, "NONE")
     arm.pose.bones["upper"].scale = parent_scale
     bpy.context.view_layer.update()
@@ -261,11 +269,7 @@ def test_sheared_bone_equals_the_numpy_core_in_every_mode(limb, mods, parent_sca
     rest /= np.linalg.norm(rest, axis=0)
     stretch = rest.T @ m.T @ m @ rest
     assert np.abs(stretch - np.diag(np.diag(stretch))).max() > 0.05    # sheared: not diagonal in its own axes
-    for mode in MODES:
-        set_mode(obj, mode)
-        got = evaluated(obj)[truth["two"]]
-        want = expected(mods, mode, obj, arm, truth, params)
-        assert np.abs(got - want).max() < 1e-5 * size(truth), (mode, np.abs(got - want).max() / size(truth))
+    assert_every_mode_is_the_cores(mods, obj, arm, truth, params)
 
 
 @pytest.mark.parametrize("scale", [(1.0, 0.0, 1.0), (0.0, 1.0, 1.0), (1.0, 1.0, 0.0), (0.0, 0.0, 0.0)])
@@ -276,18 +280,11 @@ def test_a_bone_scaled_to_zero_equals_the_numpy_core_in_every_mode(limb, mods, s
     apart before)."""
     import bpy
 
-    arm, obj, truth = limb
-    bpy.ops.object.jointlimit_sdef_derive()
-    assert bpy.ops.object.jointlimit_deformer_add(mode="SDEF") == {"FINISHED"}
-    params = derived(obj, truth)
+    arm, obj, truth, params = sdef_limb(limb)
     pose(arm, 7, "NONE")
     arm.pose.bones["lower"].scale = scale
     bpy.context.view_layer.update()
-    for mode in MODES:
-        set_mode(obj, mode)
-        got = evaluated(obj)[truth["two"]]
-        want = expected(mods, mode, obj, arm, truth, params)
-        assert np.abs(got - want).max() < 1e-5 * size(truth), (mode, np.abs(got - want).max() / size(truth))
+    assert_every_mode_is_the_cores(mods, obj, arm, truth, params)
 
 
 @pytest.mark.parametrize("flat", [(0.0, 1.0, 1.0), (0.0, 1.0, 0.0), (1e-30, 1.0, 1.0), (0.0, 0.0, 0.0)])

@@ -97,6 +97,14 @@ def test_apply_equals_core_clamp(rig, core, kind, mode):
         assert core["bone_limits"].is_inside(limit, result, tol)  # as stored (float32)
 
 
+def selected_hinged_arm(rig, core):
+    """``(pose bone, limit)``: the left upper arm given a Hinge limit, the only bone selected."""
+    pb = rig.pose.bones["upper_arm.L"]
+    configure(pb.jointlimit, "HINGE")
+    select_only(rig, {"upper_arm.L"}, active="upper_arm.L")
+    return pb, core["bone_limits"].build_limit(pb.jointlimit)
+
+
 def test_apply_on_keyed_bones_keys_with_auto_keying_or_warns(rig, core):
     """Apply writes the pose; a keyed bone's keys set it again on the next frame change. With Auto
     Keying on Apply keys the clamped bones (as a transform does); without, it warns naming them."""
@@ -104,10 +112,7 @@ def test_apply_on_keyed_bones_keys_with_auto_keying_or_warns(rig, core):
 
     from modal_harness import OperatorStandIn
 
-    pb = rig.pose.bones["upper_arm.L"]
-    configure(pb.jointlimit, "HINGE")
-    limit = core["bone_limits"].build_limit(pb.jointlimit)
-    select_only(rig, {"upper_arm.L"}, active="upper_arm.L")
+    pb, limit = selected_hinged_arm(rig, core)
     outside = core["quat"].from_axis_angle([0.0, 0.0, 1.0], 1.2)
     scene = bpy.context.scene
     scene.frame_set(1)
@@ -143,10 +148,7 @@ def test_auto_keying_with_only_active_keying_set_keys_what_the_set_keys(rig, cor
 
     from modal_harness import OperatorStandIn
 
-    pb = rig.pose.bones["upper_arm.L"]
-    configure(pb.jointlimit, "HINGE")
-    limit = core["bone_limits"].build_limit(pb.jointlimit)
-    select_only(rig, {"upper_arm.L"}, active="upper_arm.L")
+    pb, limit = selected_hinged_arm(rig, core)
     bone = 'pose.bones["upper_arm.L"]'
     scene = bpy.context.scene
     scene.frame_set(1)
@@ -217,10 +219,7 @@ def test_auto_keying_follows_blenders_mode_and_keying_options(rig, core, case):
 
     from modal_harness import OperatorStandIn
 
-    pb = rig.pose.bones["upper_arm.L"]
-    configure(pb.jointlimit, "HINGE")
-    limit = core["bone_limits"].build_limit(pb.jointlimit)
-    select_only(rig, {"upper_arm.L"}, active="upper_arm.L")
+    pb, limit = selected_hinged_arm(rig, core)
     bone = 'pose.bones["upper_arm.L"]'
     scene = bpy.context.scene
     tools, edit = scene.tool_settings, bpy.context.preferences.edit

@@ -1220,6 +1220,18 @@ def probe_renders(scene):
     return probe
 
 
+def render_frame(scene, probe, frame, rigs):
+    """Render ``frame`` of ``scene`` with the probe engine (``probe_renders``); what it saw of each
+    of the ``rigs`` armatures."""
+    import bpy
+
+    probe.seen.clear()
+    scene.frame_start = scene.frame_end = frame
+    bpy.ops.render.render(animation=True)
+    assert len(probe.seen) == rigs
+    return list(probe.seen)
+
+
 def test_renders_show_the_clamped_animation_and_the_rest_of_it(scene, mods):
     """A render's depsgraph does not write what it animated back to the pose: the keyed limited
     bone is clamped in the rendered frame all the same (stepped, and while the layer plays the rig),
@@ -1247,11 +1259,7 @@ def test_renders_show_the_clamped_animation_and_the_rest_of_it(scene, mods):
     probe = probe_renders(scene)
 
     def render():
-        probe.seen.clear()
-        scene.frame_start = scene.frame_end = 8
-        bpy.ops.render.render(animation=True)
-        assert len(probe.seen) == 1
-        return probe.seen[0]
+        return render_frame(scene, probe, 8, rigs=1)[0]
 
     try:
         scene.frame_set(1)
@@ -1300,11 +1308,8 @@ def test_rigs_sharing_an_action_render_clamped_when_their_limits_agree(scene, mo
     probe = probe_renders(scene)
 
     def render():
-        probe.seen.clear()
-        scene.frame_start = scene.frame_end = 8
-        bpy.ops.render.render(animation=True)
-        assert len(probe.seen) == 2
-        return [angles["a"] for angles, _z in probe.seen], [angles["b"] for angles, _z in probe.seen]
+        seen = render_frame(scene, probe, 8, rigs=2)
+        return [angles["a"] for angles, _z in seen], [angles["b"] for angles, _z in seen]
 
     try:
         scene.jointlimit.clamp_playback = True
