@@ -31,7 +31,7 @@ class Cover:
 
     __slots__ = ("obj_name", "uid", "action_name", "action_uid", "bones", "animation", "frames", "codes", "kinds",
                  "groups", "used", "offsets", "moved", "batch", "drivers", "names", "shown", "count", "indices",
-                 "window", "found")
+                 "window", "found", "channel_kinds", "layouts")
 
     def __init__(self, obj, bones):
         self.obj_name, self.uid, self.bones = obj.name, obj.session_uid, bones
@@ -42,6 +42,8 @@ class Cover:
         self.frames = {}    # scene time -> values (a row of its batch), while the keys are unchanged
         self.codes, self.kinds = (np.array(a, dtype=np.int64).reshape(-1)
                                   for a in zip(*[live_pose.mode_code(bone.mode) for bone in bones]))
+        self.channel_kinds = [int(kind) for kind in np.unique(self.kinds)]
+        self.layouts = {}   # batch size -> ``_layout``
         by_limit = {}
         for i, bone in enumerate(bones):
             by_limit.setdefault(id(bone.limit), (bone.limit, []))[1].append(i)
@@ -149,28 +151,34 @@ class Cover:
         anew: a reference kept from an earlier frame would point to freed memory once the F-curve
         is deleted."""
         n = len(frames)
-        channels = {int(kind): np.zeros((len(self.bones) * n, live_pose.CHANNELS[kind][1]))
-                    for kind in np.unique(self.kinds)}
+        read = []
         find = fcurves.find
-        for b, bone in enumerate(self.bones):
-            block = channels[self.kinds[b]][b * n:(b + 1) * n]
+        for bone in self.bones:
             for i in range(bone.width):
                 fc = find(bone.path, index=i)
                 if fc is None:
                     return None
-                evaluate = fc.evaluate
-                block[:, i] = [evaluate(f) for f in frames]
-        kinds = np.repeat(self.kinds, n)
-        rows = np.arange(len(kinds))
-        groups = [(limit, (members[:, None] * n + np.arange(n)).ravel()) for limit, members in self.groups]
-        stored, moved = live_pose.clamp_rows(np.repeat(self.codes, n), kinds, channels, rows, groups)
-        values = np.zeros((len(rows), 4))
-        for kind, block in channels.items():
-            here = kinds == kind
-            values[here, :block.shape[1]] = block[here]
+                read += map(fc.evaluate, frames)
+        codes, kinds, rows, groups = self._layout(n)
+        values = np.zeros((len(self.bones), 4, n))     # each bone's channels, unused ones 0
+        values[self.used] = np.reshape(read, (-1, n))
+        values = values.transpose(0, 2, 1).reshape(-1, 4)     # row b * n + j: bone b at frames[j]
+        channels = {kind: values[:, :live_pose.CHANNELS[kind][1]] for kind in self.channel_kinds}
+        stored, moved = live_pose.clamp_rows(codes, kinds, channels, rows, groups)
         values[moved] = stored
         self.moved |= moved.reshape(len(self.bones), n).any(axis=1)
         return values.reshape(len(self.bones), n, 4).transpose(1, 0, 2)[:, self.used]
+
+    def _layout(self, n):
+        """The rows of a batch of ``n`` frames (row ``b * n + j``: bone ``b`` at the ``j``-th
+        frame): their rotation mode codes and channels, every row, and each limit's rows (kept
+        per ``n``: a first play's batches are mostly of ``AHEAD`` frames)."""
+        layout = self.layouts.get(n)
+        if layout is None:
+            layout = self.layouts[n] = (np.repeat(self.codes, n), np.repeat(self.kinds, n), np.arange(len(self.bones) * n),
+                                        [(limit, (members[:, None] * n + np.arange(n)).ravel())
+                                         for limit, members in self.groups])
+        return layout
 
     def keyed_at(self, frame, scene):
         """Whether the evaluated copies of the action in ``scene``'s view layers hold the keys of
