@@ -106,11 +106,12 @@ class Cover:
         data = obj.animation_data
         return animation_key(obj, data) != self.animation or len(data.drivers) != self.drivers
 
-    def values(self, frame, ahead=lambda count: [], outside_playback=True):
+    def values(self, frame, ahead=lambda count: [], check_modes=True):
         """The values of every covered bone at ``frame``, or ``None`` when the armature's
         animation is no longer the one covered (another action or slot, blended otherwise, a
-        driver added, the armature gone, F-curves missing from a batch; with
-        ``outside_playback``, a covered bone's rotation mode changed). Those of the frames
+        driver added, the armature gone, F-curves missing from a batch; with ``check_modes``, a
+        covered bone's rotation mode changed: by a script right before the frame, with no
+        update since, also while playing). Those of the frames
         ``ahead(AHEAD)`` (the ones playback is expected to show next; asked only when ``frame`` is
         not in the window) not remembered are computed with them, in one batch. A frame outside
         the window of keys gets a new window: it and the remembered ones of ``ahead(WINDOW)``, or
@@ -119,8 +120,8 @@ class Cover:
         obj = self.object()
         if obj is None or self.animation_changed(obj):
             return None
-        if outside_playback and self.modes_changed(obj):
-            return None     # a rotation mode a script changed right before the frame (no update since)
+        if check_modes and self.modes_changed(obj):
+            return None
         out = self.frames.get(frame)
         if out is not None and frame in self.window:
             return out

@@ -50,15 +50,15 @@ when they are turned during playback.
 The layer is removed when playback stops without Fast Scrubbing (the evaluated copies made anew
 from the user's action, the stopped frame clamped by the playback clamp), when the playback clamp
 or Fast Scrubbing is switched off or a render starts, and rebuilt when limits, keys or a covered
-bone's rotation mode change (``check_updates``), when the action or how it is blended is no
-longer the one covered (checked each frame), and when a frame's evaluation made the copy anew
+bone's rotation mode change (``check_updates``; each frame compares the covered bones' modes
+too: a script may change one right before a frame, with no update in between), when the action
+or how it is blended is no longer the one covered (checked each frame), and when a frame's evaluation made the copy anew
 (``after_frame``; the F-curves are looked up anew for each batch). Only the scene that plays, or
 outside playback the window's scene, uses it. Outside playback it is set up only on the frame
 after one whose evaluation kept a mark on the copies (``_probe``) with no action updated in
 between: a script that keys frame after frame keeps the playback clamp. There the playback clamp
 still clamps, after each frame, the covered rigs' bones whose values the frame did not take from
-the layer (bones without keys), each frame compares the covered bones' rotation modes, and
-turning a covered rig's bone is clamped by live limits only, as without the layer. An evaluation
+the layer (bones without keys), and turning a covered rig's bone is clamped by live limits only, as without the layer. An evaluation
 no frame change prepared (the time set without one, a covered action given to another rig or
 blended otherwise) removes the layer first (``before_update``). Earlier versions drove the bones
 with drivers
@@ -142,7 +142,7 @@ def install(scene):
     _mark_copies(scene, skip={cover.action_uid for cover in covers})
     try:
         for cover in covers:
-            if cover.values(frame, ahead, _layer["playing"] is None) is None:
+            if cover.values(frame, ahead, check_modes=False) is None:
                 raise RuntimeError(f"the animation of {cover.obj_name!r} changed while the layer was set up")
             for copy in cover.copies(scene):
                 if not cover.write_keys(copy):
@@ -301,7 +301,7 @@ def before_frame(scene):
     frame = _layer["time"] = scene.frame_current_final
     ahead = _frames_ahead(scene)
     for cover in _layer["covers"]:
-        if cover.values(frame, ahead, _layer["playing"] is None) is None:
+        if cover.values(frame, ahead) is None:
             remove()    # the animation changed: the playback clamp, and set up anew next frame
             return
     if _layer["keyed"] == _batches() and len(scene.view_layers) == 1:
@@ -319,10 +319,7 @@ def after_frame(scene, depsgraph, uid):
     frame's evaluation made the action's copy anew from the edited keys, without the layer's
     keys or its mark: the layer is removed, so that the playback clamp clamps this frame, and the
     next frame sets it up again (outside playback: looks at the copies first, ``_probe``). Also
-    notes whether a frame that looked kept the marks. During playback, where the frames do not
-    compare the covered bones' rotation modes, a mode a script changed right before the frame
-    (its evaluation updated the armature data, with no update to tell ``check_updates``) removes
-    the layer the same way. Called for the view layer's own depsgraph only (a render's or an
+    notes whether a frame that looked kept the marks. Called for the view layer's own depsgraph only (a render's or an
     export's has copies of its own: ``handlers.evaluates_apart``). ``uid``: the scene's
     ``session_uid``."""
     _layer["rendering"] = False     # (a render that failed to start calls render_init alone)
@@ -330,9 +327,6 @@ def after_frame(scene, depsgraph, uid):
         _layer["probing"] = None
         _layer["probed"] = uid if _probe_kept(scene, depsgraph) else None
     if _layer["scene"] != uid:
-        return
-    if _layer["playing"] is not None and _armature_edited(depsgraph) and _modes_changed():
-        remove()
         return
     keyed = True
     frame = None
@@ -351,22 +345,6 @@ def after_frame(scene, depsgraph, uid):
                 cover.shown = _layer["frames"]
         keyed = keyed and cover.shown is not None
     _layer["keyed"] = _batches() if keyed else None
-
-
-def _armature_edited(depsgraph):
-    """Whether this evaluation updated an armature's data itself (a bone's rotation mode set,
-    bones edited), not only as the frame's animation and drivers do (Rigify's every frame)."""
-    return depsgraph.id_type_updated("ARMATURE") and any(
-        update.is_updated_geometry and isinstance(update.id, bpy.types.Armature) for update in depsgraph.updates)
-
-
-def _modes_changed():
-    """Whether a covered armature is gone or one of its covered bones has another rotation mode."""
-    for cover in _layer["covers"]:
-        obj = cover.object()
-        if obj is None or cover.modes_changed(obj):
-            return True
-    return False
 
 
 def key_render_frame(depsgraph, objects):
@@ -396,7 +374,7 @@ def key_render_frame(depsgraph, objects):
         if not copy.is_evaluated:
             continue
         cover = Cover(obj, bones)
-        if cover.values(frame, outside_playback=_layer["playing"] is None) is None:
+        if cover.values(frame, check_modes=False) is None:
             continue
         if copy.get(MARK) is not None:
             cover.moved[:] = True   # keys an earlier frame wrote hold that frame's values: every bone gets this one's

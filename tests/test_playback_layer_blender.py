@@ -813,7 +813,7 @@ def test_the_layer_is_built_once_and_left_alone_by_the_playback_clamp(scene, mod
 
 def test_a_rotation_mode_changed_right_before_a_frame_while_playing_rebuilds_the_layer(scene, mods):
     """During playback a script changes a covered bone's rotation mode and steps the frame with no
-    update in between: that frame's evaluation updates the armature data, which removes the layer
+    update in between: the frame compares the covered bones' modes first and removes the layer
     (the playback clamp clamps the frame: inside the limit), and the next frames are the playback
     clamp's of the user's keys in the new mode (before, the layer read its values in the old mode
     until playback stopped)."""
