@@ -521,6 +521,8 @@ MESSAGES = {
         "スイングとツイストのチャンネルはスイングの極（180°）を越えられませんが、{bones} のキーはそこを越えます（最初はフレーム {a} と {b} の間）：そこでは動きが逆回りになります。オイラーのチャンネルを使ってください",
     "The motion of {bones} turns up to {angle:.0f}° from one frame to the next (a large swing on Swing & Twist channels, which runs fast near its far key, keys far outside the limits, or a swing past 180°): check those frames, use Euler channels or move the keys inside the limits":
         "{bones} の動きは 1 フレームで最大 {angle:.0f}° 回ります（スイングとツイストのチャンネルでの大きなスイングは遠い側のキーの近くで速く動きます。ほかに制限から大きく外れたキー、または 180° を越えるスイング）：そのフレームを確認し、オイラーのチャンネルを使うかキーを制限内に移してください",
+    "The motion of {bones} turns up to {angle:.0f}° from one frame to the next (keys far apart in angle and close in time, or keys far outside the limits): check those frames, space the keys further apart or move them inside the limits":
+        "{bones} の動きは 1 フレームで最大 {angle:.0f}° 回ります（角度が大きく離れたキーが時間的に近い、または制限から大きく外れたキー）：そのフレームを確認し、キーの間隔を広げるかキーを制限内に移してください",
     "With Step {step}, frames between the keys are Blender's interpolation and may leave the joint limits of {bones}: use Step 1, or live limits' Clamp Playback":
         "ステップ {step} では、キーの間のフレームは Blender の補間で、{bones} の関節制限を外れることがあります：ステップ 1 か、ライブ制限の「再生時に制限」を使ってください",
     "Limb IK uses only a Hinge limit on the middle bone; the {kind} limit of '{bone}' is not applied: run Apply afterwards":

@@ -285,6 +285,28 @@ def test_keys_over_the_swing_pole_warn_with_swing_twist_channels(rig, mods):
     assert warnings["EULER"] == []
 
 
+def test_a_fast_turn_on_euler_channels_warns_without_naming_swing_twist(rig, mods):
+    """Keys 0° and 150° about X two frames apart, smoothed on Euler channels: the operator warns
+    of the turn from one frame to the next, naming what makes it on Euler channels (not the
+    Swing & Twist channels, which were not used)."""
+    import bpy
+
+    from modal_harness import OperatorStandIn
+
+    pb = rig.pose.bones["joint"]
+    pb.rotation_mode = "XYZ"
+    rig.animation_data_clear()
+    for frame, x in ((1, 0.0), (3, 150.0)):
+        pb.rotation_euler = (math.radians(x), 0.0, 0.0)
+        pb.keyframe_insert("rotation_euler", frame=frame)
+    op = OperatorStandIn(bpy.types.POSE_OT_jointlimit_motion, frame_start=1, frame_end=3, channels="EULER",
+                         profile="MIN_JERK", use_via_points=True, via_velocity="CLAMPED", step=1)
+    assert op.execute(bpy.context) == {"FINISHED"}
+    warnings = [text for kind, text in op.reports if kind == {"WARNING"}]
+    assert len(warnings) == 1 and "from one frame to the next" in warnings[0]
+    assert "Swing & Twist" not in warnings[0] and "space the keys further apart" in warnings[0]
+
+
 def test_nla_tweak_mode_works_in_scene_frames(rig, mods):
     """In NLA tweak mode on a strip that starts at frame 101 (its action keyed at 1, 11, 21), the
     animator's frames 101-121 are smoothed: the keys go to the action's frames 1-21, the strip plays

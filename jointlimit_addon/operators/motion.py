@@ -191,11 +191,17 @@ class POSE_OT_jointlimit_motion(PosePoll, bpy.types.Operator):
                 "Swing & Twist channels cannot pass the swing pole (180°), which the keys of {bones} pass "
                 "(first between frames {a} and {b}): the motion goes the other way round there; use Euler channels",
                 bones=", ".join(sorted(over_pole)[:5]), a=over_pole[name][0], b=over_pole[name][1]))
-        if jumps:
+        if jumps and self.channels == motion.SWING_TWIST:
             self.report({"WARNING"}, _rpt(
                 "The motion of {bones} turns up to {angle:.0f}° from one frame to the next (a large swing on Swing & "
                 "Twist channels, which runs fast near its far key, keys far outside the limits, or a swing past "
                 "180°): check those frames, use Euler channels or move the keys inside the limits",
+                bones=", ".join(sorted(jumps)[:5]), angle=max(jumps.values())))
+        elif jumps:
+            self.report({"WARNING"}, _rpt(
+                "The motion of {bones} turns up to {angle:.0f}° from one frame to the next (keys far apart in angle "
+                "and close in time, or keys far outside the limits): check those frames, space the keys further "
+                "apart or move them inside the limits",
                 bones=", ".join(sorted(jumps)[:5]), angle=max(jumps.values())))
         if held:
             self.report({"WARNING"}, bone_limits.held_text(held))
