@@ -21,6 +21,7 @@ Blender glue (reads pose bones); the solvers stay in ``core``.
 import numpy as np
 
 from . import compat
+from .wording import counted
 
 MECHANISM_PREFIXES = ("MCH-", "ORG-", "DEF-")
 # Constraints that set a bone's transform from elsewhere: such a bone is rig machinery. (Limit
@@ -130,7 +131,7 @@ def logical_chain(tip, count=0, connected=False, selected=()):
                 break
             bones.append(prev)
         if count and len(bones) < count:
-            raise ChainError(f"'{tip.name}' has only {len(bones)} bones in its chain, not {count}: {why}")
+            raise ChainError(f"'{tip.name}' has only {counted(len(bones), 'bone')} in its chain, not {count}: {why}")
     for pb in bones:
         if pb.length < 1e-6:
             raise ChainError(f"'{pb.name}' has zero length")

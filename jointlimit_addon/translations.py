@@ -501,6 +501,8 @@ MESSAGES = {
     "Target must be finite numbers": "ターゲットは有限の数値にしてください",
     "Run this tool from a 3D Viewport": "このツールは 3D ビューポートから実行してください",
     "Select the bones to set": "設定するボーンを選択してください",
+    "Set 1 bone from '{preset}' ({mirrored} mirrored for the right side)":
+        "「{preset}」から 1 本のボーンを設定しました（右側としてミラー：{mirrored} 本）",
     "Set {count} bones from '{preset}' ({mirrored} mirrored for the right side)":
         "「{preset}」から {count} 本のボーンを設定しました（右側としてミラー：{mirrored} 本）",
     "Set {count} bones from '{preset}' ({mirrored} mirrored for the right side): {joints}":

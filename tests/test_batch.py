@@ -162,7 +162,7 @@ def test_info_prints_limits_in_degrees(run, rig_file):
     as_json = json.loads(_json_block(ok(run("info", "--json", blend=rig_file))))
     assert [b["bone"] for b in as_json["limits"]] == ["spine"] and as_json["deformers"] == []
     alone = run("info", "--json", rig_file)     # the file after the command: stdout is the JSON alone
-    assert json.loads(ok(alone)) == as_json and "summary: 1 limited bones" in alone.stderr
+    assert json.loads(ok(alone)) == as_json and "summary: 1 limited bone in 1 armature, 0 deformers" in alone.stderr
     several = run("info", "--json", rig_file, rig_file)     # one document per run: refused
     assert several.returncode == 2 and "--json prints one file's JSON document" in several.stderr
 
@@ -320,7 +320,7 @@ def test_motion_keys_every_frame_between_key_poses(run, scene, addon, tmp_path):
         pb.keyframe_insert("rotation_quaternion", frame=frame)
     path = save(tmp_path / "motion.blend")
     out = ok(run("motion", "--frames", 1, 21, "--profile", "min-jerk", "--bones", "upper,lower", blend=path))
-    assert "smoothed 1 bones" in out and "left lower (fewer than two rotation keys in the range)" in out
+    assert "smoothed 1 bone of" in out and "left lower (fewer than two rotation keys in the range)" in out
     obj = load(path)
     animation = importlib.import_module(f"{addon.__name__}.animation")
     assert animation.keyed_frames(obj, obj.pose.bones["upper"], "rotation_quaternion", 0, 100) == list(range(1, 22))

@@ -183,6 +183,17 @@ def test_side_detection(mods):
         assert not right(name), name
 
 
+def test_a_joint_preset_on_one_bone_says_one_bone(rig, mods, capfd):
+    """The report counts bones in the number they take: "Set 1 bone", "Set 2 bones"."""
+    import bpy
+
+    for names, said in (({"upper_arm.L"}, "Set 1 bone from"), ({"upper_arm.L", "upper_arm.R"}, "Set 2 bones from")):
+        select_only(rig, names, active="upper_arm.L")
+        capfd.readouterr()
+        assert bpy.ops.pose.jointlimit_preset_apply(preset="JOINT:SHOULDER", fit_rig=False) == {"FINISHED"}
+        assert said in capfd.readouterr().out
+
+
 def test_joint_preset_on_both_sides(rig, mods):
     import bpy
 

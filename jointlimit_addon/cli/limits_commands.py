@@ -6,6 +6,7 @@ import math
 import bpy
 
 from .. import animation, bone_limits, deformer, settings_io
+from ..wording import counted
 from .common import Outcome, UsageError, refuse_unkeyable, say
 from .scene import (active_in_mode, bone_selection, check_bones, check_limits, elsewhere, elsewhere_text, frame_progress,
                     frames_of, limited, pick_armature, rotation_state, run_op, scene_objects)
@@ -33,7 +34,7 @@ def cmd_info(args):
                   [list(b.values()) for b in bones]) if bones else "no limited bones")
         say(table(["MESH", "MODIFIER", "MODE"], [list(d.values()) for d in deformers])
             if deformers else "no JointLimit deformers")
-    return Outcome(f"{len(bones)} limited bones in {len(arms)} armatures, {len(deformers)} deformers"
+    return Outcome(f"{counted(len(bones), 'limited bone')} in {counted(len(arms), 'armature')}, {counted(len(deformers), 'deformer')}"
                    f"{elsewhere_text('ARMATURE')}")
 
 
@@ -140,5 +141,5 @@ def cmd_to_constraints(args):
     with active_in_mode(arm, "POSE"), bone_selection(arm, args.bones):
         run_op(bpy.ops.pose.jointlimit_to_constraints, "to-constraints", all_bones=args.bones is None,
                disable_limits=args.disable_limits)
-    return Outcome(f"added Limit Rotation constraints to {len(targets)} bones of {arm.name!r}", bones=targets,
+    return Outcome(f"added Limit Rotation constraints to {counted(len(targets), 'bone')} of {arm.name!r}", bones=targets,
                    objects=[arm.name])

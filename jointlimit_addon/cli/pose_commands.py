@@ -7,6 +7,7 @@ from mathutils import Vector
 
 from .. import animation, bone_limits
 from ..operators import ccd_ik, limb_ik
+from ..wording import counted
 from .common import Outcome, UsageError, end_if_run_gone, refuse_unkeyable, say
 from .scene import (active_in_mode, bone_selection, check_bones, check_limits, frames_of, pick_armature, pose_bone,
                     run_op)
@@ -62,7 +63,7 @@ def run_ik(args):
             scene.frame_set(original_frame)
     names = ", ".join(pb.name for pb in chain)
     worst = max(e["distance"] for e in tip_errors)
-    return Outcome(f"keyed {len(rows)} frames of {names} in {arm.name!r}; largest distance to target {worst:.3g}",
+    return Outcome(f"keyed {counted(len(rows), 'frame')} of {names} in {arm.name!r}; largest distance to target {worst:.3g}",
                    bones=[pb.name for pb in chain], objects=[arm.name], tip_errors=tip_errors)
 
 
@@ -84,5 +85,5 @@ def cmd_motion(args):
                step=args.step, use_via_points=not args.no_via_points, via_velocity=args.via_velocity.upper())
     skipped = [n for n in args.bones or () if n not in keyed]     # named, with fewer than two keys
     note = f"; left {', '.join(skipped)} (fewer than two rotation keys in the range)" if skipped else ""
-    return Outcome(f"smoothed {len(keyed)} bones of {arm.name!r} over frames {start}..{end} ({args.profile}){note}",
+    return Outcome(f"smoothed {counted(len(keyed), 'bone')} of {arm.name!r} over frames {start}..{end} ({args.profile}){note}",
                    bones=keyed, objects=[arm.name])

@@ -5,6 +5,7 @@ import numpy as np
 from bpy.props import BoolProperty, IntProperty
 
 from .. import animation, bone_limits, compat
+from ..wording import counted
 from ._common import PosePoll, target_bones_skipping
 
 
@@ -147,7 +148,7 @@ class POSE_OT_jointlimit_bake(PosePoll, bpy.types.Operator):
                         held.append(pb.name)
         key_rotations(bones, frames, clamped, stored, corrected, verbatim)
         scene.frame_set(original_frame)
-        self.report({"INFO"}, f"Baked {len(bones)} limited bones over {len(frames)} frames"
+        self.report({"INFO"}, f"Baked {counted(len(bones), 'limited bone')} over {counted(len(frames), 'frame')}"
                                 f"{bone_limits.skipped_text(skipped)}")
         if held:
             self.report({"WARNING"}, bone_limits.held_text(held))

@@ -3,6 +3,7 @@
 import bpy
 
 from .. import settings_io
+from ..wording import counted
 from ._common import ActiveBonePoll, refuse_invalid_limits, report_rest_pose, selected_pose_bones
 
 
@@ -23,6 +24,6 @@ class POSE_OT_jointlimit_copy(ActiveBonePoll, bpy.types.Operator):
             return {"CANCELLED"}
         for pb in targets:
             settings_io.copy_settings(active.jointlimit, pb.jointlimit)
-        self.report({"INFO"}, f"Copied the joint limit of '{active.name}' to {len(targets)} bones")
+        self.report({"INFO"}, f"Copied the joint limit of '{active.name}' to {counted(len(targets), 'bone')}")
         report_rest_pose(self, targets)
         return {"FINISHED"}

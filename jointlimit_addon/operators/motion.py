@@ -6,6 +6,7 @@ from bpy.props import BoolProperty, EnumProperty, IntProperty
 
 from .. import animation, bone_limits
 from ..core import motion, quat
+from ..wording import counted
 from ._common import PosePoll, selected_pose_bones
 from ._common import report_text as _rpt
 from .bake import sample_rotations
@@ -176,7 +177,7 @@ class POSE_OT_jointlimit_motion(PosePoll, bpy.types.Operator):
                 bone_limits.write_posed_rotation(pb, q)
                 pb.keyframe_insert(data_path=path, frame=frame, group=pb.name)
         scene.frame_set(original_frame)
-        message = f"Smoothed {len(written)} bones"
+        message = f"Smoothed {counted(len(written), 'bone')}"
         if skipped:
             message += f"; skipped (fewer than two keys): {', '.join(skipped[:5])}"
         self.report({"INFO"}, message)

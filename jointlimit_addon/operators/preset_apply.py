@@ -87,6 +87,9 @@ class POSE_OT_jointlimit_preset_apply(PosePoll, bpy.types.Operator):
                                for pb, _, key in plan)
             self.report({"INFO"}, _rpt("Set {count} bones from '{preset}' ({mirrored} mirrored for the right side): "
                                        "{joints}", count=len(plan), preset=label, mirrored=mirrored, joints=joints))
+        elif len(plan) == 1:
+            self.report({"INFO"}, _rpt("Set 1 bone from '{preset}' ({mirrored} mirrored for the right side)",
+                                       preset=label, mirrored=mirrored))
         else:
             self.report({"INFO"}, _rpt("Set {count} bones from '{preset}' ({mirrored} mirrored for the right side)",
                                        count=len(plan), preset=label, mirrored=mirrored))

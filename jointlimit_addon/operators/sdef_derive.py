@@ -4,6 +4,7 @@ import bpy
 from bpy.props import BoolProperty, EnumProperty, FloatProperty
 
 from ..deformer import derive
+from ..wording import counted
 from ._common import MeshPoll, run_on_meshes, target_meshes
 from .deformer_add import selected_prop, strongest_two_prop
 
@@ -48,6 +49,6 @@ class OBJECT_OT_jointlimit_sdef_derive(MeshPoll, bpy.types.Operator):
                             "ID, then name: bones without an ID by name), or give the bones MMD bone IDs in the "
                             "vertex groups' order, before exporting")
             where = " (also as mmd_tools shape keys)" if self.write_mmd else ""
-            return f"Derived SDEF parameters for {len(two.index)} vertices of '{obj.name}'{where}"
+            return f"Derived SDEF parameters for {counted(len(two.index), 'vertex', 'vertices')} of '{obj.name}'{where}"
 
         return run_on_meshes(self, target_meshes(context, self.use_selected), work, "derive SDEF parameters")

@@ -4,6 +4,7 @@ import bpy
 from bpy.props import BoolProperty
 
 from .. import bone_limits, settings_io
+from ..wording import counted
 from ._common import PosePoll, refuse_invalid_limits, target_bones_skipping
 
 CONSTRAINT_NAME = "JointLimit Euler"
@@ -39,6 +40,6 @@ class POSE_OT_jointlimit_to_constraints(PosePoll, bpy.types.Operator):
                 setattr(con, f"max_{axis}", hi)
             if self.disable_limits:
                 pb.jointlimit.enabled = False
-        self.report({"INFO"}, f"Added Limit Rotation constraints to {len(bones)} bones"
+        self.report({"INFO"}, f"Added Limit Rotation constraints to {counted(len(bones), 'bone')}"
                                 f"{bone_limits.skipped_text(skipped)}")
         return {"FINISHED"}
