@@ -27,9 +27,17 @@ FULL_CIRCLE_TOL = 1e-5
 
 
 def _range(lo, hi, what):
+    _finite(lo, hi, what)
     if not lo < hi:
         raise ValueError(f"{what}: minimum ({math.degrees(lo):.1f}°) must be below maximum ({math.degrees(hi):.1f}°)")
     return (lo, hi)
+
+
+def _finite(lo, hi, what):
+    """A range set to NaN or infinity by a script (the sliders cannot) is named as such."""
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        raise ValueError(f"{what}: minimum and maximum must be numbers of degrees (got {math.degrees(lo):.1f}° "
+                         f"and {math.degrees(hi):.1f}°)")
 
 
 def twist_range(lo, hi):
@@ -49,6 +57,7 @@ def _axes_range(rng, what):
 
 def _twist(settings):
     """The twist range of the settings (``None``: free), the message in degrees when inverted."""
+    _finite(settings.twist_min, settings.twist_max, "Twist")
     if settings.twist_min > settings.twist_max:
         raise ValueError(
             f"Twist: minimum ({math.degrees(settings.twist_min):.1f}°) is above maximum "

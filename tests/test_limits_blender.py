@@ -803,6 +803,26 @@ def test_invalid_range_message_names_the_bone_in_apply_and_bake(rig):
     assert rig.animation_data is None
 
 
+@pytest.mark.parametrize("kind, field", [("HINGE", "hinge_min"), ("SWING_TWIST", "swing_x_max"), ("SWING_TWIST", "twist_min"),
+                                         ("EULER", "euler_min")])
+def test_a_range_a_script_set_to_nan_is_named_as_not_a_number(rig, kind, field):
+    """A script sets one end of a range to NaN (the sliders cannot): Apply's error says the range
+    must be numbers of degrees, not that NaN "must be below" the other end."""
+    import bpy
+
+    pb = rig.pose.bones["forearm.L"]
+    configure(pb.jointlimit, kind)
+    pb.jointlimit.use_twist_limit, pb.jointlimit.fix_twist = True, False
+    if field == "euler_min":
+        pb.jointlimit.euler_min = (math.nan, -0.5, -0.5)
+    else:
+        setattr(pb.jointlimit, field, math.nan)
+    select_only(rig, {"forearm.L"}, active="forearm.L")
+    error = _error_of(bpy.ops.pose.jointlimit_apply)
+    assert "Bone 'forearm.L'" in error and "must be numbers of degrees (got " in error and "nan°" in error
+    assert "below" not in error and "above" not in error
+
+
 def _make_invalid(settings, how):
     """Hinge min above max, or a NaN twist (Swing & Twist with a twist limit)."""
     if how == "MIN_ABOVE_MAX":
