@@ -236,6 +236,31 @@ def test_report_of_a_run_refused_before_any_work_has_every_file(run, scene, tmp_
     assert good.read_bytes() == before
 
 
+def test_a_command_line_the_parser_refuses_still_writes_its_report(run, scene, tmp_path):
+    """An unknown option (a typo) is refused with exit 2 before any work; ``--report`` is still
+    written: every input file failed with the one-line error. A command line with no command
+    known has a report without files."""
+    good = save(tmp_path / "a.blend")
+    before = good.read_bytes()
+    report = tmp_path / "report.json"
+    result = run("apply", "--bogus", "--report", report, good)
+    assert result.returncode == 2
+    line = one_error_line(result).removeprefix("jointlimit: error: ")
+    assert "--bogus" in line
+    data = json.loads(report.read_text())
+    assert (data["command"], data["exit_code"]) == ("apply", 2) and [r["file"] for r in data["files"]] == [str(good)]
+    record = data["files"][0]
+    assert set(record) == RECORD_KEYS and record["status"] == "failed" and record["errors"] == [line]
+    assert good.read_bytes() == before
+    report.unlink()
+    result = run("aply", "--report", report, good)
+    assert result.returncode == 2
+    data = json.loads(report.read_text())
+    assert (data["command"], data["exit_code"], data["files"]) == (None, 2, [])
+    assert not run("apply", "--bogus", "--report", tmp_path / "report.txt", good).returncode == 0
+    assert not (tmp_path / "report.txt").exists()      # a report path refused is not written
+
+
 def test_report_of_ik_has_evaluated_tip_errors(run, scene, tmp_path):
     build_rig()
     path = save(tmp_path / "limb.blend")

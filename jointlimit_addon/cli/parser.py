@@ -289,3 +289,23 @@ def build_parser(prog=PROG):
 def parse(argv, prog=PROG):
     """The parsed arguments; ``UsageError`` for anything argparse refuses."""
     return build_parser(prog).parse_args(argv)
+
+
+def parse_refused(argv, prog=PROG):
+    """What can be told of a command line ``parse`` refused, for its ``--report``: the arguments
+    but the ones not understood (an unknown option), or else only the command and the report's
+    path (files none); ``None`` when not even ``--report`` can be read."""
+    try:
+        return build_parser(prog).parse_known_args(argv)[0]
+    except UsageError:
+        pass
+    reading = Parser(prog=prog, add_help=False)
+    reading.add_argument("--report")
+    try:
+        report = reading.parse_known_args(argv)[0].report
+    except UsageError:
+        return None
+    if report is None:
+        return None
+    command = argv[0] if argv and argv[0] in COMMANDS else None
+    return argparse.Namespace(command=command, report=report, worker_file=None, files=[])

@@ -13,7 +13,7 @@ from . import limits_commands, pose_commands, skin_commands, workers
 from .blend_io import check_not_newer, open_blend, read_back, write_copy
 from .common import (PROG, SUMMARY_PREFIX, BatchError, UsageError, end_if_run_gone, error_line, platform_problem, say,
                      say_aside, stdout_to_stderr, unreadable, watch_run)
-from .parser import COMMANDS, parse
+from .parser import COMMANDS, parse, parse_refused
 from .safe_save import (TargetLock, atomic_write_text, cleaning_up_on_signals, fingerprint, remove_stale_temporaries,
                         verified_save)
 
@@ -153,6 +153,17 @@ def write_worker_record(args, record):
         atomic_write_text(args.worker_report, json.dumps(record) + "\n")
 
 
+def _refused(argv, prog):
+    """``parse_refused``, when the report it names can be written (``None`` otherwise)."""
+    args = parse_refused(argv, prog)
+    try:
+        if args is not None and args.report:
+            check_report_path(args.report)
+    except UsageError:
+        return None
+    return args
+
+
 def run(argv, prog):
     """The exit code of one run; prints the summary or the one-line error."""
     args, records, record = None, [], None
@@ -186,6 +197,8 @@ def run(argv, prog):
         traceback.print_exc()
         code, summary = 1, None
         message = f"unexpected {type(exc).__name__}: {exc}"
+    if args is None and code == 2:
+        args = _refused(argv, prog)     # its --report still says what went wrong
     if record is not None:
         record["seconds"] = round(time.monotonic() - started, 3)
         if code:
