@@ -18,6 +18,8 @@ installed and on a fresh machine. Arguments are handled in order, as Blender doe
   -c, --command NAME ARGS    run the command NAME registered with ``bpy.utils.register_cli_command``
                              with all remaining arguments, then exit with its return value
                              (``-c help`` lists the commands)
+  -v, --version              print the embedded Blender's version and exit
+  -h, --help                 print this list of arguments and exit
   --                         everything after it is left to the scripts, in ``sys.argv``
 
 As Blender does at start-up, the user's preferences (``userpref.blend`` in Blender's user
@@ -66,6 +68,8 @@ def parse(args):
                 fail(f"{arg} needs an argument")
             return args[i + 1]
 
+        if arg in ("-v", "--version", "-h", "--help"):     # as in Blender: at once, whatever else is given
+            return False, None, [("version" if arg in ("-v", "--version") else "help", None)], 0
         if arg in NO_EFFECT:
             pass
         elif arg in AUTOEXEC:
@@ -93,7 +97,8 @@ def parse(args):
             break
         elif arg.startswith("-"):
             fail(f"unknown argument {arg!r} (the embedded Blender supports: {', '.join(sorted(NO_EFFECT | set(AUTOEXEC)))}, "
-                 "--factory-startup, -P/--python, --python-expr, --python-exit-code, -c/--command, --)")
+                 "--factory-startup, -P/--python, --python-expr, --python-exit-code, -c/--command, -v/--version, "
+                 "-h/--help, --)")
         else:
             actions.append(("open", arg))
         i += 1
@@ -201,6 +206,15 @@ def run_action(bpy, kind, value):
 def main():
     args = sys.argv[1:]
     factory, autoexec, actions, script_error_code = parse(args)
+    if actions and actions[0][0] == "help":
+        print("Usage: blender [ARGS ...] [FILE.blend] [ARGS ...] [-- SCRIPT ARGS]\n"
+              + __doc__.split("Arguments are handled in order, as Blender does:")[1].lstrip("\n").split("\n\n")[0])
+        return 0
+    if actions and actions[0][0] == "version":
+        import bpy
+
+        print(f"Blender {bpy.app.version_string} (the bpy module from PyPI, run by {os.path.basename(__file__)})")
+        return 0
     sys.argv = ["blender"] + args
     sys.meta_path.insert(0, RecordCommands())
     import bpy
