@@ -540,3 +540,41 @@ def test_a_file_from_a_newer_blender_is_not_rewritten(run, scene, tmp_path):
     assert not list((tmp_path / "out").iterdir())
     assert "summary:" in ok(run("info", newer))
     assert ok(run("apply", tmp_path / "rig.blend"))      # this version's own file
+
+
+def test_a_report_path_refused_is_not_written(run, scene, tmp_path):
+    """``--report`` naming a file that is not .json (a typo: the .blend itself) is refused with
+    exit 2 and that file is left as it is (it was overwritten with the JSON report before)."""
+    spine_rig()
+    rig = save(tmp_path / "rig.blend")
+    victim = save(tmp_path / "victim.blend")
+    before = victim.read_bytes()
+    result = run("info", rig, "--report", victim)
+    assert result.returncode == 2 and "must end with .json" in one_error_line(result)
+    assert victim.read_bytes() == before
+
+
+def test_an_output_that_is_a_folder_or_read_only_is_refused_in_one_line(run, batch_env, scene, tmp_path):
+    """``--output`` naming an existing folder, and a read-only target file (Blender refuses to save
+    over one), are refused with exit 2 and one line, nothing written; an input that is a folder
+    is named as one."""
+    spine_rig()
+    rig = save(tmp_path / "rig.blend")
+    before = rig.read_bytes()
+    (tmp_path / "out.blend").mkdir()
+    result = run("apply", rig, "--output", tmp_path / "out.blend")
+    assert result.returncode == 2 and "is a folder" in one_error_line(result)
+    assert "cannot read" in one_error_line(run("info", tmp_path / "out.blend")) and "a folder" in one_error_line(
+        run("info", tmp_path / "out.blend"))
+    rig.chmod(0o444)
+    prefix = []
+    if os.geteuid() == 0:   # root writes through permissions: without the capability that lets it
+        prefix = ["setpriv", "--bounding-set=-dac_override,-dac_read_search",
+                  "--inh-caps=-dac_override,-dac_read_search"]
+        if subprocess.run([*prefix, "true"], capture_output=True).returncode != 0:
+            pytest.skip("setpriv cannot drop the capability here")
+    result = subprocess.run([*prefix, *command("apply", rig)], env=batch_env, capture_output=True, text=True,
+                            timeout=300)
+    assert result.returncode == 2 and "is read-only" in one_error_line(result)
+    assert rig.read_bytes() == before
+    rig.chmod(0o644)

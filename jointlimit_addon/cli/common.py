@@ -147,6 +147,8 @@ def unreadable(path):
     """Why ``path`` is not an input file: its name or its absence."""
     if not path.endswith(".blend"):
         return f"cannot read {path}: not a .blend file name (it must end with .blend)"
+    if os.path.isdir(path):
+        return f"cannot read {path}: a folder, not a .blend file"
     return f"cannot read {path}: no such file"
 
 

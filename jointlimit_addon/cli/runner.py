@@ -58,6 +58,11 @@ def output_path(args, source):
         raise UsageError(f"output folder {folder} does not exist")
     if not os.access(folder, os.W_OK):
         raise UsageError(f"output folder {folder} is not writable")
+    if os.path.isdir(path):
+        raise UsageError(f"output {path} is a folder (give a .blend file's path, or the folder as --output-dir)")
+    if os.path.exists(path) and not os.access(path, os.W_OK):   # as Blender refuses to save over it
+        raise UsageError(f"output {path} is read-only (not writable: a published or locked file?); "
+                         f"write elsewhere with --output or --output-dir")
     return path
 
 
@@ -173,7 +178,11 @@ def run(argv, prog):
         if getattr(args, "worker_run", None):
             watch_run(args.worker_run)
         if args.report and not args.worker_file:
-            check_report_path(args.report)
+            try:
+                check_report_path(args.report)
+            except UsageError:
+                args.report = None      # a path refused is not written (it may be any file)
+                raise
         if args.worker_file or not (len(args.files) > 1 or (args.files and args.jobs > 1)):
             path = args.worker_file or (args.files[0] if args.files else None)
             if args.files and not args.worker_file and bpy.data.filepath:
