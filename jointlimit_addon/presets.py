@@ -2,8 +2,8 @@
 them to pose bones with the side mirrored.
 
 A preset entry is a dict of settings with angles in degrees (see ``FIELDS``), written for the LEFT
-side. Applying it to a right-side bone (``bpy.utils.flip_name`` changes the name and it has a
-``.R``/``_R``/``Right`` token) mirrors it with the rules of ``settings_io.mirror_settings``: Z and
+side. Applying it to a right-side bone (``flip_name`` changes the name, and where the two names
+differ the bone's reads R: ``.R``, ``_R``, ``Right``) mirrors it with the rules of ``settings_io.mirror_settings``: Z and
 twist ranges negated and swapped (also a hinge about Z, the Euler Y and Z ranges, polygon s and
 bulge); an AXES fit follows the mirrored ranges. An entry without ``fit`` (presets saved before
 the choice existed) means the paper's INSCRIBED fit.
@@ -32,7 +32,6 @@ FORMAT = "jointlimit-preset"
 VERSION = 1
 MAX_NAME = 64
 NAME_RE = re.compile(r"^[\w][\w \-().]*$")  # letters of any script, digits, _ - ( ) . and spaces
-_RIGHT_TOKEN = re.compile(r"(^|[._\- ])r($|[._\- \d])|right", re.IGNORECASE)
 
 KINDS = ("SWING_TWIST", "HINGE", "EULER", "EULER_MULTI", "QUAT_SWING")
 SHAPES = ("RECT", "ELLIPSE", "OVAL", "SUPERELLIPSE", "POLYGON")
@@ -77,10 +76,28 @@ def check_name(name):
     return name
 
 
-def is_right_side(name):
-    """Whether a bone name is the right-side one of a mirrored pair (``.R``, ``_R``, ``Right``...)."""
+def flip_name(name):
+    """The name of the bone on the other side (``bpy.utils.flip_name``), also after a namespace
+    prefix, which Blender's rule does not look past (Mixamo's ``mixamorig:RightArm``); the name
+    itself when it has no side."""
     flipped = bpy.utils.flip_name(name)
-    return flipped != name and bool(_RIGHT_TOKEN.search(name)) and not _RIGHT_TOKEN.search(flipped)
+    if flipped == name and ":" in name:
+        prefix, _, rest = name.rpartition(":")
+        other = bpy.utils.flip_name(rest)
+        if other != rest:
+            return f"{prefix}:{other}"
+    return flipped
+
+
+def is_right_side(name):
+    """Whether a bone name is the right-side one of a mirrored pair (``.R``, ``_R``, ``Right``...):
+    where it differs from its mirror's name, it reads R or r (so ``Bright.R`` is right, ``Bright.L``
+    left)."""
+    flipped = flip_name(name)
+    if flipped == name:
+        return False
+    at = next((i for i, (a, b) in enumerate(zip(name, flipped)) if a != b), None)
+    return at is not None and name[at] in "Rr"
 
 
 # --- entries --------------------------------------------------------------------------------------
@@ -227,8 +244,10 @@ def _deg_pair(lo, hi):
 
 
 def entry_from_settings(settings):
-    """Every setting of ``PoseBone.jointlimit`` as a preset entry (degrees)."""
-    return {
+    """The settings of ``PoseBone.jointlimit`` that its kind and shape use, as a preset entry
+    (degrees): a range left over from another kind (an inverted Swing X on a Hinge bone) is
+    neither saved nor checked."""
+    every = {
         "kind": settings.kind,
         "shape": settings.shape,
         "correction": settings.correction,
@@ -247,6 +266,21 @@ def entry_from_settings(settings):
         "outline": [[round(math.degrees(p.swing_z), 6), round(math.degrees(p.swing_x), 6), p.bulge]
                     for p in settings.outline],
     }
+    return {field: every[field] for field in _used_fields(settings)}
+
+
+def _used_fields(settings):
+    """The entry fields ``bone_limits.build_limit`` reads for the settings' kind and shape."""
+    kind = settings.kind
+    if kind == "SWING_TWIST":
+        fields = ["kind", "shape", "correction", "fit", "twist", "fix_twist"]
+        fields += ["outline"] if settings.shape == "POLYGON" else ["swing_x", "swing_z"]
+        return fields + (["exponent"] if settings.shape == "SUPERELLIPSE" else [])
+    if kind == "HINGE":
+        return ["kind", "hinge_axis", "hinge"]
+    if kind == "QUAT_SWING":
+        return ["kind", "quat_swing_max", "twist"]
+    return ["kind", "euler_order", "euler_min", "euler_max"]
 
 
 def builtin_entry(key):

@@ -276,8 +276,8 @@ MESSAGES = {
     "The character faces -X": "キャラクターは -X を向いています",
     "The character faces +X": "キャラクターは +X を向いています",
     "Save Joint Limit Preset": "関節制限プリセットを保存",
-    "Save the active bone's joint limit as a user preset, listed in the preset menu (as written, for its side)":
-        "アクティブなボーンの関節制限をユーザープリセットとして保存し、プリセットメニューに表示します（そのボーンの側のまま保存）",
+    "Save the active bone's joint limit as a user preset, listed in the preset menu (kept for the left side: a right-side bone's limit is mirrored, so that the preset gives each side its own)":
+        "アクティブなボーンの関節制限をユーザープリセットとして保存し、プリセットメニューに表示します（左側として保存：右側のボーンの制限はミラーされるので、プリセットはそれぞれの側に正しく適用されます）",
     "Name of the preset (letters, digits, spaces and _ - ( ) .); a preset of the same name is replaced":
         "プリセットの名前（文字・数字・空白と _ - ( ) .）。同じ名前のプリセットは置き換えられます",
     "Limb IK": "四肢 IK",

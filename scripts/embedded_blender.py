@@ -211,9 +211,9 @@ def main():
               + __doc__.split("Arguments are handled in order, as Blender does:")[1].lstrip("\n").split("\n\n")[0])
         return 0
     if actions and actions[0][0] == "version":
-        import bpy
+        from importlib import metadata
 
-        print(f"Blender {bpy.app.version_string} (the bpy module from PyPI, run by {os.path.basename(__file__)})")
+        print(f"Blender {metadata.version('bpy')} (the bpy module from PyPI, run by {os.path.basename(__file__)})")
         return 0
     sys.argv = ["blender"] + args
     sys.meta_path.insert(0, RecordCommands())

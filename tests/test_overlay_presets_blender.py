@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from jointlimit_addon.presets_data import JOINTS  # keys only; the tests use the installed add-on
+from modal_harness import OperatorStandIn
 from rigs import make_armature, select_only, symmetric_arms
 
 pytestmark = [pytest.mark.blender]
@@ -192,6 +193,61 @@ def test_a_joint_preset_on_one_bone_says_one_bone(rig, mods, capfd):
         capfd.readouterr()
         assert bpy.ops.pose.jointlimit_preset_apply(preset="JOINT:SHOULDER", fit_rig=False) == {"FINISHED"}
         assert said in capfd.readouterr().out
+
+
+def test_sides_of_prefixed_and_tricky_names(mods):
+    """Mixamo's namespace prefix and a name holding "right" elsewhere: the side is where the name
+    differs from its mirror's."""
+    presets = mods["presets"]
+    assert presets.flip_name("mixamorig:RightArm") == "mixamorig:LeftArm"
+    assert presets.is_right_side("mixamorig:RightArm") and not presets.is_right_side("mixamorig:LeftArm")
+    assert presets.is_right_side("Bright.R") and not presets.is_right_side("Bright.L")
+    assert not presets.is_right_side("mixamorig:Spine") and presets.flip_name("mixamorig:Spine") == "mixamorig:Spine"
+
+
+def test_mirror_with_both_sides_selected_copies_from_the_active_side(rig, mods):
+    """Limits set up on the right arm, both arms selected, the right one active: Mirror writes the
+    left one from it (it overwrote the right one with the left's defaults before, reporting 2)."""
+    import bpy
+
+    right = rig.pose.bones["upper_arm.R"].jointlimit
+    configure_rect(right)
+    right.swing_x_min, right.swing_x_max = math.radians(-20), math.radians(60)
+    select_only(rig, {"upper_arm.L", "upper_arm.R"}, active="upper_arm.R")
+    op = OperatorStandIn(bpy.types.POSE_OT_jointlimit_mirror)
+    assert op.execute(bpy.context) == {"FINISHED"}
+    assert right.enabled and deg(right, "swing_x") == (-20, 60)
+    left = rig.pose.bones["upper_arm.L"].jointlimit
+    assert left.enabled and deg(left, "swing_x") == (-20, 60), op.reports
+    assert ("Mirrored 1 joint limit" in op.reports[0][1])
+
+
+def test_a_preset_saved_from_a_right_side_bone_gives_it_back_its_own_limit(rig, mods):
+    """Saved from upper_arm.R, applied to upper_arm.R: the same limit (it came back mirrored a
+    second time before); applied to upper_arm.L: the mirror image. A Hinge bone whose unused
+    Swing X range is inverted (left from another kind) saves: only the fields its kind uses."""
+    import bpy
+
+    right = rig.pose.bones["upper_arm.R"].jointlimit
+    configure_rect(right)
+    right.swing_z_min, right.swing_z_max = math.radians(-20), math.radians(60)
+    right.use_twist_limit, right.twist_min, right.twist_max = True, math.radians(-10), math.radians(30)
+    select_only(rig, {"upper_arm.R"}, active="upper_arm.R")
+    assert bpy.ops.pose.jointlimit_preset_save(name="Right Arm") == {"FINISHED"}
+    right.swing_z_min, right.swing_z_max = math.radians(-5), math.radians(5)
+    assert bpy.ops.pose.jointlimit_preset_apply(preset="USER:Right Arm") == {"FINISHED"}
+    assert deg(right, "swing_z") == (-20, 60) and deg(right, "twist") == (-10, 30)
+    select_only(rig, {"upper_arm.L"}, active="upper_arm.L")
+    assert bpy.ops.pose.jointlimit_preset_apply(preset="USER:Right Arm") == {"FINISHED"}
+    left = rig.pose.bones["upper_arm.L"].jointlimit
+    assert deg(left, "swing_z") == (-60, 20) and deg(left, "twist") == (-30, 10)
+    hinge = rig.pose.bones["forearm.L"].jointlimit
+    hinge.enabled, hinge.kind = True, "HINGE"
+    hinge.hinge_min, hinge.hinge_max = 0.0, math.radians(140)
+    hinge.swing_x_min, hinge.swing_x_max = math.radians(10), math.radians(-50)
+    select_only(rig, {"forearm.L"}, active="forearm.L")
+    assert bpy.ops.pose.jointlimit_preset_save(name="Elbow") == {"FINISHED"}
+    assert set(mods["presets"].load_user_preset("Elbow")) == {"kind", "hinge_axis", "hinge"}
 
 
 def test_joint_preset_on_both_sides(rig, mods):

@@ -2,7 +2,8 @@
 
 import bpy
 
-from .. import settings_io
+from .. import presets, settings_io
+from ..wording import counted
 from ._common import PosePoll, refuse_invalid_limits, report_rest_pose, selected_pose_bones
 
 
@@ -17,7 +18,7 @@ class POSE_OT_jointlimit_mirror(PosePoll, bpy.types.Operator):
         bones = context.object.pose.bones
         pairs, unmatched = [], []
         for pb in selected_pose_bones(context):
-            other = bones.get(bpy.utils.flip_name(pb.name))
+            other = bones.get(presets.flip_name(pb.name))
             if other is None or other == pb:
                 unmatched.append(pb.name)
             else:
@@ -25,18 +26,33 @@ class POSE_OT_jointlimit_mirror(PosePoll, bpy.types.Operator):
         if not pairs:
             self.report({"ERROR"}, "No mirror bones found for the selection (names need .L/.R, _L/_R or Left/Right)")
             return {"CANCELLED"}
-        sources = {src.name for src, _ in pairs}
-        # both sides selected: mirror from one side only
-        pairs_used = [(src, dst) for src, dst in pairs if not (dst.name in sources and src.name > dst.name)]
+        active = context.active_pose_bone
+        chosen = {pb.name for pb, _ in pairs}
+        # both sides selected: each pair from the side the animator set up (``_source``), once
+        pairs_used = [(src, dst) for src, dst in pairs
+                      if dst.name not in chosen or _source(src, dst, active) == src]
         if refuse_invalid_limits(self, [src for src, _ in pairs_used]):
             return {"CANCELLED"}
         written = []
         for src, dst in pairs_used:
             settings_io.mirror_settings(src.jointlimit, dst.jointlimit)
             written.append(dst)
-        message = f"Mirrored {len(pairs)} joint limits"
+        message = f"Mirrored {counted(len(written), 'joint limit')}"
         if unmatched:
             message += f"; no mirror bone for: {', '.join(unmatched[:5])}"
         self.report({"INFO"}, message)
         report_rest_pose(self, written)
         return {"FINISHED"}
+
+
+def _source(a, b, active):
+    """Which of two mirror bones, both selected, is the one to copy: the active bone, else the one
+    on the active bone's side, else the only one with a limit, else the left one."""
+    if active in (a, b):
+        return active
+    if active is not None and presets.flip_name(active.name) != active.name:
+        right = presets.is_right_side(active.name)
+        return a if presets.is_right_side(a.name) == right else b
+    if a.jointlimit.enabled != b.jointlimit.enabled:
+        return a if a.jointlimit.enabled else b
+    return b if presets.is_right_side(a.name) else a

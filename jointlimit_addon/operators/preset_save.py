@@ -12,7 +12,7 @@ def _rpt(template, **values):
 
 
 class POSE_OT_jointlimit_preset_save(ActiveBonePoll, bpy.types.Operator):
-    """Save the active bone's joint limit as a user preset, listed in the preset menu (as written, for its side)"""
+    """Save the active bone's joint limit as a user preset, listed in the preset menu (kept for the left side: a right-side bone's limit is mirrored, so that the preset gives each side its own)"""
 
     bl_idname = "pose.jointlimit_preset_save"
     bl_label = "Save Joint Limit Preset"
@@ -38,7 +38,10 @@ class POSE_OT_jointlimit_preset_save(ActiveBonePoll, bpy.types.Operator):
         try:
             name = presets.check_name(self.name)
             replaced = name in presets.user_preset_names()
-            path = presets.save_user_preset(name, presets.entry_from_settings(pb.jointlimit))
+            entry = presets.entry_from_settings(pb.jointlimit)
+            if presets.is_right_side(pb.name):     # presets are written for the left side
+                entry = presets.mirror_entry(entry)
+            path = presets.save_user_preset(name, entry)
         except presets.PresetError as exc:
             self.report({"ERROR"}, exc.translated())
             return {"CANCELLED"}
