@@ -117,12 +117,13 @@ def test_iterations_bound_every_sweep_of_a_call(scene, mods, capfd, iterations):
     assert np.all(np.isfinite(_tip(obj)))
 
 
-def test_nan_target_refused(scene):
+@pytest.mark.parametrize("bad", [float("nan"), float("inf")])
+def test_nan_or_infinite_target_refused(scene, bad):
     import bpy
 
     obj = tail_chain(3)
     with pytest.raises(RuntimeError, match="finite"):
-        bpy.ops.pose.jointlimit_ccd_ik(target=(float("nan"), 0, 0))
+        bpy.ops.pose.jointlimit_ccd_ik(target=(bad, 0, 0))
     assert all(tuple(pb.rotation_quaternion) == (1, 0, 0, 0) for pb in obj.pose.bones)
 
 

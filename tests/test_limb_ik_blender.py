@@ -216,13 +216,35 @@ def test_a_locked_upper_arm_stays_inside_its_limit(arm, mods):
         assert mods["core.quat"].angle_between(limit.clamp(q), q) < 1e-5
 
 
-def test_nan_target_is_refused(arm):
+@pytest.mark.parametrize("target, swivel", [((float("nan"), 0, 0), 0.0), ((float("inf"), 0, 1), 0.0),
+                                           ((0.3, 0, 1), float("inf")), ((0, -float("inf"), 1), 0.0)])
+def test_nan_or_infinite_target_is_refused(arm, target, swivel):
+    """NaN or infinity (Blender stores an infinity as the largest float: it passed as finite)."""
     import bpy
 
     before = tuple(arm.pose.bones["upper_arm"].rotation_quaternion)
     with pytest.raises(RuntimeError, match="finite"):
-        bpy.ops.pose.jointlimit_limb_ik(target=(float("nan"), 0, 0))
+        bpy.ops.pose.jointlimit_limb_ik(target=target, swivel=swivel)
     assert tuple(arm.pose.bones["upper_arm"].rotation_quaternion) == before
+
+
+def test_a_constraint_holding_the_limb_back_is_a_warning_not_exact(arm, capfd):
+    """A Limit Rotation constraint on the forearm keeps the evaluated hand off a reachable target:
+    the report warns that the target was missed on the evaluated pose (it said "exact" at INFO
+    level, with the right tip error)."""
+    import bpy
+
+    con = arm.pose.bones["forearm"].constraints.new("LIMIT_ROTATION")
+    con.owner_space = "LOCAL"
+    con.use_limit_x = con.use_limit_z = True
+    con.min_x, con.max_x, con.min_z, con.max_z = -0.05, 0.05, -0.05, 0.05
+    bpy.context.view_layer.update()
+    shoulder = np.array(arm.pose.bones["upper_arm"].head)
+    target = shoulder + 0.7 * (_hand_head(arm) - shoulder) + np.array((0.0, -0.1, 0.0))     # reachable
+    capfd.readouterr()
+    assert bpy.ops.pose.jointlimit_limb_ik(target=target) == {"FINISHED"}
+    out = capfd.readouterr().out
+    assert "Warning: target missed on the evaluated pose" in out and "exact" not in out
 
 
 def _start_modal(arm, mods):

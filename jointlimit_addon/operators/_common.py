@@ -1,6 +1,7 @@
 """Helpers shared by the operators (no operator classes here)."""
 
 import bpy
+import numpy as np
 
 from .. import bone_limits
 
@@ -8,6 +9,17 @@ from .. import bone_limits
 def report_text(template, **values):
     """A report template translated (``pgettext_rpt``) before it is formatted."""
     return bpy.app.translations.pgettext_rpt(template).format(**values)
+
+
+# Blender's float properties hold an infinity set from a script as the largest float32
+FLOAT_MAX = 3.4028234e38
+
+
+def real_numbers(*values):
+    """Whether every value is a number of the scene (not NaN, not infinite, nor the largest
+    float that Blender stores for an infinity)."""
+    v = np.asarray(values, dtype=np.float64)
+    return bool(np.all(np.abs(v) < FLOAT_MAX))
 
 
 def pose_mode_problem(context):

@@ -8,7 +8,7 @@ from bpy.props import BoolProperty, FloatProperty, FloatVectorProperty, IntPrope
 
 from .. import autokey, bone_limits, chains, drag, evaluated
 from ..core import ccd
-from ._common import ActiveBonePoll
+from ._common import ActiveBonePoll, real_numbers
 from ._modal import ModalDragMixin
 
 
@@ -138,7 +138,7 @@ class POSE_OT_jointlimit_ccd_ik(ModalDragMixin, ActiveBonePoll, bpy.types.Operat
 
     def execute(self, context):
         target = np.array(self.target, dtype=np.float64)
-        if not np.all(np.isfinite(target)):
+        if not real_numbers(*target):
             self.report({"ERROR"}, "Target must be finite numbers")
             return {"CANCELLED"}
         try:

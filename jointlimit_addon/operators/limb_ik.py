@@ -8,12 +8,13 @@ from bpy.props import BoolProperty, EnumProperty, FloatProperty, FloatVectorProp
 
 from .. import autokey, bone_limits, chains, drag, evaluated
 from ..core import ccd_steps, limb_ik, quat
-from ._common import ActiveBonePoll
+from ._common import ActiveBonePoll, real_numbers
 from ._modal import ModalDragMixin
 
 # Limb IK corrects on the evaluated pose until the tip is this close (fraction of the limb length).
 EVALUATED_TOLERANCE = 1e-5
 ORIENTATION_TOLERANCE = math.radians(0.01)  # end bone this far from Target Rotation: said in the report
+MISS_FRACTION = 1e-3     # of the limb's reach: a tip error above it is a miss the report warns of
 HINGE_AXES = {"X": (1.0, 0.0, 0.0), "Z": (0.0, 0.0, 1.0), "NEG_X": (-1.0, 0.0, 0.0), "NEG_Z": (0.0, 0.0, -1.0)}
 
 
@@ -265,7 +266,7 @@ class POSE_OT_jointlimit_limb_ik(ModalDragMixin, ActiveBonePoll, bpy.types.Opera
 
     def execute(self, context):
         target = np.array(self.target, dtype=np.float64)
-        if not (np.all(np.isfinite(target)) and math.isfinite(self.swivel)):
+        if not real_numbers(*target, self.swivel):
             self.report({"ERROR"}, "Target and swivel must be finite numbers")
             return {"CANCELLED"}
         try:
@@ -280,8 +281,8 @@ class POSE_OT_jointlimit_limb_ik(ModalDragMixin, ActiveBonePoll, bpy.types.Opera
         autokey.autokey(context, written)
         if solver.ignored:
             self.report({"WARNING"}, solver.ignored)
-        self.report({"WARNING"} if info["status"] in ("OUT_OF_REACH", "TOO_CLOSE", "LOCKED") else {"INFO"},
-                    status_text(info))
+        self.report({"WARNING"} if info["status"] in ("OUT_OF_REACH", "TOO_CLOSE", "LOCKED") or missed(info)
+                    else {"INFO"}, status_text(info))
         return {"FINISHED"}
 
     def begin_session(self, context, view):
@@ -302,12 +303,20 @@ class POSE_OT_jointlimit_limb_ik(ModalDragMixin, ActiveBonePoll, bpy.types.Opera
                "Wheel/Ctrl+drag: swivel   LMB/Enter: confirm   RMB/Esc: cancel"
 
 
+def missed(info):
+    """Whether the evaluated end bone stops visibly short of the target (more than a thousandth
+    of the limb's reach: the limits, a constraint or a driver held it back)."""
+    return info["tip_error"] > MISS_FRACTION * info["max_reach"]
+
+
 def status_text(info):
     reach = f"reach {info['reach']:.3f}/{info['max_reach']:.3f}"
     out = "folded toward target" if info.get("folded") else "stretched toward target"
     beyond = "out of reach of the hinge limit" if info.get("hinge_bound") else "out of reach"
     labels = {"OK": "exact", "LIMITED": "nearest pose inside the joint limits", "OUT_OF_REACH": f"{beyond}: {out}",
               "TOO_CLOSE": "target too close to the shoulder/hip", "LOCKED": "target missed: locked channels hold the limb back"}
+    if info["status"] == "OK" and missed(info):
+        labels["OK"] = "target missed on the evaluated pose (a constraint or driver holds the limb?)"
     limits = "limits on" if info.get("limits") else "limits off"
     locked = info.get("locked") and f"locked rotation channels kept on {', '.join(info['locked'])}"
     turned = info.get("orientation_error", 0.0) > ORIENTATION_TOLERANCE and \
