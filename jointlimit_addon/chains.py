@@ -13,7 +13,8 @@ stops at it. Here bone B *follows* bone A when
 A mechanism bone is named ``MCH-``/``ORG-``/``DEF-``, sits only in hidden bone collections, or
 is driven by a constraint that overrides its transform (Copy Transforms, Damped Track, IK, ...).
 Bones the user selected are never treated as mechanism, and a chain the user selected in order
-(each selected bone an ancestor of the next) is taken as it is.
+(each selected bone the posed parent of the next, or the bone it starts on) is taken as it is; a
+selected ancestor further up (the torso) is not part of it.
 
 Blender glue (reads pose bones); the solvers stay in ``core``.
 """
@@ -112,15 +113,31 @@ def selected_ancestors(pose_bone, selected):
     return out
 
 
+def _picked_in_order(tip, selected):
+    """The selected ancestors of ``tip`` that continue its chain, nearest first: each the parent an
+    animator poses of the one before (mechanism bones skipped) or the bone whose tail the one
+    before starts on. The first selected ancestor that is neither (``torso`` selected with an
+    arm's bones) ends them: it is not part of the limb, and the tools must not turn it."""
+    out, bone = [], tip
+    for ancestor in selected_ancestors(tip, selected):
+        if ancestor != posable_ancestor(bone, selected)[0] and not follows(ancestor, bone):
+            break
+        out.append(ancestor)
+        bone = ancestor
+    return out
+
+
 def logical_chain(tip, count=0, connected=False, selected=()):
     """Root-to-tip bones ending at ``tip``: ``count`` bones (0 = as many as follow each other).
 
     ``selected``: names of the selected bones. When the selection holds enough ancestors of the
-    tip (``count - 1``, or one for an open count), those are the chain, nearest first: the user
-    picked the bones in order. Otherwise the chain follows the rig (:func:`predecessor`).
+    tip that continue its chain (``count - 1``, or one for an open count; ``_picked_in_order``),
+    those are the chain, nearest first: the user picked the bones in order. Otherwise the chain
+    follows the rig (:func:`predecessor`).
     Raises :class:`ChainError` when fewer than ``count`` bones follow each other.
     """
-    picked = selected_ancestors(tip, set(selected)) if tip.name in set(selected) else []
+    chosen = set(selected)
+    picked = _picked_in_order(tip, chosen) if tip.name in chosen else []
     if picked and len(picked) >= max(count - 1, 1):
         bones = [tip] + picked[: count - 1 if count else None]
     else:

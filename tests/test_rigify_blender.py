@@ -114,6 +114,27 @@ def test_limb_ik_refuses_where_no_chain_exists(rigs):
         bpy.ops.pose.jointlimit_limb_ik(target=(0.2, 0.0, 1.0))
 
 
+@pytest.mark.parametrize("selected", [{"hand_fk.L", "forearm_fk.L", "torso"}, {"hand_fk.L", "upper_arm_fk.L", "torso"}])
+@pytest.mark.parametrize("tool", ["limb_ik", "ccd_ik"])
+def test_a_selected_torso_is_not_part_of_the_arm(rigs, mods, selected, tool):
+    """An animator's selection holds the torso with the arm's controls (the hand active): the tools
+    solve the arm (upper_arm_fk, forearm_fk, hand_fk) and leave the torso as it is (the selected
+    ancestor was taken as the chain's upper bone: the whole upper body turned)."""
+    import bpy
+
+    rig = pose_mode(rigs["rig"], selected=selected, active="hand_fk.L")
+    pbs = rig.pose.bones
+    upper = pbs["upper_arm_fk.L"]
+    target = upper.head + upper.vector * 0.3 + upper.z_axis * 0.25     # armature space, reachable
+    kwargs = {"chain_length": 3} if tool == "ccd_ik" else {}
+    getattr(bpy.ops.pose, f"jointlimit_{tool}")(target=tuple(target), **kwargs)
+    assert tuple(pbs["torso"].rotation_quaternion) == (1, 0, 0, 0)
+    assert tuple(upper.rotation_quaternion) != (1, 0, 0, 0)    # the arm moved
+    bpy.context.view_layer.update()
+    tip = pbs["hand_fk.L"].head if tool == "limb_ik" else pbs["hand_fk.L"].tail
+    assert (tip - target).length < 1e-3
+
+
 def test_limb_ik_uses_bones_selected_in_order(rigs, mods):
     rig = pose_mode(rigs["basic"], selected={"upper_arm.L", "forearm.L", "hand.L", "shoulder.L"}, active="hand.L")
     bones = mods["operators.limb_ik"].limb_bones(rig.pose.bones["hand.L"], {"upper_arm.L", "forearm.L", "hand.L"})
