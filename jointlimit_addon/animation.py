@@ -50,6 +50,70 @@ def animated_rotations(obj, pose_bones):
     return [pb.name for pb in pose_bones if f'pose.bones["{pb.name}"].{rotation_path(pb)[0]}' in paths]
 
 
+_components = {}    # Object.session_uid -> (what they were read from, {bone: {path: animated indices}} of partly animated paths)
+_ROTATION_WIDTHS = {"rotation_quaternion": 4, "rotation_euler": 3, "rotation_axis_angle": 4}
+
+
+def forget_components():
+    """Read the animated rotation components again (keys or drivers may have been added or removed)."""
+    _components.clear()
+
+
+def held_components(obj):
+    """``{bone name: held}`` for the limited bones of ``obj`` whose rotation channel (in the
+    bone's mode) is animated in some components and not in others (an animator keyed only the
+    X angle): ``held`` marks the components nothing animates (the action, its slot's NLA strips,
+    drivers), which a playback frame's clamp keeps as posed, so that the frame does not depend on
+    the frames shown before (the clamp's values in them would stay). Read once per action and
+    animation layout (``forget_components`` on any action update)."""
+    data = obj.animation_data
+    if data is None:
+        return {}
+    stamp = (None if data.action is None else data.action.session_uid, len(data.drivers), len(data.nla_tracks))
+    known = _components.get(obj.session_uid)
+    if known is None or known[0] != stamp:
+        known = _components[obj.session_uid] = (stamp, _partly_animated(obj, data))
+    if not known[1]:
+        return {}
+    held = {}
+    bones = obj.pose.bones
+    for name, paths in known[1].items():
+        pb = bones.get(name)
+        if pb is None or not pb.jointlimit.enabled:
+            continue
+        path = _rotation_path_of(pb.rotation_mode)
+        animated = paths.get(path)
+        if animated is not None:
+            held[name] = tuple(i not in animated for i in range(_ROTATION_WIDTHS[path]))
+    return held
+
+
+def _rotation_path_of(mode):
+    return ("rotation_quaternion" if mode == "QUATERNION" else "rotation_axis_angle" if mode == "AXIS_ANGLE"
+            else "rotation_euler")
+
+
+def _partly_animated(obj, data):
+    """``{bone: {rotation path: animated indices}}`` of the paths animated in some components only."""
+    curves = [*data.drivers, *object_fcurves(obj)]
+    for track in data.nla_tracks:
+        if not track.mute or track.is_solo:
+            for strip in track.strips:
+                if strip.action is not None and not strip.mute:
+                    curves += compat.strip_fcurves(strip)
+    animated = {}
+    for fc in curves:
+        path = fc.data_path
+        if not path.startswith('pose.bones["') or not path.endswith(tuple(_ROTATION_WIDTHS)):
+            continue
+        name, _, attr = path[len('pose.bones["'):].rpartition('"].')
+        if attr in _ROTATION_WIDTHS:
+            animated.setdefault(name.replace('\\"', '"'), {}).setdefault(attr, set()).add(fc.array_index)
+    return {name: {path: frozenset(indices) for path, indices in paths.items() if len(indices) < _ROTATION_WIDTHS[path]}
+            for name, paths in animated.items()
+            if any(len(indices) < _ROTATION_WIDTHS[path] for path, indices in paths.items())}
+
+
 def _to_scene(obj):
     """Key time -> scene frame: through the tweaked strip in NLA tweak mode (its start, scale and
     repeats), else the same."""

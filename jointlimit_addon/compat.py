@@ -59,6 +59,11 @@ def action_fcurve_collection(action, slot):
     return None if bag is None else bag.fcurves
 
 
+def strip_fcurves(strip):
+    """F-curves of an NLA strip's action for the strip's slot (strips have one from 4.4 on)."""
+    return action_fcurves(strip.action, getattr(strip, "action_slot", None))
+
+
 def action_fcurves(action, slot):
     """F-curves of ``action`` for ``slot``: layered (slotted) actions, or a legacy action's list
     (``Action.fcurves`` exists up to 4.5 and is gone in 5.0)."""

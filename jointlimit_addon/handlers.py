@@ -25,7 +25,7 @@ import threading
 
 import bpy
 
-from . import bone_limits, deformer, live_pose, playback_layer, props
+from . import animation, bone_limits, deformer, live_pose, playback_layer, props
 
 _state = {"busy": False, "live": False, "generation": None, "warned": False,
           "quiet": None,    # a frame's _quiet_key when the playback clamp found nothing of its own to clamp
@@ -75,8 +75,49 @@ def clamp_object_per_bone(obj, only_changed, skip=None):
 
 def clamp_object(obj, only_changed, skip=None):
     """Clamp the limited bones of one armature (all at once), but those named in ``skip``; returns
-    how many were written."""
-    return live_pose.clamp_armature(obj, only_changed, skip)
+    how many were written. A frame's clamp (not ``only_changed``: the pose comes from the
+    animation) keeps the components nothing animates of a partly animated bone as posed
+    (``_clamp_held``): written with the clamp's values, they would carry one frame's correction
+    into the next frames."""
+    held = {} if only_changed else animation.held_components(obj)
+    if not held:
+        return live_pose.clamp_armature(obj, only_changed, skip)
+    return live_pose.clamp_armature(obj, only_changed, _with_held(skip, held)) + _clamp_held(obj, held, skip)
+
+
+_unions = {}    # (held bone names, skip) -> the set of both, one object per pair (live_pose keeps its mask per set)
+
+
+def _with_held(skip, held):
+    key = (tuple(held), skip)
+    found = _unions.get(key)
+    if found is None:
+        if len(_unions) > 64:
+            _unions.clear()
+        found = _unions[key] = frozenset(held) | (skip or frozenset())
+    return found
+
+
+def _clamp_held(obj, held, skip):
+    """Clamp the partly animated bones ``held`` (``animation.held_components``) one by one, their
+    held components locked (``bone_limits.clamp_locked``); returns how many were written."""
+    written = 0
+    for name, components in held.items():
+        if skip and name in skip:
+            continue
+        pb = obj.pose.bones[name]
+        limit = bone_limits.cached_limit(pb.jointlimit)[0]
+        try:
+            q = bone_limits.read_rotation(pb)
+        except ValueError:
+            continue    # not a rotation (all zero): left as it is, as the other bones
+        if limit is None or bone_limits.is_inside(limit, q, bone_limits.storage_tol(bone_limits.stored_magnitude(pb))):
+            continue
+        out, _, met = bone_limits.clamp_locked(pb, limit, q, held=components)
+        if met:
+            bone_limits.write_posed_rotation(pb, out, held=components)
+            written += 1
+    return written
 
 
 _scene_armatures = {}   # scene name (and view layer name) -> (object count, names of its armatures)
@@ -165,6 +206,8 @@ def on_depsgraph_update(scene, depsgraph=None):
     if depsgraph is not None and _relinked(depsgraph):
         _scene_armatures.clear()
     if depsgraph is not None and not evaluates_apart(depsgraph):    # an export's evaluations edit nothing
+        if depsgraph.id_type_updated("ACTION"):
+            animation.forget_components()
         playback_layer.check_updates(depsgraph)
     if scene.jointlimit.live:
         clamp_scene(scene, only_changed=True, depsgraph=depsgraph)
@@ -188,6 +231,7 @@ def on_undo_or_load(*_args, loaded=False):
     _state["quiet"] = None
     _scene_armatures.clear()
     live_pose.invalidate()
+    animation.forget_components()
     props.settings_changed()
     playback_layer.forget(loaded)
     playback_layer.remove_leftovers()
@@ -383,5 +427,7 @@ def unregister():
     playback_layer.unregister()
     _cache.clear()
     _scene_armatures.clear()
+    _unions.clear()
     live_pose.invalidate()
+    animation.forget_components()
     bone_limits.clear_cache()

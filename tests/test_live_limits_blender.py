@@ -512,3 +512,52 @@ def test_a_system_override_rig_is_clamped(scene, mods, tmp_path):
     rig.pose.bones["b"].rotation_euler = (D(170), 0.0, 0.0)
     assert mods["handlers"].clamp_object(rig, False) == 1
     assert math.degrees(rig.pose.bones["b"].rotation_euler[0]) == pytest.approx(140, abs=1e-4)
+
+
+@pytest.mark.parametrize("way", ["frames", "fast_scrubbing", "playing"])
+def test_a_partly_keyed_bone_keeps_its_unkeyed_angles_on_every_frame(scene, mods, way):
+    """An Euler bone with only X keyed (0° to 80°) and Z posed by hand at 20°, a RECT limit of
+    ±30°: a frame's clamp moves X only and keeps Z as posed, so a frame shows the same pose
+    whichever frames came before (frame 10's correction stayed in the unkeyed Y and Z and changed
+    frame 3, for good, even with Clamp Playback switched off)."""
+    import bpy
+
+    obj = bpy.data.objects.new("Rig", bpy.data.armatures.new("Rig"))
+    scene.collection.objects.link(obj)
+    bpy.context.view_layer.objects.active = obj
+    bpy.ops.object.mode_set(mode="EDIT")
+    bone = obj.data.edit_bones.new("Bone")
+    bone.tail = (0.0, 0.0, 1.0)
+    bpy.ops.object.mode_set(mode="POSE")
+    pb = obj.pose.bones["Bone"]
+    s = pb.jointlimit
+    s.enabled, s.kind, s.shape = True, "SWING_TWIST", "RECT"
+    s.swing_x_min, s.swing_x_max, s.swing_z_min, s.swing_z_max = D(-30), D(30), D(-30), D(30)
+    pb.rotation_mode = "XYZ"
+    pb.rotation_euler = (0.0, 0.0, D(20))
+    for frame, x in ((1, 0.0), (10, 80.0)):
+        pb.rotation_euler[0] = D(x)
+        pb.keyframe_insert("rotation_euler", index=0, frame=frame)
+    scene.jointlimit.clamp_playback = True
+    scene.jointlimit.fast_scrubbing = way != "frames"
+    if way == "playing":
+        mods["handlers"].on_playback_start(scene)
+
+    def shown(frame):
+        scene.frame_set(frame)
+        depsgraph = bpy.context.evaluated_depsgraph_get()
+        return np.degrees(obj.evaluated_get(depsgraph).pose.bones["Bone"].matrix_basis.to_euler())
+
+    first = shown(3)
+    at_10 = shown(10)
+    again = shown(3)
+    np.testing.assert_allclose(again, first, atol=1e-4)
+    assert pb.rotation_euler[1] == 0.0 and pb.rotation_euler[2] == pytest.approx(D(20), abs=1e-7)
+    assert at_10[2] == pytest.approx(20.0, abs=1e-4) and 0.0 < at_10[0] <= 30.0      # X clamped, Z kept
+    limit = mods["bone_limits"].build_limit(s)
+    q = mods["bone_limits"].read_rotation(pb)
+    assert mods["bone_limits"].is_inside(limit, q, 1e-5)
+    if way == "playing":
+        mods["handlers"].on_playback_stop(scene, None)
+    scene.jointlimit.clamp_playback = False
+    np.testing.assert_allclose(shown(3), first, atol=1e-4)
