@@ -205,10 +205,14 @@ def on_depsgraph_update(scene, depsgraph=None):
     _state["quiet"] = None      # objects, bones or settings may have changed
     if depsgraph is not None and _relinked(depsgraph):
         _scene_armatures.clear()
+    animated = False    # keys edited (or a file opened): the pose shown is the animation's again
     if depsgraph is not None and not evaluates_apart(depsgraph):    # an export's evaluations edit nothing
-        if depsgraph.id_type_updated("ACTION"):
+        animated = depsgraph.id_type_updated("ACTION")
+        if animated:
             animation.forget_components()
         playback_layer.check_updates(depsgraph)
+    if animated and scene.jointlimit.clamp_playback:
+        clamp_scene(scene, only_changed=False, depsgraph=depsgraph)     # as a frame is clamped
     if scene.jointlimit.live:
         clamp_scene(scene, only_changed=True, depsgraph=depsgraph)
         _state["live"] = True
@@ -267,6 +271,10 @@ def on_load(*_args):
     for scene in bpy.data.scenes:   # a file saved before Clamp Playback switched Lock Interface on with it
         if scene.jointlimit.clamp_playback and not scene.render.use_lock_interface and scene.library is None:
             scene.render.use_lock_interface = True
+    scene, view_layer = bpy.context.scene, bpy.context.view_layer
+    if scene is not None and view_layer is not None and scene.jointlimit.clamp_playback:
+        view_layer.update()     # the pose the animation gives the frame shown, clamped as a frame is
+        clamp_scene(scene, only_changed=False, view_layer=view_layer)
 
 
 @bpy.app.handlers.persistent

@@ -177,11 +177,16 @@ _notify_changes(JointLimitOutlinePoint)
 _notify_changes(JointLimitSettings)
 
 
-def _lock_interface_for_renders(settings, _context):
-    """A render from the interface calls the clamp from its own thread; only with the interface
-    locked may that change the pose (``handlers.unsafe_render``)."""
+def _clamp_playback_changed(settings, _context):
+    """Switched on: the frame shown is clamped now (not on the next frame change), and a render from
+    the interface, which calls the clamp from its own thread, may change the pose only with the
+    interface locked (``handlers.unsafe_render``)."""
     if settings.clamp_playback:
-        settings.id_data.render.use_lock_interface = True
+        scene = settings.id_data
+        scene.render.use_lock_interface = True
+        from . import handlers     # (it imports this module)
+
+        handlers.clamp_scene(scene, only_changed=False)
 
 
 class JointLimitSceneSettings(bpy.types.PropertyGroup):
@@ -199,7 +204,7 @@ class JointLimitSceneSettings(bpy.types.PropertyGroup):
                     "rendering). Switching it on also switches on Render > Lock Interface, without which a "
                     "render started from the interface cannot be clamped safely",
         default=False,
-        update=_lock_interface_for_renders,
+        update=_clamp_playback_changed,
     )
     fast_scrubbing: BoolProperty(
         name="Fast Scrubbing",

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from rigs import make_armature, save_in_library
+from rigs import compat, make_armature, save_in_library
 
 pytestmark = [pytest.mark.blender]
 
@@ -399,6 +399,7 @@ def test_clamp_playback_and_renders_from_the_interface(scene, mods, capfd, tmp_p
     pb.rotation_mode = "XYZ"
     pb.rotation_euler = (D(170), 0.0, 0.0)
     pb.keyframe_insert("rotation_euler", frame=1)
+    bpy.context.view_layer.update()     # (the key's update: Clamp Playback would clamp the pose then)
     scene.render.use_lock_interface = False
     scene.jointlimit.clamp_playback = True
     assert scene.render.use_lock_interface
@@ -561,3 +562,47 @@ def test_a_partly_keyed_bone_keeps_its_unkeyed_angles_on_every_frame(scene, mods
         mods["handlers"].on_playback_stop(scene, None)
     scene.jointlimit.clamp_playback = False
     np.testing.assert_allclose(shown(3), first, atol=1e-4)
+
+
+def test_clamp_playback_clamps_the_frame_shown_without_a_frame_change(scene, mods, tmp_path):
+    """Live Limits off, Clamp Playback on: the frame shown is clamped when Clamp Playback is
+    switched on, when a key is edited, and when the file is opened (each showed the keys'
+    unclamped pose until the next frame change)."""
+    import bpy
+
+    obj = limited_rig()
+    pb = next(pb for pb in obj.pose.bones if pb.jointlimit.enabled)
+    configure(pb.jointlimit, "SWING_TWIST", "RECT", "OPTIMAL")
+    limit = mods["bone_limits"].build_limit(pb.jointlimit)
+    pb.rotation_mode = "QUATERNION"
+    for frame, angle in ((1, 0.0), (10, 150.0)):     # the limit's Swing X ends at 110°
+        pb.rotation_quaternion = (math.cos(D(angle) / 2), math.sin(D(angle) / 2), 0.0, 0.0)
+        pb.keyframe_insert("rotation_quaternion", frame=frame)
+    scene.jointlimit.live = False
+    scene.frame_set(10)
+    names = obj.name, pb.name
+
+    def shown_inside():
+        depsgraph = bpy.context.evaluated_depsgraph_get()
+        shown = bpy.data.objects[names[0]].evaluated_get(depsgraph).pose.bones[names[1]]
+        return mods["bone_limits"].is_inside(limit, mods["bone_limits"].read_rotation(shown), 1e-5)
+
+    assert not shown_inside()
+    scene.jointlimit.clamp_playback = True
+    assert shown_inside()
+    data = obj.animation_data
+    for fc in compat().action_fcurves(data.action, data.action_slot):
+        if fc.array_index == 1:
+            for point in fc.keyframe_points[-1:]:       # the key at frame 10 turned further out
+                point.co.y += 0.05
+                point.handle_left.y += 0.05
+                point.handle_right.y += 0.05
+            fc.update()
+    bpy.context.view_layer.update()
+    assert shown_inside()
+    path = tmp_path / "clamped.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(path))
+    bpy.ops.wm.open_mainfile(filepath=str(path))
+    assert bpy.context.scene.jointlimit.clamp_playback and not bpy.context.scene.jointlimit.live
+    assert shown_inside()
+    bpy.context.scene.jointlimit.clamp_playback = False
