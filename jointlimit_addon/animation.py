@@ -123,6 +123,34 @@ def _to_scene(obj):
     return lambda frame: frame
 
 
+def keyed_rotation(pose_bone, frame):
+    """The rotation (unit quaternion) the armature's action gives ``pose_bone`` at scene time
+    ``frame`` (in NLA tweak mode at the tweaked strip's time), components without an F-curve as
+    posed; ``None`` when the action keys none of its rotation channel, or not a rotation."""
+    from .bone_limits import rotation_of_values, rotation_path
+
+    obj = pose_bone.id_data
+    data = obj.animation_data
+    if data is None or data.action is None:
+        return None
+    if data.use_tweak_mode:
+        frame = data.nla_tweak_strip_time_to_scene(frame, invert=True)
+    attr, width = rotation_path(pose_bone)
+    path = pose_bone.path_from_id(attr)
+    values = list(getattr(pose_bone, attr))
+    keyed = False
+    for fc in object_fcurves(obj):
+        if fc.data_path == path and fc.array_index < width and not fc.mute:
+            values[fc.array_index] = fc.evaluate(frame)
+            keyed = True
+    if not keyed:
+        return None
+    try:
+        return rotation_of_values(pose_bone.rotation_mode, values, pose_bone.name)
+    except ValueError:
+        return None
+
+
 def keyed_frames(obj, pose_bone, data_path, frame_start, frame_end):
     """Sorted whole scene frames in [start, end] where any channel of the bone's ``data_path`` has
     a key (in NLA tweak mode, the frames where the tweaked strip plays them)."""

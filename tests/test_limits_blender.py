@@ -136,6 +136,37 @@ def test_apply_on_keyed_bones_keys_with_auto_keying_or_warns(rig, core):
         scene.tool_settings.use_keyframe_insert_auto = False
 
 
+def test_apply_with_auto_keying_keys_what_clamp_playback_shows(rig, core):
+    """Clamp Playback on shows a keyed bone clamped while its key on the frame is outside: Apply
+    with Auto Keying keys the pose shown, so that the keys match the viewport (it said "Clamped
+    0 of 1" and left the key outside)."""
+    import bpy
+
+    from modal_harness import OperatorStandIn
+
+    pb, limit = selected_hinged_arm(rig, core)
+    scene = bpy.context.scene
+    scene.frame_set(1)
+    pb.rotation_quaternion = core["quat"].from_axis_angle([0.0, 0.0, 1.0], 1.2)
+    pb.keyframe_insert("rotation_quaternion", frame=1)
+    scene.jointlimit.clamp_playback = True
+    scene.tool_settings.use_keyframe_insert_auto = True
+    try:
+        scene.frame_set(1)
+        assert limit.contains(core["bone_limits"].read_rotation(pb))      # shown clamped
+        op = OperatorStandIn(bpy.types.POSE_OT_jointlimit_apply, all_bones=False)
+        assert op.execute(bpy.context) == {"FINISHED"}
+        assert any("keys outside the limits on this frame: keyed as shown" in text for _, text in op.reports)
+        scene.jointlimit.clamp_playback = False
+        scene.frame_set(2)
+        scene.frame_set(1)
+        q = core["bone_limits"].read_rotation(pb)
+        assert core["bone_limits"].is_inside(limit, q, core["bone_limits"].storage_tol(1.0))   # the key too
+    finally:
+        scene.tool_settings.use_keyframe_insert_auto = False
+        scene.jointlimit.clamp_playback = False
+
+
 @pytest.mark.parametrize("keying_set", ["Location", "Rotation", "BUILTIN_KSI_VisualRot", "absolute", "option-off"])
 def test_auto_keying_with_only_active_keying_set_keys_what_the_set_keys(rig, core, keying_set):
     """With Auto Keying and *Only Active Keying Set* on, Apply keys what the active keying set

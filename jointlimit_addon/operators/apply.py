@@ -31,7 +31,11 @@ class POSE_OT_jointlimit_apply(PosePoll, bpy.types.Operator):
         self.report({"INFO"}, f"Clamped {len(moved)} of {len(bones)} limited bones{bone_limits.skipped_text(skipped)}")
         if held:
             self.report({"WARNING"}, bone_limits.held_text(held))
-        keyed = set(autokey.autokey(context, [pb for pb in bones if pb.name in moved]))
+        outside = _keys_outside(context, [pb for pb in bones if pb.name not in moved])
+        if outside:
+            self.report({"INFO"}, f"{', '.join(pb.name for pb in outside[:5])}: shown clamped by Clamp Playback, "
+                                  f"keys outside the limits on this frame: keyed as shown")
+        keyed = set(autokey.autokey(context, [pb for pb in bones if pb.name in moved] + outside))
         clamped = [pb for pb in bones if pb.name in moved and pb.name not in keyed]
         animated = [name for obj in {pb.id_data for pb in clamped}
                     for name in animation.animated_rotations(obj, [pb for pb in clamped if pb.id_data is obj])]
@@ -39,6 +43,24 @@ class POSE_OT_jointlimit_apply(PosePoll, bpy.types.Operator):
             self.report({"WARNING"}, f"{', '.join(animated)}: animated, the keys or drivers set the rotation again on "
                                      f"the next frame change {_not_keyed_hint(context, clamped)}")
         return {"FINISHED"}
+
+
+def _keys_outside(context, pose_bones):
+    """With Auto Keying and Clamp Playback on, the bones of ``pose_bones`` (inside their limits as
+    shown) whose keys on the current frame are outside: the frame's clamp shows them inside, and
+    Apply keys what it shows, as it keys a bone it clamped itself."""
+    scene = context.scene
+    if not (autokey.autokey_enabled(context) and scene.jointlimit.clamp_playback):
+        return []
+    frame = scene.frame_current_final
+    out = []
+    for pb in pose_bones:
+        q = animation.keyed_rotation(pb, frame)
+        limit = bone_limits.cached_limit(pb.jointlimit)[0]
+        if q is not None and limit is not None and not bone_limits.is_inside(
+                limit, q, bone_limits.storage_tol(bone_limits.stored_magnitude(pb))):
+            out.append(pb)
+    return out
 
 
 def _not_keyed_hint(context, clamped):
