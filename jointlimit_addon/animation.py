@@ -1,5 +1,7 @@
 """Reading keyframes of pose-bone channels, for layered (slotted) actions and legacy ones."""
 
+import bisect
+
 from . import compat
 
 
@@ -149,6 +151,44 @@ def keyed_rotation(pose_bone, frame):
         return rotation_of_values(pose_bone.rotation_mode, values, pose_bone.name)
     except ValueError:
         return None
+
+
+def action_times(obj, frames):
+    """The action's times of scene ``frames`` (through the tweaked strip in NLA tweak mode)."""
+    data = obj.animation_data
+    if data is not None and data.use_tweak_mode:
+        return [data.nla_tweak_strip_time_to_scene(f, invert=True) for f in frames]
+    return list(frames)
+
+
+def remove_keys_between(pose_bone, data_path, frames, tol=1e-4):
+    """Remove the keys of the bone's channel ``data_path`` that lie between the first and the
+    last of scene ``frames`` but on none of them (a key on a subframe): a bake or a motion keyed
+    on ``frames`` replaces the animation there, and a key left between two of its keys would
+    play its old value (outside the limits) on the way. Returns how many went."""
+    obj = pose_bone.id_data
+    times = sorted(action_times(obj, frames))
+    if len(times) < 2:
+        return 0
+    path = pose_bone.path_from_id(data_path)
+    removed = 0
+    for fc in object_fcurves(obj):
+        if fc.data_path != path or fc.lock or (fc.group is not None and fc.group.lock):
+            continue
+        points = fc.keyframe_points
+        doomed = [i for i, point in enumerate(points)
+                  if times[0] < point.co[0] < times[-1] and not _near(times, point.co[0], tol)]
+        for i in reversed(doomed):
+            points.remove(points[i], fast=True)
+        if doomed:
+            fc.update()
+            removed += len(doomed)
+    return removed
+
+
+def _near(times, t, tol):
+    at = bisect.bisect_left(times, t)
+    return any(abs(times[j] - t) <= tol for j in (at - 1, at) if 0 <= j < len(times))
 
 
 def keyed_frames(obj, pose_bone, data_path, frame_start, frame_end):

@@ -598,3 +598,24 @@ def test_a_locked_bone_goes_to_the_nearest_rotation_inside_continuously(rig, mod
             steps.append(math.degrees(Q.angle_between(out, previous[0])))
         previous = (out, q)
     assert sum(step > 60.0 for step in steps) <= 1, sorted(steps)[-5:]     # (once: the minimum followed ends)
+
+
+@pytest.mark.parametrize("operator", ["bake", "motion"])
+def test_a_subframe_key_inside_the_range_goes(rig, mods, operator):
+    """Keys at 1, 10, 20 inside the limit and one at frame 15.5 far outside (Z 90°): Bake and
+    Smooth Motion key whole frames and remove the key between them, so that the curve stays
+    inside on the subframes too (it read 90° at 15.5 between two clamped keys: motion blur,
+    subframe renders)."""
+    import bpy
+
+    Q = mods["core.quat"]
+    pb, _s, limit = _limited_quaternion_joint(rig, mods)
+    for frame, z in ((1, 0.0), (10, 20.0), (20, 0.0), (15.5, 90.0)):
+        _key(pb, Q.from_axis_angle([0, 0, 1], math.radians(z)), frame, mods)
+    run = getattr(bpy.ops.pose, f"jointlimit_{operator}")
+    assert run(frame_start=1, frame_end=20) == {"FINISHED"}
+    curves = [fc for fc in mods["animation"].object_fcurves(rig) if fc.data_path.endswith("rotation_quaternion")]
+    assert curves and all(all(abs(k.co[0] - round(k.co[0])) < 1e-6 for k in fc.keyframe_points) for fc in curves)
+    for t in (15.25, 15.5, 15.75):
+        q = np.array([fc.evaluate(t) for fc in sorted(curves, key=lambda fc: fc.array_index)])
+        assert Q.angle_between(limit.clamp(q / np.linalg.norm(q)), q / np.linalg.norm(q)) < 1e-3

@@ -41,6 +41,7 @@ def key_rotations(bones, frames, rotations, stored, corrected, verbatim=None):
                   bone_limits.values_for_mode(mode, rotations[f, b], stored[f][b])[1]
                   if corrected[f, b] or path == "rotation_quaternion" else stored[f][b] for f in range(len(frames))]
         key_values(pb, path, frames, values)
+        animation.remove_keys_between(pb, path, frames)
 
 
 def locked_values(pb, limit, q, stored, near=None):

@@ -176,6 +176,7 @@ class POSE_OT_jointlimit_motion(PosePoll, bpy.types.Operator):
                             held.append(pb.name)
                 bone_limits.write_posed_rotation(pb, q)
                 pb.keyframe_insert(data_path=path, frame=frame, group=pb.name)
+            animation.remove_keys_between(pb, path, frames)
         scene.frame_set(original_frame)
         message = f"Smoothed {counted(len(written), 'bone')}"
         if skipped:
