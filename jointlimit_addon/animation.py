@@ -97,6 +97,15 @@ def _rotation_path_of(mode):
 
 def _partly_animated(obj, data):
     """``{bone: {rotation path: animated indices}}`` of the paths animated in some components only."""
+    animated = _rotation_animation(obj, data)
+    return {name: {path: frozenset(indices) for path, indices in paths.items() if len(indices) < _ROTATION_WIDTHS[path]}
+            for name, paths in animated.items()
+            if any(len(indices) < _ROTATION_WIDTHS[path] for path, indices in paths.items())}
+
+
+def _rotation_animation(obj, data):
+    """``{bone: {rotation path: animated indices}}``: what the action, the NLA strips that play and
+    the drivers animate of the bones' rotation channels."""
     curves = [*data.drivers, *object_fcurves(obj)]
     for track in data.nla_tracks:
         if not track.mute or track.is_solo:
@@ -111,9 +120,18 @@ def _partly_animated(obj, data):
         name, _, attr = path[len('pose.bones["'):].rpartition('"].')
         if attr in _ROTATION_WIDTHS:
             animated.setdefault(name.replace('\\"', '"'), {}).setdefault(attr, set()).add(fc.array_index)
-    return {name: {path: frozenset(indices) for path, indices in paths.items() if len(indices) < _ROTATION_WIDTHS[path]}
-            for name, paths in animated.items()
-            if any(len(indices) < _ROTATION_WIDTHS[path] for path, indices in paths.items())}
+    return animated
+
+
+def animated_limited_bones(obj):
+    """Names of ``obj``'s limited bones whose rotation channel something animates (the action, an
+    NLA strip that plays, a driver)."""
+    data = obj.animation_data
+    if data is None:
+        return []
+    bones = obj.pose.bones
+    return [name for name in _rotation_animation(obj, data)
+            if (pb := bones.get(name)) is not None and pb.jointlimit.enabled]
 
 
 def _to_scene(obj):

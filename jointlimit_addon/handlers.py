@@ -287,6 +287,7 @@ def on_frame_change_pre(scene, *_args):
 @bpy.app.handlers.persistent
 def on_render_init(*_args):
     playback_layer.render_started()
+    _said_unclamped.clear()
 
 
 @bpy.app.handlers.persistent
@@ -378,8 +379,25 @@ def _clamp_render_frame(scene, depsgraph, view_layer):
         for obj in objects:
             if clamp_object(obj, only_changed=False) or obj.session_uid in keyed:
                 obj.update_tag(refresh={"TIME"})
+        left = set(playback_layer.unclamped_rigs())
+        _warn_unclamped([obj for obj in objects if obj.name in left])
     finally:
         _state["busy"] = False
+
+
+_said_unclamped = set()     # rig names a render's warning named (once a render: ``on_render_init`` empties it)
+
+
+def _warn_unclamped(objects):
+    """Say once a render which rigs with animated limited bones it renders unclamped (the render
+    could not key their animation: ``playback_layer.key_render_frame``), as the viewport shows
+    them clamped."""
+    names = [obj.name for obj in objects if obj.name not in _said_unclamped and animation.animated_limited_bones(obj)]
+    if names:
+        _said_unclamped.update(names)
+        print(f"JointLimit: Clamp Playback leaves the animation of {', '.join(names)} unclamped in this render (an "
+              f"NLA track plays, or rigs share an action with different limits): bake their limits into the keys "
+              f"first (Bake Joint Limits)", file=sys.stderr)
 
 
 def _relinked(depsgraph):

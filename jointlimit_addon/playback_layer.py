@@ -365,6 +365,8 @@ def key_render_frame(depsgraph, objects):
         bones, peers = covered_bones(obj), ()
         if bones is None:
             bones, peers = render_peers(obj, objects) or (None, ())
+            if bones is None:
+                _left_unclamped.add(obj.name)
         if not bones:   # nothing keyed, or not from its action alone: the pose stored in the rig
             if unkey_render_copy(depsgraph, obj):
                 keyed.add(obj.session_uid)
@@ -381,6 +383,17 @@ def key_render_frame(depsgraph, objects):
         if cover.moved.any() and cover.write_keys(copy):
             keyed.update(rig.session_uid for rig in (obj, *peers))
     return keyed
+
+
+_left_unclamped = set()     # names of the rigs a render's frames could not key (``unclamped_rigs``)
+
+
+def unclamped_rigs():
+    """The names of the rigs whose animation the render's frames so far left as keyed (an NLA
+    track plays, rigs share an action with other limits...: ``covered_bones``), emptied."""
+    names = sorted(_left_unclamped)
+    _left_unclamped.clear()
+    return names
 
 
 def unkey_render_copy(depsgraph, obj):

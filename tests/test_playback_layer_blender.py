@@ -1284,12 +1284,13 @@ def test_renders_show_the_clamped_animation_and_the_rest_of_it(scene, mods):
         scene.jointlimit.clamp_playback = False
 
 
-def test_rigs_sharing_an_action_render_clamped_when_their_limits_agree(scene, mods):
+def test_rigs_sharing_an_action_render_clamped_when_their_limits_agree(scene, mods, capfd):
     """Two rigs playing one action (a character duplicated with its action, a crowd given one
     walk): a render keys the render's copy of the action once for both when their keyed limited
     bones agree (the same limits and rotation modes), so each renders clamped, stepped and
     while the other plays it; when one rig's limit differs, keys in the shared copy would be
-    wrong for the other: neither is keyed and both render their animation as keyed (README)."""
+    wrong for the other: neither is keyed and both render their animation as keyed (README), which
+    the render says once on the console, naming both rigs (it said nothing)."""
     import bpy
     from rigs import make_armature
 
@@ -1314,12 +1315,16 @@ def test_rigs_sharing_an_action_render_clamped_when_their_limits_agree(scene, mo
     try:
         scene.jointlimit.clamp_playback = True
         scene.frame_set(1)
+        capfd.readouterr()
         clamped, free = render()
         assert clamped == pytest.approx([90, 90], abs=1e-4) and free[0] == free[1] > 140    # b has no limit
+        assert "unclamped in this render" not in capfd.readouterr().err
         twin.pose.bones["a"].jointlimit.hinge_max = math.radians(60)
         scene.frame_set(1)
         disagreeing, _ = render()
         assert min(disagreeing) > 140       # as keyed, both (the shared copy cannot hold two clamps)
+        said = [line for line in capfd.readouterr().err.splitlines() if "unclamped in this render" in line]
+        assert len(said) == 1 and obj.name in said[0] and twin.name in said[0] and "Bake Joint Limits" in said[0]
         twin.pose.bones["a"].jointlimit.hinge_max = math.radians(90)
         mods["handlers"].on_playback_start(scene)
         play(scene, obj, [6, 7, 8])
