@@ -157,6 +157,9 @@ def validate_entry(entry):
             if not isinstance(value, (list, tuple)):
                 raise PresetError("Field '{field}' must be a list of [swing z, swing x, bulge] vertices", field=field)
             value = [_numbers(p, 3, field) for p in value]
+            if any(abs(z) > 179.0 or abs(x) > 179.0 or abs(bulge) > 10.0 for z, x, bulge in value):
+                raise PresetError("Field '{field}' must have swing angles within -179 and 179 degrees and bulges "
+                                  "within -10 and 10", field=field)
         out[field] = value
     if "euler_min" in out and "euler_max" in out and any(a >= b for a, b in zip(out["euler_min"], out["euler_max"])):
         raise PresetError("Each value of 'euler_min' must be below the one of 'euler_max'")

@@ -556,6 +556,8 @@ MESSAGES = {
     "Field '{field}' must lie within 1 and 64": "フィールド '{field}' は 1〜64 にしてください",
     "Field '{field}' must be a list of [swing z, swing x, bulge] vertices":
         "フィールド '{field}' は [スイング z, スイング x, 膨らみ] の頂点のリストにしてください",
+    "Field '{field}' must have swing angles within -179 and 179 degrees and bulges within -10 and 10":
+        "フィールド「{field}」のスイング角は -179 から 179 度、バルジは -10 から 10 の範囲にしてください",
     "Each value of 'euler_min' must be below the one of 'euler_max'": "'euler_min' の各値は 'euler_max' の値より小さくしてください",
 }
 

@@ -380,6 +380,10 @@ def test_save_refuses_invalid_settings(rig, mods):
 
 @pytest.mark.parametrize("text,message", [
     ("{ not json", "not valid JSON"),
+    ('{"format": "jointlimit-preset", "joint": {"kind": "SWING_TWIST", "shape": "POLYGON", '
+     '"outline": [[0, 0, 50], [10, 20, 0], [-10, 20, 0]]}}', "bulges within -10 and 10"),
+    ('{"format": "jointlimit-preset", "joint": {"kind": "SWING_TWIST", "shape": "POLYGON", '
+     '"outline": [[0, 400, 0], [10, 20, 0], [-10, 20, 0]]}}', "within -179 and 179"),
     ('{"format": "other"}', "not a JointLimit preset"),
     ('{"format": "jointlimit-preset", "joint": {"kind": "HINGE", "hinge": [10, 5]}}', "min < max"),
     ('{"format": "jointlimit-preset", "joint": {"kind": "SWING_TWIST", "swingx": [1, 2]}}', "Unknown preset field"),
