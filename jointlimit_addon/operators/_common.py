@@ -11,6 +11,12 @@ def report_text(template, **values):
     return bpy.app.translations.pgettext_rpt(template).format(**values)
 
 
+def report_count(one, many, count, **values):
+    """``report_text`` of the template ``one`` when ``count`` is 1, else ``many`` (with ``count``):
+    each a message of its own for translators ("1 bone", "{count} bones")."""
+    return report_text(one if count == 1 else many, count=count, **values)
+
+
 # Blender's float properties hold an infinity set from a script as the largest float32
 FLOAT_MAX = 3.4028234e38
 

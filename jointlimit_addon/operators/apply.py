@@ -4,7 +4,7 @@ import bpy
 from bpy.props import BoolProperty
 
 from .. import animation, autokey, bone_limits
-from ._common import PosePoll, target_bones_skipping
+from ._common import PosePoll, report_count, target_bones_skipping
 
 
 class POSE_OT_jointlimit_apply(PosePoll, bpy.types.Operator):
@@ -28,7 +28,8 @@ class POSE_OT_jointlimit_apply(PosePoll, bpy.types.Operator):
         except ValueError as exc:
             self.report({"ERROR"}, str(exc))
             return {"CANCELLED"}
-        self.report({"INFO"}, f"Clamped {len(moved)} of {len(bones)} limited bones{bone_limits.skipped_text(skipped)}")
+        self.report({"INFO"}, report_count("Clamped {moved} of 1 limited bone", "Clamped {moved} of {count} limited bones",
+                                           len(bones), moved=len(moved)) + bone_limits.skipped_text(skipped))
         if held:
             self.report({"WARNING"}, bone_limits.held_text(held))
         outside = _keys_outside(context, [pb for pb in bones if pb.name not in moved])

@@ -5,8 +5,7 @@ import numpy as np
 from bpy.props import BoolProperty, IntProperty
 
 from .. import animation, bone_limits, compat
-from ..wording import counted
-from ._common import PosePoll, target_bones_skipping
+from ._common import PosePoll, report_count, target_bones_skipping
 
 
 def sample_rotations(scene, bones, frames):
@@ -149,8 +148,9 @@ class POSE_OT_jointlimit_bake(PosePoll, bpy.types.Operator):
                         held.append(pb.name)
         key_rotations(bones, frames, clamped, stored, corrected, verbatim)
         scene.frame_set(original_frame)
-        self.report({"INFO"}, f"Baked {counted(len(bones), 'limited bone')} over {counted(len(frames), 'frame')}"
-                                f"{bone_limits.skipped_text(skipped)}")
+        self.report({"INFO"}, report_count("Baked 1 limited bone over frames {start}-{end}",
+                                           "Baked {count} limited bones over frames {start}-{end}", len(bones),
+                                           start=frames[0], end=frames[-1]) + bone_limits.skipped_text(skipped))
         if held:
             self.report({"WARNING"}, bone_limits.held_text(held))
         return {"FINISHED"}

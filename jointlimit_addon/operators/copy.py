@@ -3,8 +3,7 @@
 import bpy
 
 from .. import settings_io
-from ..wording import counted
-from ._common import ActiveBonePoll, refuse_invalid_limits, report_rest_pose, selected_pose_bones
+from ._common import ActiveBonePoll, refuse_invalid_limits, report_count, report_rest_pose, selected_pose_bones
 
 
 class POSE_OT_jointlimit_copy(ActiveBonePoll, bpy.types.Operator):
@@ -24,6 +23,8 @@ class POSE_OT_jointlimit_copy(ActiveBonePoll, bpy.types.Operator):
             return {"CANCELLED"}
         for pb in targets:
             settings_io.copy_settings(active.jointlimit, pb.jointlimit)
-        self.report({"INFO"}, f"Copied the joint limit of '{active.name}' to {counted(len(targets), 'bone')}")
+        self.report({"INFO"}, report_count("Copied the joint limit of '{name}' to 1 bone",
+                                           "Copied the joint limit of '{name}' to {count} bones", len(targets),
+                                           name=active.name))
         report_rest_pose(self, targets)
         return {"FINISHED"}

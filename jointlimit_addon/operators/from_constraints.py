@@ -4,8 +4,7 @@ import bpy
 from bpy.props import BoolProperty, EnumProperty
 
 from .. import bone_limits, settings_io
-from ..wording import counted
-from ._common import PosePoll, report_rest_pose, selected_pose_bones
+from ._common import PosePoll, report_count, report_rest_pose, selected_pose_bones
 
 
 class POSE_OT_jointlimit_from_constraints(PosePoll, bpy.types.Operator):
@@ -68,6 +67,7 @@ class POSE_OT_jointlimit_from_constraints(PosePoll, bpy.types.Operator):
             self.report({"WARNING"}, f"Converted, but bone '{bad[0][0]}' needs attention: {bad[0][1]}"
                         f"{bone_limits.skipped_text(skipped)}")
         else:
-            self.report({"INFO"}, f"Converted {counted(len(converted), 'bone')}{bone_limits.skipped_text(skipped)}")
+            self.report({"INFO"}, report_count("Converted 1 bone", "Converted {count} bones", len(converted))
+                        + bone_limits.skipped_text(skipped))
         report_rest_pose(self, [pb for pb in bones if pb.name in converted])
         return {"FINISHED"}

@@ -3,8 +3,7 @@
 import bpy
 
 from .. import presets, settings_io
-from ..wording import counted
-from ._common import PosePoll, refuse_invalid_limits, report_rest_pose, selected_pose_bones
+from ._common import PosePoll, refuse_invalid_limits, report_count, report_rest_pose, selected_pose_bones
 
 
 class POSE_OT_jointlimit_mirror(PosePoll, bpy.types.Operator):
@@ -37,7 +36,7 @@ class POSE_OT_jointlimit_mirror(PosePoll, bpy.types.Operator):
         for src, dst in pairs_used:
             settings_io.mirror_settings(src.jointlimit, dst.jointlimit)
             written.append(dst)
-        message = f"Mirrored {counted(len(written), 'joint limit')}"
+        message = report_count("Mirrored 1 joint limit", "Mirrored {count} joint limits", len(written))
         if unmatched:
             message += f"; no mirror bone for: {', '.join(unmatched[:5])}"
         self.report({"INFO"}, message)

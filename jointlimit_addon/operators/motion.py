@@ -6,8 +6,7 @@ from bpy.props import BoolProperty, EnumProperty, IntProperty
 
 from .. import animation, bone_limits
 from ..core import motion, quat
-from ..wording import counted
-from ._common import PosePoll, selected_pose_bones
+from ._common import PosePoll, report_count, selected_pose_bones
 from ._common import report_text as _rpt
 from .bake import sample_rotations
 
@@ -178,7 +177,7 @@ class POSE_OT_jointlimit_motion(PosePoll, bpy.types.Operator):
                 pb.keyframe_insert(data_path=path, frame=frame, group=pb.name)
             animation.remove_keys_between(pb, path, frames)
         scene.frame_set(original_frame)
-        message = f"Smoothed {counted(len(written), 'bone')}"
+        message = report_count("Smoothed 1 bone", "Smoothed {count} bones", len(written))
         if skipped:
             message += f"; skipped (fewer than two keys): {', '.join(skipped[:5])}"
         self.report({"INFO"}, message)

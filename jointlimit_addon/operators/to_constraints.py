@@ -4,8 +4,7 @@ import bpy
 from bpy.props import BoolProperty
 
 from .. import bone_limits, settings_io
-from ..wording import counted
-from ._common import PosePoll, refuse_invalid_limits, target_bones_skipping
+from ._common import PosePoll, refuse_invalid_limits, report_count, target_bones_skipping
 
 CONSTRAINT_NAME = "JointLimit Euler"
 
@@ -40,6 +39,7 @@ class POSE_OT_jointlimit_to_constraints(PosePoll, bpy.types.Operator):
                 setattr(con, f"max_{axis}", hi)
             if self.disable_limits:
                 pb.jointlimit.enabled = False
-        self.report({"INFO"}, f"Added Limit Rotation constraints to {counted(len(bones), 'bone')}"
-                                f"{bone_limits.skipped_text(skipped)}")
+        self.report({"INFO"}, report_count("Added Limit Rotation constraints to 1 bone",
+                                           "Added Limit Rotation constraints to {count} bones", len(bones))
+                    + bone_limits.skipped_text(skipped))
         return {"FINISHED"}
