@@ -228,6 +228,18 @@ def test_nan_or_infinite_target_is_refused(arm, target, swivel):
     assert tuple(arm.pose.bones["upper_arm"].rotation_quaternion) == before
 
 
+def test_a_degenerate_chain_is_refused_naming_its_bones(scene):
+    """A lower bone whose head sits on the upper bone's head (selected in order) is refused with
+    the three bones named (the message gave only the solver's bone lengths)."""
+    import bpy
+
+    obj = make_armature([("up", (0, 0, 0), (0, 0, 1), None, 0.0), ("low", (0, 0, 0), (0, 1, 0), "up", 0.0),
+                         ("end", (0, 1, 0), (0, 1.5, 0), "low", 0.0)], "Bad")
+    select_only(obj, {"up", "low", "end"}, active="end")
+    with pytest.raises(RuntimeError, match="cannot use up > low > end as upper, lower and end bone"):
+        bpy.ops.pose.jointlimit_limb_ik(target=(0.3, 0.3, 0.3))
+
+
 def test_a_constraint_holding_the_limb_back_is_a_warning_not_exact(arm, capfd):
     """A Limit Rotation constraint on the forearm keeps the evaluated hand off a reachable target:
     the report warns that the target was missed on the evaluated pose (it said "exact" at INFO

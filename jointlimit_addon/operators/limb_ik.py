@@ -30,7 +30,16 @@ def limb_bones(end, selected=()):
 
 
 def build_chain(upper, lower, end, hinge_axis="AUTO"):
-    """The core chain modelled on the evaluated pose (``evaluated.virtual_rests``)."""
+    """The core chain modelled on the evaluated pose (``evaluated.virtual_rests``); a
+    ``ValueError`` names the three bones."""
+    try:
+        return _core_chain(upper, lower, end, hinge_axis)
+    except ValueError as exc:
+        raise ValueError(f"Limb IK cannot use {upper.name} > {lower.name} > {end.name} as upper, lower and end "
+                         f"bone: {exc}") from None
+
+
+def _core_chain(upper, lower, end, hinge_axis):
     rests, parent_pose, parent_rest = evaluated.virtual_rests(upper.id_data, (upper, lower, end))
     return limb_ik.LimbChain(
         rests[0], rests[1], rests[2],
