@@ -473,6 +473,8 @@ def _nearest_euler_locked(lock, limit, q, near=None):
     def free_angles(rotation):
         return np.array(locks.locked_euler_branch1(tuple(rotation), lock.order, lock.locked, lock.stored))[free]
 
+    if len(free) == 1:
+        return _nearest_on_one_angle(limit, q, rotations, free_angles(q)[0])
     fine = np.radians(np.arange(-LOCK_GRID_DEGREES, LOCK_GRID_DEGREES + 0.5, 1.0))
     offsets = np.stack(np.meshgrid(*[fine] * len(free), indexing="ij"), axis=-1).reshape(-1, len(free))
 
@@ -511,6 +513,34 @@ def _nearest_euler_locked(lock, limit, q, near=None):
         else:
             step /= 2.0
     return rotations(x[None])[0]
+
+
+ONE_ANGLE_GRID = 1.0    # degrees: the circle of one free Euler angle is searched on this grid, then refined
+ONE_ANGLE_SPLITS = 64   # points per refining round (each shrinks the bracket as much)
+
+
+def _nearest_on_one_angle(limit, q, rotations, x_q):
+    """``_nearest_euler_locked`` with one free Euler angle, exactly and at the cost of a few
+    vectorised checks: turning one Euler angle by ``d`` turns the rotation by ``|d|`` (the turn
+    about that axis, conjugated by the other two), so the nearest rotation inside ``limit`` is
+    the one whose free angle is nearest ``q``'s own ``x_q`` (on the circle): the inside grid point
+    nearest it, then the boundary between it and its outside neighbour toward ``x_q``, bracketed
+    down to ``LOCK_STEP_MIN``. ``None`` when no grid point is inside."""
+    offsets = np.radians(np.arange(-180.0, 180.0 + 0.5 * ONE_ANGLE_GRID, ONE_ANGLE_GRID))
+    inside = limit.contains(rotations((x_q + offsets)[:, None]))
+    if not inside.any():
+        return None
+    k = int(np.argmin(np.where(inside, np.abs(offsets), np.inf)))
+    if offsets[k] == 0.0:
+        return rotations(np.array([[x_q]]))[0]
+    good, bad = offsets[k], offsets[k] - np.sign(offsets[k]) * math.radians(ONE_ANGLE_GRID)    # inside, outside
+    while abs(good - bad) > LOCK_STEP_MIN:
+        between = np.linspace(bad, good, ONE_ANGLE_SPLITS + 1)[1:-1]
+        ok = limit.contains(rotations((x_q + between)[:, None]))
+        first = int(np.argmax(ok)) if ok.any() else len(between)     # the first inside, from the outside end
+        good = between[first] if first < len(between) else good
+        bad = between[first - 1] if first > 0 else bad
+    return rotations(np.array([[x_q + good]]))[0]
 
 
 def held_text(names):

@@ -98,26 +98,54 @@ def _with_held(skip, held):
     return found
 
 
+_held_results = {}  # (limit, mode, held, stored values, Lock Rotation) -> (limit, values written, or None: left as it is)
+HELD_RESULTS_MAX = 1 << 14
+
+
 def _clamp_held(obj, held, skip):
     """Clamp the partly animated bones ``held`` (``animation.held_components``) one by one, their
-    held components locked (``bone_limits.clamp_locked``); returns how many were written."""
+    held components locked (``bone_limits.clamp_locked``), each result remembered for the values
+    it came from (a replay looks it up); returns how many were written."""
     written = 0
     for name, components in held.items():
         if skip and name in skip:
             continue
         pb = obj.pose.bones[name]
         limit = bone_limits.cached_limit(pb.jointlimit)[0]
-        try:
-            q = bone_limits.read_rotation(pb)
-        except ValueError:
-            continue    # not a rotation (all zero): left as it is, as the other bones
-        if limit is None or bone_limits.is_inside(limit, q, bone_limits.storage_tol(bone_limits.stored_magnitude(pb))):
+        if limit is None:
             continue
-        out, _, met = bone_limits.clamp_locked(pb, limit, q, held=components)
-        if met:
-            bone_limits.write_posed_rotation(pb, out, held=components)
+        attr, _ = bone_limits.rotation_path(pb)
+        key = (id(limit), pb.rotation_mode, components, tuple(getattr(pb, attr)), tuple(pb.lock_rotation),
+               pb.lock_rotation_w, pb.lock_rotations_4d)
+        found = _held_results.get(key)
+        if found is None or found[0] is not limit:
+            if len(_held_results) >= HELD_RESULTS_MAX:
+                _held_results.clear()
+            found = _held_results[key] = (limit, _held_result(pb, limit, components, attr))    # (the limit kept: its id stays its)
+        values = found[1]
+        if values is not None:
+            setattr(pb, attr, values)
             written += 1
     return written
+
+
+def _held_result(pb, limit, components, attr):
+    """The values ``_clamp_held`` writes into ``pb``'s channel ``attr``, or ``None``: inside (or
+    not a rotation, or held outside by its held components)."""
+    try:
+        q = bone_limits.read_rotation(pb)
+    except ValueError:
+        return None     # not a rotation (all zero): left as it is, as the other bones
+    if bone_limits.is_inside(limit, q, bone_limits.storage_tol(bone_limits.stored_magnitude(pb))):
+        return None
+    out, _, met = bone_limits.clamp_locked(pb, limit, q, held=components)
+    if not met:
+        return None
+    before = tuple(getattr(pb, attr))
+    bone_limits.write_posed_rotation(pb, out, held=components)
+    values = tuple(getattr(pb, attr))
+    setattr(pb, attr, before)   # (written by the caller, as for a remembered result)
+    return values
 
 
 _scene_armatures = {}   # scene name (and view layer name) -> (object count, names of its armatures)
@@ -454,6 +482,7 @@ def unregister():
     _cache.clear()
     _scene_armatures.clear()
     _unions.clear()
+    _held_results.clear()
     live_pose.invalidate()
     animation.forget_components()
     bone_limits.clear_cache()

@@ -890,3 +890,39 @@ def test_operators_reading_settings_refuse_invalid_ones_like_apply(rig, how, op_
     assert _error_of(getattr(bpy.ops.pose, f"jointlimit_{op_name}")) == applied
     assert _settings_snapshot(rig) == before
     assert not rig.pose.bones["spine"].jointlimit.enabled and not rig.pose.bones["forearm.R"].jointlimit.enabled
+
+
+@pytest.mark.parametrize("free_axis", [0, 1, 2])
+def test_one_free_euler_angle_takes_the_exactly_nearest_rotation_inside(rig, core, free_axis):
+    """Lock Rotation on two Euler angles (or the channels a playback frame holds): the clamp turns
+    the free angle to the inside value nearest the posed one, which is the rotation nearest the
+    pose (a turn of one Euler angle by d turns the rotation by |d|): checked against a scan of the
+    free angle in 0.02° steps."""
+    Q, BL = core["quat"], core["bone_limits"]
+    pb = rig.pose.bones["upper_arm.L"]
+    configure(pb.jointlimit, "SWING_TWIST")
+    limit = BL.build_limit(pb.jointlimit)
+    pb.rotation_mode = "XZY"
+    rng = np.random.default_rng(free_axis)
+    checked = 0
+    for _ in range(200):
+        angles = rng.uniform(-2.5, 2.5, size=3)
+        pb.rotation_euler = angles
+        pb.lock_rotation = [i != free_axis for i in range(3)]
+        q = BL.read_rotation(pb)
+        if limit.contains(q):
+            continue
+        out, _, met = BL.clamp_locked(pb, limit, q)
+        scan = np.tile(angles, (18000, 1))
+        scan[:, free_axis] = angles[free_axis] + np.radians(np.arange(-180.0, 180.0, 0.02))
+        turned = Q.from_euler(scan, "XZY")
+        inside = limit.contains(turned)
+        if not inside.any():
+            assert not met
+            continue
+        assert met and BL.is_inside(limit, out, 1e-6)
+        best = Q.angle_between(turned[inside], q).min()
+        assert Q.angle_between(out, q) <= best + 1e-6
+        assert Q.angle_between(turned, out).min() < 1e-3     # the locked angles kept: on the scanned line
+        checked += 1
+    assert checked >= 10
