@@ -373,6 +373,8 @@ MESSAGES = {
     "Automatic": "自動",
     "mmd_tools SDEF shape keys if present, else the derived jl_sdef_* attributes, else derive them now":
         "mmd_tools の SDEF シェイプキーがあればそれを、なければ導出した jl_sdef_* 属性を、それもなければここで導出します",
+    "mmd_tools SDEF shape keys if present, else the derived jl_sdef_* attributes (derive them first with Derive SDEF Parameters, or add the deformer)":
+        "mmd_tools の SDEF シェイプキーがあればそれを、なければ導出済みの jl_sdef_* 属性を使います（先に「SDEF パラメータを導出」を実行するか、デフォーマーを追加してください）",
     "mmd_tools Shape Keys": "mmd_tools シェイプキー",
     "C, R0, R1 from the shape keys mmd_sdef_c, mmd_sdef_r0, mmd_sdef_r1": "シェイプキー mmd_sdef_c、mmd_sdef_r0、mmd_sdef_r1 から C、R0、R1 を取得します",
     "Derived Attributes": "導出した属性",

@@ -1713,8 +1713,32 @@ def _another_rig_without_its_bones(obj, arm, deformer):
     obj.modifiers["Armature"].object = other
 
 
-@pytest.mark.parametrize("edit", [_delete_helper, _subdivide, _delete_bone, _another_rig_without_its_bones],
-                         ids=["helper_deleted", "vertices_added", "bone_deleted", "rig_without_its_bones"])
+def _modifier_moved(kind, where):
+    """An edit adding a modifier of ``kind`` and moving it ``where`` in the stack: "top" (before the
+    Armature modifier), "between" (after it, before the deformer)."""
+    def edit(obj, arm, deformer):
+        new = obj.modifiers.new(kind.title(), kind)
+        mods = list(obj.modifiers)
+        at = mods.index(next(m for m in mods if m.type == "ARMATURE"))
+        obj.modifiers.move(len(mods) - 1, 0 if where == "top" else at + 1)
+        order = [m.type for m in obj.modifiers]
+        assert order.index(kind) < order.index("ARMATURE") if where == "top" else \
+            order.index("ARMATURE") < order.index(kind) < order.index("NODES")
+    return edit
+
+
+def _deformer_moved_up(obj, arm, deformer):
+    mod = deformer.find(obj)[0]
+    obj.modifiers.move(list(obj.modifiers).index(mod), 0)
+
+
+@pytest.mark.parametrize("edit", [_delete_helper, _subdivide, _delete_bone, _another_rig_without_its_bones,
+                                  _modifier_moved("SUBSURF", "top"), _modifier_moved("MIRROR", "top"),
+                                  _modifier_moved("CORRECTIVE_SMOOTH", "between"), _modifier_moved("SUBSURF", "between"),
+                                  _deformer_moved_up],
+                         ids=["helper_deleted", "vertices_added", "bone_deleted", "rig_without_its_bones",
+                              "subdivision_moved_to_the_top", "mirror_moved_to_the_top",
+                              "corrective_smooth_between", "subdivision_between", "deformer_moved_up"])
 def test_a_deformer_that_would_deform_wrongly_switches_off(limb, mods, capfd, edit):
     """After an edit that leaves the deformer's data wrong, the Armature modifier alone deforms
     every vertex (the deformer switched off, the console says why), and Toggle refuses to switch
@@ -1734,6 +1758,23 @@ def test_a_deformer_that_would_deform_wrongly_switches_off(limb, mods, capfd, ed
     with pytest.raises(RuntimeError, match="cannot be switched on"):
         bpy.ops.object.jointlimit_deformer_toggle()
     assert not deformer.is_enabled(obj)
+
+
+def test_modifiers_after_the_deformer_and_deforming_ones_before_the_armature_keep_it_on(limb, mods, capfd):
+    """A Corrective Smooth after the deformer and a Displace before the Armature modifier (the
+    stacks the deformer follows) leave it on and say nothing."""
+    import bpy
+
+    arm, obj, truth = limb
+    deformer = mods["deformer"]
+    assert bpy.ops.object.jointlimit_deformer_add(mode="SDEF") == {"FINISHED"}
+    pose(arm, 5)
+    capfd.readouterr()
+    obj.modifiers.new("Smooth", "CORRECTIVE_SMOOTH")
+    obj.modifiers.new("Displace", "DISPLACE")
+    obj.modifiers.move(len(obj.modifiers) - 1, 0)
+    bpy.context.view_layer.update()
+    assert deformer.is_enabled(obj) and "switched off" not in capfd.readouterr().err
 
 
 def test_another_rig_with_the_same_bones_is_followed(limb, mods):

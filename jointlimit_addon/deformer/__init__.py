@@ -203,8 +203,10 @@ def prepare(obj, source, strongest_two=False, derive_missing=False, check_scale=
 
 
 def _move_modifier(context, obj, mod, index):
+    """Move ``mod`` to ``index`` (the watcher leaves the stack alone meanwhile: ``bpy.ops``
+    evaluates the view layer first, with the modifier still where it was made, at the end)."""
     if list(obj.modifiers).index(mod) != index:
-        with context.temp_override(object=obj, active_object=obj):
+        with context.temp_override(object=obj, active_object=obj), watch.unchecked():
             bpy.ops.object.modifier_move_to_index(modifier=mod.name, index=index)
 
 
@@ -367,6 +369,10 @@ def set_enabled(obj, enabled):
     if why is not None:
         raise data.DataError(f"the deformer of '{obj.name}' cannot be switched on: {why}; remove it and add it "
                              "again")
+    why = watch.stack_problem(obj, data.armature_modifier(obj), mod) if enabled else None
+    if why is not None:
+        raise data.DataError(f"the deformer of '{obj.name}' cannot be switched on: {why}; move that modifier after "
+                             "the deformer, or apply it")
     for m in (mod, find_input(obj)):
         if m is not None:
             m.show_viewport = m.show_render = bool(enabled)

@@ -87,12 +87,9 @@ DEFORM_ONLY = {"ARMATURE", "CAST", "CURVE", "DISPLACE", "HOOK", "LAPLACIANDEFORM
                "WARP", "WAVE", "MESH_CACHE"}
 
 
-def check_modifiers(obj, arm_mod):
-    """Refuse modifier stacks the deformer cannot follow (raises :class:`DataError`): a modifier
-    before the Armature modifier that may change the vertices or their weights, an Armature
-    modifier that blends with the previous one or masks vertices by a group of the user's (the
-    deformer's own skip mask, ``tree.SKIP_GROUP``, is fine). Deforming modifiers
-    before it are fine (their result is the deformer's input), any modifier after it too."""
+def check_modifier_order(obj, arm_mod):
+    """``DataError`` for a modifier before the Armature modifier that may change the vertices or
+    their weights (``check_modifiers``)."""
     mods = list(obj.modifiers)
     for mod in mods[:mods.index(arm_mod)]:
         if not (mod.show_viewport or mod.show_render) or mod.type in DEFORM_ONLY:
@@ -102,6 +99,15 @@ def check_modifiers(obj, arm_mod):
         raise DataError(f"modifier '{mod.name}' ({mod.type}) comes before the Armature modifier '{arm_mod.name}' "
                         "and may change the vertices or their weights: apply it or move it after the Armature "
                         "modifier")
+
+
+def check_modifiers(obj, arm_mod):
+    """Refuse modifier stacks the deformer cannot follow (raises :class:`DataError`): a modifier
+    before the Armature modifier that may change the vertices or their weights, an Armature
+    modifier that blends with the previous one or masks vertices by a group of the user's (the
+    deformer's own skip mask, ``tree.SKIP_GROUP``, is fine). Deforming modifiers
+    before it are fine (their result is the deformer's input), any modifier after it too."""
+    check_modifier_order(obj, arm_mod)
     if arm_mod.use_multi_modifier:
         raise DataError(f"Armature modifier '{arm_mod.name}' uses Multi Modifier (blends with the previous "
                         "modifier); turn it off")

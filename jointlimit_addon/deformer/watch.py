@@ -13,8 +13,11 @@ does to a character after *Add* never tears its mesh.
 - Otherwise a deformer that would move its two-bone vertices wrongly is switched off, so that the
   Armature modifier alone deforms every vertex, and the console says why: its helper deleted, the
   mesh's vertices added or removed since *Add* (their per-vertex data is *Add*'s), the armature
-  lacking one of its bones, or something else now deforming the two-bone vertices too
-  (``binding_conflict``: mmd_tools bound its SDEF again, the Armature modifier's mask changed).
+  lacking one of its bones, a modifier stack changed so that the two-bone vertices would be
+  moved wrongly (``stack_problem``: a modifier that changes vertices moved before the Armature
+  modifier, one put between it and the deformer), or something else now deforming the two-bone
+  vertices too (``binding_conflict``: mmd_tools bound its SDEF again, the Armature modifier's
+  mask changed).
 """
 
 import sys
@@ -73,11 +76,33 @@ def unusable(obj, helper):
                 "per-vertex data is from then)")
     arm_mod = data.armature_modifier(obj)
     if arm_mod is None:
-        return "the mesh has no Armature modifier with an armature"
+        return ("the mesh has no Armature modifier with an armature (applied on its own, it leaves the two-bone "
+                "vertices at rest: undo, then apply it and the deformer in stack order, or use Convert to Mesh)")
     bones = arm_mod.object.data.bones
     missing = [g.name for g in helper.vertex_groups if g.name not in bones]
     if missing:
         return f"the armature '{arm_mod.object.name}' has no bone '{missing[0]}'"
+    return None
+
+
+def stack_problem(obj, arm_mod, mod):
+    """Why the modifier stack, changed after *Add*, no longer suits the deformer ``mod``, or
+    ``None``: a modifier before the Armature modifier that may change the vertices or their
+    weights (as *Add* refuses: a Subdivision, a Mirror moved up), the deformer before the Armature
+    modifier, or a modifier between the two (the Armature modifier skips the two-bone vertices, so
+    they reach it still at rest: a Corrective Smooth, a Subdivision there)."""
+    try:
+        data.check_modifier_order(obj, arm_mod)
+    except data.DataError as exc:
+        return str(exc)
+    mods = list(obj.modifiers)
+    at, own = mods.index(arm_mod), mods.index(mod)
+    if own < at:
+        return f"it comes before the Armature modifier '{arm_mod.name}'"
+    between = [m for m in mods[at + 1:own] if m.show_viewport or m.show_render]
+    if between:
+        return (f"modifier '{between[0].name}' sits between the Armature modifier '{arm_mod.name}' and the deformer "
+                "(the two-bone vertices reach it still at rest)")
     return None
 
 
@@ -149,6 +174,10 @@ def _keep(obj):
     if why is not None:
         return why, "remove it and add it again, or undo that and switch it on again (Toggle JointLimit Deformer)"
     arm_mod = data.armature_modifier(obj)
+    why = stack_problem(obj, arm_mod, mod)
+    if why is not None:
+        return why, ("move that modifier after the deformer (or apply it), then switch the deformer on again "
+                     "(Toggle JointLimit Deformer)")
     helper_arm = _helper_armature(helper)
     if helper_arm is not None and helper_arm.object is not arm_mod.object:
         helper_arm.object = arm_mod.object

@@ -10,6 +10,10 @@ from ..deformer import data, tree
 from ._common import MeshPoll, run_on_meshes, target_meshes
 from .deformer_add import MODE_ITEMS, SOURCE_ITEMS, selected_prop, strongest_two_prop
 
+BAKE_SOURCE_ITEMS = [("AUTO", "Automatic", "mmd_tools SDEF shape keys if present, else the derived jl_sdef_* "
+                      "attributes (derive them first with Derive SDEF Parameters, or add the deformer)"),
+                     *SOURCE_ITEMS[1:]]
+
 KEY_PREFIX = "jl_frame_"
 SWITCHED_OFF = "jl_bake_switched_off"  # on the mesh object: what Disable Modifiers switched off (a bake again switches it on)
 MAX_FRAMES = 100000
@@ -170,7 +174,7 @@ class OBJECT_OT_jointlimit_deformer_bake(MeshPoll, bpy.types.Operator):
     mode: EnumProperty(name="Mode", description="Skinning of the two-bone vertices", items=MODE_ITEMS,
                        default="SDEF")
     source: EnumProperty(name="SDEF Data", description="Where the C, R0, R1 parameters come from",
-                         items=SOURCE_ITEMS, default="AUTO")
+                         items=BAKE_SOURCE_ITEMS, default="AUTO")
     blend: FloatProperty(name="Blend", description="SDEF blend s [002 eq.22]: 1 = LBS centre, 0 = boundary line",
                          default=0.5, min=0.0, max=1.0)
     output: EnumProperty(name="Output", description="What to write per frame", items=OUTPUT_ITEMS,
