@@ -1717,7 +1717,7 @@ def _modifier_moved(kind, where):
     """An edit adding a modifier of ``kind`` and moving it ``where`` in the stack: "top" (before the
     Armature modifier), "between" (after it, before the deformer)."""
     def edit(obj, arm, deformer):
-        new = obj.modifiers.new(kind.title(), kind)
+        obj.modifiers.new(kind.title(), kind)
         mods = list(obj.modifiers)
         at = mods.index(next(m for m in mods if m.type == "ARMATURE"))
         obj.modifiers.move(len(mods) - 1, 0 if where == "top" else at + 1)
