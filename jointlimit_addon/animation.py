@@ -65,13 +65,15 @@ def held_components(obj):
     """``{bone name: held}`` for the limited bones of ``obj`` whose rotation channel (in the
     bone's mode) is animated in some components and not in others (an animator keyed only the
     X angle): ``held`` marks the components nothing animates (the action, its slot's NLA strips,
-    drivers), which a playback frame's clamp keeps as posed, so that the frame does not depend on
-    the frames shown before (the clamp's values in them would stay). Read once per action and
-    animation layout (``forget_components`` on any action update)."""
+    drivers), whose posed values a playback frame's clamp starts from, so that the frame does not
+    depend on the frames shown before (the clamp's values in them would stay). Read once per
+    action, slot and animation layout (``forget_components`` on any action update)."""
     data = obj.animation_data
     if data is None:
         return {}
-    stamp = (None if data.action is None else data.action.session_uid, len(data.drivers), len(data.nla_tracks))
+    slot = data.action_slot
+    stamp = (None if data.action is None else data.action.session_uid, None if slot is None else slot.identifier,
+             len(data.drivers), tuple((track.mute, track.is_solo, len(track.strips)) for track in data.nla_tracks))
     known = _components.get(obj.session_uid)
     if known is None or known[0] != stamp:
         known = _components[obj.session_uid] = (stamp, _partly_animated(obj, data))

@@ -226,16 +226,11 @@ def is_inside(limit, q, tol=STORAGE_TOL):
     return bool(limit.contains(q)) or quat.angle_between(limit.clamp(q), q) <= tol
 
 
-def with_rotation_lock(pose_bone, limit, held=None):
+def with_rotation_lock(pose_bone, limit):
     """``limit`` (or ``None``) followed by the bone's Lock Rotation as ``core.locks`` applies it
     (``limit`` itself when nothing is locked): Euler bones lock their angles, quaternion bones
     their components with 4D locks (a new bone's default), else their XYZ Euler angles. An
-    axis-angle bone with 4D locks is held whole by any lock. ``held``: components of the bone's
-    rotation channel held as if locked too (a playback frame's channels nothing animates:
-    ``animation.held_components``): an Euler bone's angles, a quaternion's components, an
-    axis-angle bone whole."""
-    if held is not None and any(held):
-        return _held_lock(pose_bone, limit, held)
+    axis-angle bone with 4D locks is held whole by any lock."""
     locked = tuple(bool(v) for v in pose_bone.lock_rotation)
     mode = pose_bone.rotation_mode
     if mode in ("QUATERNION", "AXIS_ANGLE") and pose_bone.lock_rotations_4d:
@@ -253,27 +248,11 @@ def with_rotation_lock(pose_bone, limit, held=None):
     return locks.EulerLock(current, mode, locked, tuple(pose_bone.rotation_euler), inner=limit)
 
 
-def _held_lock(pose_bone, limit, held):
-    """``with_rotation_lock`` with the ``held`` components locked on top of Lock Rotation."""
-    mode = pose_bone.rotation_mode
-    current = read_rotation(pose_bone)
-    if mode == "AXIS_ANGLE":
-        return locks.EulerLock(current, "XYZ", (True,) * 3, (0.0,) * 3, inner=limit)
-    if mode == "QUATERNION":
-        locked4 = tuple(held)
-        if pose_bone.lock_rotations_4d:
-            locked4 = tuple(a or bool(b) for a, b in zip(locked4, (pose_bone.lock_rotation_w, *pose_bone.lock_rotation)))
-        return locks.ComponentLock(tuple(pose_bone.rotation_quaternion), locked4, inner=limit)
-    locked = tuple(bool(a) or bool(b) for a, b in zip(held, pose_bone.lock_rotation))
-    return locks.EulerLock(current, mode, locked, tuple(pose_bone.rotation_euler), inner=limit)
-
-
-def write_posed_rotation(pose_bone, q, held=None):
+def write_posed_rotation(pose_bone, q):
     """``write_rotation`` for the IK tools, which keep Lock Rotation: locked channels keep their
     stored values exactly (a quaternion with 4D locks is scaled to them, an Euler bone takes the
-    triple whose locked angles are the stored ones) and a fully locked bone is not written.
-    ``held``: as for ``with_rotation_lock``."""
-    lock = with_rotation_lock(pose_bone, None, held)
+    triple whose locked angles are the stored ones) and a fully locked bone is not written."""
+    lock = with_rotation_lock(pose_bone, None)
     if lock is None:
         write_rotation(pose_bone, q)
         return
@@ -418,7 +397,7 @@ def clamp_bones(pose_bones):
     return moved, held
 
 
-def clamp_locked(pose_bone, limit, q, near=None, held=None):
+def clamp_locked(pose_bone, limit, q, near=None):
     """``(limit.clamp(q), False, True)``; for a bone with Lock Rotation (read from its stored
     values) the nearest rotation both allow, ``True`` and whether there is one: where none is (a
     locked channel holds the bone outside), ``q`` itself and ``False``, so that nothing moves that
@@ -427,9 +406,8 @@ def clamp_locked(pose_bone, limit, q, near=None, held=None):
     limit and the lock in turn (``ccd_steps.clamp_one``), back toward the lock's rotation with its
     free components at rest where that does not meet. ``near``: the result of the frame before in
     an animation (Bake, Smooth Motion), which an Euler lock's search starts from, so that the
-    result moves on with the pose instead of jumping to another nearest rotation. ``held``: as for
-    ``with_rotation_lock``."""
-    lock = with_rotation_lock(pose_bone, limit, held)
+    result moves on with the pose instead of jumping to another nearest rotation."""
+    lock = with_rotation_lock(pose_bone, limit)
     if lock is limit:
         return np.asarray(limit.clamp(q), dtype=np.float64), False, True
     q = np.asarray(q, dtype=np.float64)

@@ -76,9 +76,9 @@ def clamp_object_per_bone(obj, only_changed, skip=None):
 def clamp_object(obj, only_changed, skip=None):
     """Clamp the limited bones of one armature (all at once), but those named in ``skip``; returns
     how many were written. A frame's clamp (not ``only_changed``: the pose comes from the
-    animation) keeps the components nothing animates of a partly animated bone as posed
-    (``_clamp_held``): written with the clamp's values, they would carry one frame's correction
-    into the next frames."""
+    animation) clamps a partly animated bone from its animated components and the values the
+    animator posed in the others (``_clamp_held``): taken from the stored pose, they would carry
+    one frame's correction into the next frames."""
     held = {} if only_changed else animation.held_components(obj)
     if not held:
         return live_pose.clamp_armature(obj, only_changed, skip)
@@ -98,14 +98,16 @@ def _with_held(skip, held):
     return found
 
 
-_held_results = {}  # (limit, mode, held, stored values, Lock Rotation) -> (limit, values written, or None: left as it is)
-HELD_RESULTS_MAX = 1 << 14
+# (armature session_uid, bone) -> (rotation mode, held components, the animator's values of those
+# components, the values a frame's clamp left in them, every value it left)
+_posed = {}
 
 
 def _clamp_held(obj, held, skip):
-    """Clamp the partly animated bones ``held`` (``animation.held_components``) one by one, their
-    held components locked (``bone_limits.clamp_locked``), each result remembered for the values
-    it came from (a replay looks it up); returns how many were written."""
+    """Clamp the partly animated bones ``held`` (``animation.held_components``) one by one: the
+    rotation of their animated components (the frame's) and of the values the animator posed in
+    the others, remembered while the stored ones are those a frame's clamp wrote (changed since,
+    they are the animator's again); returns how many were written."""
     written = 0
     for name, components in held.items():
         if skip and name in skip:
@@ -115,37 +117,62 @@ def _clamp_held(obj, held, skip):
         if limit is None:
             continue
         attr, _ = bone_limits.rotation_path(pb)
-        key = (id(limit), pb.rotation_mode, components, tuple(getattr(pb, attr)), tuple(pb.lock_rotation),
-               pb.lock_rotation_w, pb.lock_rotations_4d)
-        found = _held_results.get(key)
-        if found is None or found[0] is not limit:
-            if len(_held_results) >= HELD_RESULTS_MAX:
-                _held_results.clear()
-            found = _held_results[key] = (limit, _held_result(pb, limit, components, attr))    # (the limit kept: its id stays its)
-        values = found[1]
-        if values is not None:
-            setattr(pb, attr, values)
+        mode, stored = pb.rotation_mode, tuple(getattr(pb, attr))
+        key = (obj.session_uid, name)
+        known = _posed.get(key)
+        if known is not None and known[:2] == (mode, components) and stored == known[4]:
+            continue    # as this clamp left it: no frame evaluated since (clamped again, it would move on)
+        posed = _held_part(stored, components)
+        if known is not None and known[:2] == (mode, components) and posed == known[3]:
+            posed = known[2]    # what a frame's clamp left: the animator's values are remembered
+        values = tuple(v if not h else p for v, h, p in zip(stored, components, _spread(posed, components)))
+        out = _clamped_values(pb, limit, mode, values)
+        if out != stored:
+            setattr(pb, attr, out)
+            out = tuple(getattr(pb, attr))      # as stored (float32)
             written += 1
+        if len(_posed) > 4096:
+            _posed.clear()
+        _posed[key] = (mode, components, posed, _held_part(out, components), out)
     return written
 
 
-def _held_result(pb, limit, components, attr):
-    """The values ``_clamp_held`` writes into ``pb``'s channel ``attr``, or ``None``: inside (or
-    not a rotation, or held outside by its held components)."""
+def _held_part(values, components):
+    return tuple(v for v, h in zip(values, components) if h)
+
+
+def _spread(part, components):
+    """``part`` (the held components' values) laid out over every component (``None`` elsewhere)."""
+    it = iter(part)
+    return [next(it) if h else None for h in components]
+
+
+def _clamped_values(pb, limit, mode, values):
+    """The values to store for a bone whose channel holds ``values``: themselves when inside (or
+    not a rotation), else the clamped rotation next to them (``bone_limits.values_for_mode``)."""
     try:
-        q = bone_limits.read_rotation(pb)
+        q = bone_limits.rotation_of_values(mode, values, pb.name)
     except ValueError:
-        return None     # not a rotation (all zero): left as it is, as the other bones
-    if bone_limits.is_inside(limit, q, bone_limits.storage_tol(bone_limits.stored_magnitude(pb))):
-        return None
-    out, _, met = bone_limits.clamp_locked(pb, limit, q, held=components)
-    if not met:
-        return None
-    before = tuple(getattr(pb, attr))
-    bone_limits.write_posed_rotation(pb, out, held=components)
-    values = tuple(getattr(pb, attr))
-    setattr(pb, attr, before)   # (written by the caller, as for a remembered result)
-    return values
+        return values
+    if bone_limits.is_inside(limit, q, bone_limits.storage_tol(max(map(abs, values)) if mode != "QUATERNION" else 0.0)):
+        return values
+    return tuple(bone_limits.values_for_mode(mode, limit.clamp(q), values)[1])
+
+
+def restore_posed(scene):
+    """Clamp Playback switched off: the partly animated bones of ``scene`` get back the values the
+    animator posed in their components nothing animates, where a frame's clamp left its own."""
+    for obj in _armatures(scene):
+        for (uid, name), (mode, components, posed, left, _) in list(_posed.items()):
+            pb = obj.pose.bones.get(name) if uid == obj.session_uid else None
+            if pb is None or pb.rotation_mode != mode:
+                continue
+            attr, _ = bone_limits.rotation_path(pb)
+            stored = tuple(getattr(pb, attr))
+            if len(stored) == len(components) and _held_part(stored, components) == left:
+                setattr(pb, attr, tuple(v if not h else p for v, h, p in zip(stored, components,
+                                                                               _spread(posed, components))))
+            del _posed[(uid, name)]
 
 
 _scene_armatures = {}   # scene name (and view layer name) -> (object count, names of its armatures)
@@ -482,7 +509,7 @@ def unregister():
     _cache.clear()
     _scene_armatures.clear()
     _unions.clear()
-    _held_results.clear()
+    _posed.clear()
     live_pose.invalidate()
     animation.forget_components()
     bone_limits.clear_cache()

@@ -180,13 +180,16 @@ _notify_changes(JointLimitSettings)
 def _clamp_playback_changed(settings, _context):
     """Switched on: the frame shown is clamped now (not on the next frame change), and a render from
     the interface, which calls the clamp from its own thread, may change the pose only with the
-    interface locked (``handlers.unsafe_render``)."""
-    if settings.clamp_playback:
-        scene = settings.id_data
-        scene.render.use_lock_interface = True
-        from . import handlers     # (it imports this module)
+    interface locked (``handlers.unsafe_render``). Switched off: partly animated bones get back
+    what the animator posed in their other components (``handlers.restore_posed``)."""
+    from . import handlers     # (it imports this module)
 
+    scene = settings.id_data
+    if settings.clamp_playback:
+        scene.render.use_lock_interface = True
         handlers.clamp_scene(scene, only_changed=False)
+    else:
+        handlers.restore_posed(scene)
 
 
 class JointLimitSceneSettings(bpy.types.PropertyGroup):

@@ -516,11 +516,13 @@ def test_a_system_override_rig_is_clamped(scene, mods, tmp_path):
 
 
 @pytest.mark.parametrize("way", ["frames", "fast_scrubbing", "playing"])
-def test_a_partly_keyed_bone_keeps_its_unkeyed_angles_on_every_frame(scene, mods, way):
-    """An Euler bone with only X keyed (0° to 80°) and Z posed by hand at 20°, a RECT limit of
-    ±30°: a frame's clamp moves X only and keeps Z as posed, so a frame shows the same pose
-    whichever frames came before (frame 10's correction stayed in the unkeyed Y and Z and changed
-    frame 3, for good, even with Clamp Playback switched off)."""
+@pytest.mark.parametrize("mode", ["XYZ", "AXIS_ANGLE"])
+def test_a_partly_keyed_bone_shows_the_same_pose_on_a_frame_whatever_came_before(scene, mods, way, mode):
+    """An Euler bone with only X keyed (0° to 80°) and Z posed by hand at 20°, or an axis-angle
+    bone with only its angle keyed about a posed axis, a RECT limit of ±30°: each frame is clamped
+    from its keyed values and the posed ones, so frame 3 shows the same pose before and after
+    frame 10 (frame 10's correction stayed in the unkeyed channels and changed frame 3, for good);
+    switching Clamp Playback off gives the posed values back."""
     import bpy
 
     obj = bpy.data.objects.new("Rig", bpy.data.armatures.new("Rig"))
@@ -534,34 +536,71 @@ def test_a_partly_keyed_bone_keeps_its_unkeyed_angles_on_every_frame(scene, mods
     s = pb.jointlimit
     s.enabled, s.kind, s.shape = True, "SWING_TWIST", "RECT"
     s.swing_x_min, s.swing_x_max, s.swing_z_min, s.swing_z_max = D(-30), D(30), D(-30), D(30)
-    pb.rotation_mode = "XYZ"
-    pb.rotation_euler = (0.0, 0.0, D(20))
+    pb.rotation_mode = mode
+    attr = "rotation_euler" if mode == "XYZ" else "rotation_axis_angle"
+    posed = (0.0, 0.0, D(20)) if mode == "XYZ" else (0.0, 0.94, 0.0, 0.34)
+    setattr(pb, attr, posed)
     for frame, x in ((1, 0.0), (10, 80.0)):
-        pb.rotation_euler[0] = D(x)
-        pb.keyframe_insert("rotation_euler", index=0, frame=frame)
+        getattr(pb, attr)[0] = D(x)
+        pb.keyframe_insert(attr, index=0, frame=frame)
     scene.jointlimit.clamp_playback = True
     scene.jointlimit.fast_scrubbing = way != "frames"
     if way == "playing":
         mods["handlers"].on_playback_start(scene)
+    limit = mods["bone_limits"].build_limit(s)
 
     def shown(frame):
         scene.frame_set(frame)
         depsgraph = bpy.context.evaluated_depsgraph_get()
-        return np.degrees(obj.evaluated_get(depsgraph).pose.bones["Bone"].matrix_basis.to_euler())
+        return np.array(obj.evaluated_get(depsgraph).pose.bones["Bone"].matrix_basis.to_quaternion())
 
     first = shown(3)
     at_10 = shown(10)
+    assert mods["bone_limits"].is_inside(limit, at_10, 1e-5)        # clamped (the angle alone keyed too)
     again = shown(3)
-    np.testing.assert_allclose(again, first, atol=1e-4)
-    assert pb.rotation_euler[1] == 0.0 and pb.rotation_euler[2] == pytest.approx(D(20), abs=1e-7)
-    assert at_10[2] == pytest.approx(20.0, abs=1e-4) and 0.0 < at_10[0] <= 30.0      # X clamped, Z kept
-    limit = mods["bone_limits"].build_limit(s)
-    q = mods["bone_limits"].read_rotation(pb)
-    assert mods["bone_limits"].is_inside(limit, q, 1e-5)
+    assert min(np.abs(again - first).max(), np.abs(again + first).max()) < 1e-5
     if way == "playing":
         mods["handlers"].on_playback_stop(scene, None)
     scene.jointlimit.clamp_playback = False
-    np.testing.assert_allclose(shown(3), first, atol=1e-4)
+    np.testing.assert_allclose(list(getattr(pb, attr))[1:], posed[1:], atol=1e-6)     # the posed values back
+    last = shown(3)
+    assert min(np.abs(last - first).max(), np.abs(last + first).max()) < 1e-5
+
+
+def test_a_partly_keyed_bone_follows_its_action_slot(scene, mods):
+    """The components a slot animates are read again when the rig plays another slot of its action
+    (the first slot's held components stayed, and the bone stayed outside its limit)."""
+    import bpy
+
+    obj = bpy.data.objects.new("Rig", bpy.data.armatures.new("Rig"))
+    scene.collection.objects.link(obj)
+    bpy.context.view_layer.objects.active = obj
+    bpy.ops.object.mode_set(mode="EDIT")
+    obj.data.edit_bones.new("Bone").tail = (0.0, 0.0, 1.0)
+    bpy.ops.object.mode_set(mode="POSE")
+    pb = obj.pose.bones["Bone"]
+    pb.rotation_mode = "XYZ"
+    configure(pb.jointlimit, "SWING_TWIST", "RECT", "OPTIMAL")
+    for frame, x in ((1, 0.0), (20, 30.0)):
+        pb.rotation_euler = (D(x), 0.0, 0.0)
+        pb.keyframe_insert("rotation_euler", index=0, frame=frame)
+    data = obj.animation_data
+    action = data.action
+    slot = action.slots.new(id_type="OBJECT", name="Other")     # a second slot: all three angles keyed
+    bag = action.layers[0].strips[0].channelbags.new(slot)
+    for i, value in enumerate((0.0, 0.0, D(80))):
+        fc = bag.fcurves.new(pb.path_from_id("rotation_euler"), index=i)
+        fc.keyframe_points.insert(1, value)
+        fc.keyframe_points.insert(20, value)
+    scene.jointlimit.fast_scrubbing = False
+    scene.jointlimit.clamp_playback = True
+    scene.frame_set(10)
+    data.action_slot = slot
+    scene.frame_set(11)
+    limit = mods["bone_limits"].build_limit(pb.jointlimit)
+    depsgraph = bpy.context.evaluated_depsgraph_get()
+    q = mods["bone_limits"].read_rotation(obj.evaluated_get(depsgraph).pose.bones["Bone"])
+    assert mods["bone_limits"].is_inside(limit, q, 1e-5)
 
 
 def test_clamp_playback_clamps_the_frame_shown_without_a_frame_change(scene, mods, tmp_path):

@@ -220,6 +220,15 @@ def test_mirror_with_both_sides_selected_copies_from_the_active_side(rig, mods):
     left = rig.pose.bones["upper_arm.L"].jointlimit
     assert left.enabled and deg(left, "swing_x") == (-20, 60), op.reports
     assert ("Mirrored 1 joint limit" in op.reports[0][1])
+    # the active bone of another pair: each pair copies from its side with a limit, never onto it
+    right.enabled = False
+    left.swing_x_max = math.radians(70)
+    for name in ("forearm.L", "forearm.R"):
+        configure_rect(rig.pose.bones[name].jointlimit)
+    select_only(rig, {"upper_arm.L", "upper_arm.R", "forearm.L", "forearm.R"}, active="forearm.R")
+    op = OperatorStandIn(bpy.types.POSE_OT_jointlimit_mirror)
+    assert op.execute(bpy.context) == {"FINISHED"}
+    assert left.enabled and deg(left, "swing_x") == (-20, 70) and right.enabled and deg(right, "swing_x") == (-20, 70)
 
 
 def test_a_preset_saved_from_a_right_side_bone_gives_it_back_its_own_limit(rig, mods):
