@@ -258,26 +258,31 @@ def test_step_keys_are_inside_the_limit_and_in_betweens_are_warned_about(rig, mo
     assert op.execute(bpy.context) == {"FINISHED"} and not any(kind == {"WARNING"} for kind, _ in op.reports)
 
 
-def test_keys_over_the_swing_pole_warn_with_swing_twist_channels(rig, mods):
-    """Keys 0°, 171.9°, 343.8° about X: Swing & Twist channels go back through the rest pose
-    between the last two (they cannot pass the pole), and the operator says so; Euler channels
-    keep the keyed direction and do not warn."""
+def _x_keys_motion_warnings(rig, keys, channels):
+    """Key the joint (XYZ) at ``keys`` ``[(frame, degrees about X)]`` and run Smooth Motion over
+    them with ``channels`` (minimum jerk, clamped via velocities, step 1): its warnings."""
     import bpy
 
     from modal_harness import OperatorStandIn
 
     pb = rig.pose.bones["joint"]
     pb.rotation_mode = "XYZ"
-    warnings = {}
-    for channels in ("SWING_TWIST", "EULER"):
-        rig.animation_data_clear()
-        for frame, x in ((1, 0.0), (15, 171.9), (31, 343.8)):
-            pb.rotation_euler = (math.radians(x), 0.0, 0.0)
-            pb.keyframe_insert("rotation_euler", frame=frame)
-        op = OperatorStandIn(bpy.types.POSE_OT_jointlimit_motion, frame_start=1, frame_end=31, channels=channels,
-                             profile="MIN_JERK", use_via_points=True, via_velocity="CLAMPED", step=1)
-        assert op.execute(bpy.context) == {"FINISHED"}
-        warnings[channels] = [text for kind, text in op.reports if kind == {"WARNING"}]
+    rig.animation_data_clear()
+    for frame, x in keys:
+        pb.rotation_euler = (math.radians(x), 0.0, 0.0)
+        pb.keyframe_insert("rotation_euler", frame=frame)
+    op = OperatorStandIn(bpy.types.POSE_OT_jointlimit_motion, frame_start=keys[0][0], frame_end=keys[-1][0],
+                         channels=channels, profile="MIN_JERK", use_via_points=True, via_velocity="CLAMPED", step=1)
+    assert op.execute(bpy.context) == {"FINISHED"}
+    return [text for kind, text in op.reports if kind == {"WARNING"}]
+
+
+def test_keys_over_the_swing_pole_warn_with_swing_twist_channels(rig, mods):
+    """Keys 0°, 171.9°, 343.8° about X: Swing & Twist channels go back through the rest pose
+    between the last two (they cannot pass the pole), and the operator says so; Euler channels
+    keep the keyed direction and do not warn."""
+    warnings = {channels: _x_keys_motion_warnings(rig, ((1, 0.0), (15, 171.9), (31, 343.8)), channels)
+                for channels in ("SWING_TWIST", "EULER")}
     pole = [w for w in warnings["SWING_TWIST"] if "swing pole" in w]
     assert len(pole) == 1 and "frames 15 and 31" in pole[0]
     # (a 171.9° swing in tan(x/2) runs fast near the key: the jump warning may come too)
@@ -289,20 +294,7 @@ def test_a_fast_turn_on_euler_channels_warns_without_naming_swing_twist(rig, mod
     """Keys 0° and 150° about X two frames apart, smoothed on Euler channels: the operator warns
     of the turn from one frame to the next, naming what makes it on Euler channels (not the
     Swing & Twist channels, which were not used)."""
-    import bpy
-
-    from modal_harness import OperatorStandIn
-
-    pb = rig.pose.bones["joint"]
-    pb.rotation_mode = "XYZ"
-    rig.animation_data_clear()
-    for frame, x in ((1, 0.0), (3, 150.0)):
-        pb.rotation_euler = (math.radians(x), 0.0, 0.0)
-        pb.keyframe_insert("rotation_euler", frame=frame)
-    op = OperatorStandIn(bpy.types.POSE_OT_jointlimit_motion, frame_start=1, frame_end=3, channels="EULER",
-                         profile="MIN_JERK", use_via_points=True, via_velocity="CLAMPED", step=1)
-    assert op.execute(bpy.context) == {"FINISHED"}
-    warnings = [text for kind, text in op.reports if kind == {"WARNING"}]
+    warnings = _x_keys_motion_warnings(rig, ((1, 0.0), (3, 150.0)), "EULER")
     assert len(warnings) == 1 and "from one frame to the next" in warnings[0]
     assert "Swing & Twist" not in warnings[0] and "space the keys further apart" in warnings[0]
 
@@ -455,19 +447,7 @@ def test_a_jump_is_reported_also_when_another_segment_passes_the_pole(rig, mods)
     """Keys 0°, 170°, -170° about X with Swing & Twist channels: the last segment passes the pole
     (warned), and the first turns 60° in a frame: warned as well (it was hidden behind the pole
     warning)."""
-    import bpy
-
-    from modal_harness import OperatorStandIn
-
-    pb = rig.pose.bones["joint"]
-    pb.rotation_mode = "XYZ"
-    for frame, x in ((1, 0.0), (4, 170.0), (20, -170.0)):
-        pb.rotation_euler = (math.radians(x), 0.0, 0.0)
-        pb.keyframe_insert("rotation_euler", frame=frame)
-    op = OperatorStandIn(bpy.types.POSE_OT_jointlimit_motion, frame_start=1, frame_end=20, channels="SWING_TWIST",
-                         profile="MIN_JERK", use_via_points=True, via_velocity="CLAMPED", step=1)
-    assert op.execute(bpy.context) == {"FINISHED"}
-    warnings = [text for kind, text in op.reports if kind == {"WARNING"}]
+    warnings = _x_keys_motion_warnings(rig, ((1, 0.0), (4, 170.0), (20, -170.0)), "SWING_TWIST")
     assert any("swing pole" in w for w in warnings) and any("from one frame to the next" in w for w in warnings)
 
 
