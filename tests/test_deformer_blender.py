@@ -2056,3 +2056,37 @@ def test_bake_takes_the_deformers_mode_blend_and_groups_unless_set(limb, mods):
     bpy.ops.object.jointlimit_deformer_add(mode="SDEF", blend=0.7, strongest_two=True)
     assert np.array_equal(baked(), baked(mode="SDEF", blend=0.7, strongest_two=True))
     assert not np.array_equal(baked(), baked(strongest_two=False))
+
+
+@pytest.mark.parametrize("outside, edge", [(1.5, 1.0), (-0.5, 0.0)])
+def test_blend_set_outside_0_1_on_the_modifier_is_clamped_live_and_by_bake(limb, mods, addon, outside, edge):
+    """A script or driver may set the deformer's Blend input outside [0, 1] (Blender's min and max
+    bind the interface only): the deformer shows the nearest end of the range, as it clamps Mode,
+    instead of extrapolating the blend, and Bake, reproducing what the deformer shows, bakes the
+    same instead of refusing."""
+    import bpy
+
+    compat = importlib.import_module(f"{addon.__name__}.compat")
+    tree = mods["deformer.tree"]
+    arm, obj, truth = limb
+    animate(arm, ((1, 11), (2, 12)))
+    bpy.ops.object.jointlimit_sdef_derive()
+    bpy.ops.object.jointlimit_deformer_add(mode="SDEF", blend=0.5)
+    bpy.context.scene.frame_set(2)
+    mod = obj.modifiers["JointLimit Deformer"]
+    key = tree.input_id(mod.node_group, tree.BLEND_INPUT)
+
+    def live(value):
+        compat.set_modifier_input(mod, key, value)
+        obj.update_tag()
+        return evaluated(obj)
+
+    at_edge, middle = live(edge), live(0.5)
+    assert np.abs(at_edge - middle).max() > 1e-3 * size(truth)     # the blend matters here
+    shown = live(outside)
+    assert np.abs(shown - at_edge).max() < 1e-6 * size(truth)
+    bpy.ops.object.jointlimit_deformer_bake(use_scene_range=False, frame_start=2, frame_end=2)
+    kb = obj.data.shape_keys.key_blocks["jl_frame_0002"]
+    co = np.empty(len(kb.data) * 3, np.float32)
+    kb.data.foreach_get("co", co)
+    assert np.abs(co.reshape(-1, 3) - shown).max() < 1e-5 * size(truth)

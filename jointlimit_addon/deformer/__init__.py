@@ -21,6 +21,7 @@ modifier's armature and switches are followed) and switches it off where it woul
 or twice.
 """
 
+import math
 from dataclasses import dataclass
 
 import bpy
@@ -608,14 +609,16 @@ def get_mode(mod):
 
 
 def settings(obj):
-    """``(mode, blend, strongest_two)`` of the deformer on ``obj`` (what it shows), or ``None``."""
+    """``(mode, blend, strongest_two)`` of the deformer on ``obj`` (what it shows: a Blend a script
+    or driver set outside [0, 1] clamped as the tree clamps it), or ``None``."""
     mod, helper = find(obj)
     if mod is None:
         return None
     blend = compat.modifier_input(mod, tree.input_id(mod.node_group, tree.BLEND_INPUT))
     options = helper.get(HELPER_OPTIONS) if helper is not None else None
     two = bool(options.get("strongest_two", False)) if options is not None else False
-    return get_mode(mod), float(blend), two
+    blend = float(blend)
+    return get_mode(mod), min(max(blend, 0.0), 1.0) if math.isfinite(blend) else blend, two
 
 
 binding_conflict, check_updates, unchecked = watch.binding_conflict, watch.check_updates, watch.unchecked

@@ -81,7 +81,7 @@ import bpy
 
 TREE_NAME = "JointLimit Two-Bone Deformer"
 TREE_TAG = "jointlimit_deformer"  # ID property on the node group: its layout version
-TREE_VERSION = 11  # 6: per-pair slerp angles on the helper, LBS passes through, mirrored bones;
+TREE_VERSION = 12  # 6: per-pair slerp angles on the helper, LBS passes through, mirrored bones;
 #                   7: the pair's angle and axis as one rotation vector (one sample per vertex);
 #                   8: the pair's rotation vector from the captured R (no second evaluation of R),
 #                      R0 (wa a + Rot(n, u phi) d) + ... (no quaternion product per vertex), one
@@ -90,6 +90,7 @@ TREE_VERSION = 11  # 6: per-pair slerp angles on the helper, LBS passes through,
 #                      Sample Index, the Armature modifier may skip the two-bone vertices (jl_skip);
 #                  10: each bone's rotation its polar factor (Newton steps), also when sheared;
 #                  11: a zero scale on one axis completed by the cross product, on every axis the rest rotation
+#                  12: Blend clamped to [0, 1] (a script or driver may set it outside)
 CORE_NAME = "JointLimit Two-Bone Deformer Core"
 CORE_TAG = "jointlimit_deformer_core"  # its layout version (TREE_VERSION)
 
@@ -399,7 +400,8 @@ def build_core(ng):
     (geo_m, m_f), (geo_r, r_f, sigma_f, shift_f, w_f), (geo_s, s_f), uniform, unscaled = _per_bone(b, helper)
 
     mode = b.math("MINIMUM", b.math("MAXIMUM", b.out(gin, MODE_INPUT), 0.0), 3.0)  # out of range: clamped
-    k = b.math("SUBTRACT", 1.0, b.out(gin, BLEND_INPUT))  # SDEF's 1 - s (single value)
+    s = b.math("MINIMUM", b.math("MAXIMUM", b.out(gin, BLEND_INPUT), 0.0), 1.0)  # set outside [0, 1] by a script or driver: clamped
+    k = b.math("SUBTRACT", 1.0, s)  # SDEF's 1 - s (single value)
     is_sbs, is_bezier = (b.out(b.node("FunctionNodeCompare", {"A": mode, "B": MODE_VALUES[name]}, data_type="INT",
                                       operation="EQUAL")) for name in ("SBS", "BEZIER"))
     k = b.out(b.node("GeometryNodeSwitch", {"Switch": is_sbs, "False": k, "True": 0.0}, input_type="FLOAT"))
