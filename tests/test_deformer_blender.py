@@ -1862,6 +1862,20 @@ def test_a_bake_keeping_the_modifiers_says_they_deform_on_top(limb, capfd):
     assert "on top of the baked keys" not in capfd.readouterr().out
 
 
+def test_a_bake_of_fewer_frames_says_which_earlier_baked_frames_it_kept(limb, capfd):
+    """Baking a shot in pieces keeps the keys of the frames baked before; a re-bake of a shorter
+    range names the earlier keys left outside it (they still play, as baked then)."""
+    import bpy
+
+    bpy.ops.object.jointlimit_sdef_derive()
+    assert bpy.ops.object.jointlimit_deformer_bake(use_scene_range=False, frame_start=1, frame_end=5) == {"FINISHED"}
+    assert "earlier bake" not in capfd.readouterr().out
+    assert bpy.ops.object.jointlimit_deformer_bake(use_scene_range=False, frame_start=2, frame_end=3) == {"FINISHED"}
+    out = capfd.readouterr().out
+    assert "kept the keys of 3 frames an earlier bake made outside these (1..5)" in out
+    assert [k.name for k in limb[1].data.shape_keys.key_blocks][1:] == [f"jl_frame_000{f}" for f in range(1, 6)]
+
+
 def test_add_leaves_an_overridden_older_deformer_to_its_library(scene, mods, tmp_path):
     """A shot with a library-overridden character whose deformer has an older node tree: *Add* on
     another mesh moves the local older deformers to the current tree but leaves that one as saved

@@ -110,6 +110,20 @@ def _write_shape_keys(obj, frames, positions, current):
         kb.value = float(f == current)
 
 
+def _older_frames(obj, frames):
+    """The frames outside ``frames`` whose ``jl_frame_*`` keys an earlier bake left on ``obj``."""
+    keys, done = obj.data.shape_keys, set(frames)
+    older = []
+    for kb in keys.key_blocks if keys is not None else ():
+        try:
+            f = int(kb.name[len(KEY_PREFIX):]) if kb.name.startswith(KEY_PREFIX) else None
+        except ValueError:
+            continue
+        if f is not None and f not in done:
+            older.append(f)
+    return sorted(older)
+
+
 def _mute_other_keys(obj):
     """Mute every shape key but the basis and the baked ones: the baked keys hold the whole
     shape of their frame, morphs included, and play alone (a morph still playing would count
@@ -249,6 +263,10 @@ class OBJECT_OT_jointlimit_deformer_bake(MeshPoll, bpy.types.Operator):
                 muted = _mute_other_keys(obj)
             obj[SWITCHED_OFF] = {"modifiers": switched, "keys": muted}
         note = f"; muted {len(muted)} other shape keys (the baked keys include them)" if muted else ""
+        older = _older_frames(obj, frames) if self.output == "SHAPE_KEYS" else []
+        if older:
+            note += (f"; kept the keys of {len(older)} frames an earlier bake made outside these ({older[0]}..{older[-1]}): "
+                     "they play as baked then (bake them again, or remove them, if the animation or settings changed)")
         if self.output == "SHAPE_KEYS" and not self.mute_modifiers:
             which = ("the Armature modifier and the deformer still deform" if deformer.find(obj)[0] is not None
                      else "the Armature modifier still deforms")
