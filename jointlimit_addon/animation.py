@@ -1,6 +1,7 @@
 """Reading keyframes of pose-bone channels, for layered (slotted) actions and legacy ones."""
 
 import bisect
+import math
 
 from . import compat
 
@@ -211,14 +212,26 @@ def _near(times, t, tol):
     return any(abs(times[j] - t) <= tol for j in (at - 1, at) if 0 <= j < len(times))
 
 
-def keyed_frames(obj, pose_bone, data_path, frame_start, frame_end):
-    """Sorted whole scene frames in [start, end] where any channel of the bone's ``data_path`` has
-    a key (in NLA tweak mode, the frames where the tweaked strip plays them)."""
+def keyed_frames(obj, pose_bone, data_path, frame_start, frame_end, tol=1e-4):
+    """Sorted scene times in [start, end] where any channel of the bone's ``data_path`` has a key
+    (in NLA tweak mode, the times where the tweaked strip plays them): whole frames as ``int``
+    (within ``tol``), a key on a subframe at its own time (``float``)."""
     full = f'pose.bones["{pose_bone.name}"].{data_path}'
     to_scene = _to_scene(obj)
     frames = set()
     for fc in object_fcurves(obj):
         if fc.data_path == full:
             times = (to_scene(k.co[0]) for k in fc.keyframe_points)
-            frames.update(round(t) for t in times if frame_start <= t <= frame_end)
+            frames.update(_frame_or_time(t, tol) for t in times if frame_start - tol <= t <= frame_end + tol)
     return sorted(frames)
+
+
+def _frame_or_time(t, tol):
+    whole = round(t)
+    return whole if abs(t - whole) <= tol else round(float(t), 4)
+
+
+def set_scene_time(scene, time):
+    """Evaluate ``scene`` at ``time``: a whole frame, or a frame and its subframe."""
+    frame = math.floor(time)
+    scene.frame_set(int(frame), subframe=float(time - frame))

@@ -580,6 +580,31 @@ def test_a_locked_bone_goes_to_the_nearest_rotation_inside_continuously(rig, mod
     assert sum(step > 60.0 for step in steps) <= 1, sorted(steps)[-5:]     # (once: the minimum followed ends)
 
 
+def test_smooth_motion_takes_a_subframe_key_pose_at_its_own_time(rig, mods):
+    """A key on a subframe is a key pose like any other: Smooth Motion reads its pose at its own
+    time (not the curve at the nearest whole frame, which the key only nudged) and keys it there,
+    and the motion passes through it."""
+    import bpy
+
+    Q = mods["core.quat"]
+    pb = rig.pose.bones["joint"]    # (selected, no limit)
+    pb.rotation_mode = "QUATERNION"
+    key_poses = {1: 0.0, 10.5: 60.0, 20: 0.0}
+    for frame, z in key_poses.items():
+        _key(pb, Q.from_axis_angle([0, 0, 1], math.radians(z)), frame, mods)
+    assert mods["animation"].keyed_frames(rig, pb, "rotation_quaternion", 1, 20) == [1, 10.5, 20]
+    assert bpy.ops.pose.jointlimit_motion(frame_start=1, frame_end=20) == {"FINISHED"}
+    curves = sorted((fc for fc in mods["animation"].object_fcurves(rig)
+                     if fc.data_path == pb.path_from_id("rotation_quaternion")), key=lambda fc: fc.array_index)
+    times = sorted({k.co[0] for fc in curves for k in fc.keyframe_points})
+    assert times == [*range(1, 11), 10.5, *range(11, 21)]
+    for frame, z in key_poses.items():
+        q = np.array([fc.evaluate(frame) for fc in curves])
+        assert math.degrees(Q.angle_between(q, Q.from_axis_angle([0, 0, 1], math.radians(z)))) < 1e-3, frame
+    assert math.degrees(Q.angle_between(np.array([fc.evaluate(10) for fc in curves]),
+                                        Q.from_axis_angle([0, 0, 1], math.radians(60)))) < 5.0
+
+
 @pytest.mark.parametrize("operator", ["bake", "motion"])
 def test_a_subframe_key_inside_the_range_goes(rig, mods, operator):
     """Keys at 1, 10, 20 inside the limit and one at frame 15.5 far outside (Z 90°): Bake and
@@ -595,7 +620,9 @@ def test_a_subframe_key_inside_the_range_goes(rig, mods, operator):
     run = getattr(bpy.ops.pose, f"jointlimit_{operator}")
     assert run(frame_start=1, frame_end=20) == {"FINISHED"}
     curves = [fc for fc in mods["animation"].object_fcurves(rig) if fc.data_path.endswith("rotation_quaternion")]
-    assert curves and all(all(abs(k.co[0] - round(k.co[0])) < 1e-6 for k in fc.keyframe_points) for fc in curves)
+    kept = [15.5] if operator == "motion" else []   # Smooth Motion: a key pose, kept at its time (clamped)
+    assert curves and all(sorted(k.co[0] for k in fc.keyframe_points if abs(k.co[0] - round(k.co[0])) > 1e-6) == kept
+                          for fc in curves)
     for t in (15.25, 15.5, 15.75):
         q = np.array([fc.evaluate(t) for fc in sorted(curves, key=lambda fc: fc.array_index)])
         assert Q.angle_between(limit.clamp(q / np.linalg.norm(q)), q / np.linalg.norm(q)) < 1e-3

@@ -14,7 +14,7 @@ def sample_rotations(scene, bones, frames):
     out = np.empty((len(frames), len(bones), 4))
     stored = []
     for f, frame in enumerate(frames):
-        scene.frame_set(frame)
+        animation.set_scene_time(scene, frame)     # (a key pose on a subframe at its own time)
         stored.append([stored_rotation(pb) for pb in bones])
         for b, pb in enumerate(bones):
             out[f, b] = bone_limits.read_rotation(pb)

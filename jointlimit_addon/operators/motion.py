@@ -1,5 +1,7 @@
 """``pose.jointlimit_motion``: smooth in-betweens between key poses, inside joint limits [004 §4]."""
 
+import math
+
 import bpy
 import numpy as np
 from bpy.props import BoolProperty, EnumProperty, IntProperty
@@ -16,8 +18,9 @@ STEP_WARNING_DEGREES = 45.0     # per frame: a turn no joint makes in one frame 
 
 
 def output_frames(keys, step):
-    """Every ``step``-th frame between the first and last key, plus every key frame itself."""
-    return sorted(set(range(keys[0], keys[-1] + 1, step)) | set(keys))
+    """Every ``step``-th whole frame between the first and last key, plus every key's own time
+    (a key on a subframe keeps its time and pose)."""
+    return sorted(set(range(math.ceil(keys[0]), math.floor(keys[-1]) + 1, step)) | set(keys))
 
 
 def _largest_step_degrees(frames, quats, skip=()):
