@@ -189,8 +189,10 @@ def test_apply_on_keyed_bones_says_the_keys_win(run, scene, tmp_path):
     pb.rotation_quaternion = axis_x(60)
     pb.keyframe_insert("rotation_quaternion", frame=1)
     path = save(tmp_path / "keyed.blend")
-    out = ok(run("apply", blend=path))
+    result = run("apply", blend=path)
+    out = ok(result)
     assert "clamped 1 of 1 limited bones" in out
+    assert "Auto Keying" not in out + result.stderr    # not the operator's advice for the interface
     assert "1 of them animated (spine): their keys or drivers set the rotation again when the file opens, use bake" in out
     assert "animated" not in ok(run("apply", blend=save_rig_posed(tmp_path)))
     import bpy

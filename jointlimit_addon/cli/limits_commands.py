@@ -87,7 +87,8 @@ def cmd_apply(args):
     tools.use_keyframe_insert_auto = False
     try:
         with active_in_mode(arm, "POSE"), bone_selection(arm, args.bones):
-            run_op(bpy.ops.pose.jointlimit_apply, "apply", all_bones=args.bones is None)
+            run_op(bpy.ops.pose.jointlimit_apply, "apply", all_bones=args.bones is None,
+                   warn_animated=False)     # (the outcome's note says it for a batch run)
     finally:
         tools.use_keyframe_insert_auto = auto_keying
     moved = [n for n, v in rotation_state(arm).items() if v != before[n]]

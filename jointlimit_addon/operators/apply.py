@@ -17,6 +17,12 @@ class POSE_OT_jointlimit_apply(PosePoll, bpy.types.Operator):
     all_bones: BoolProperty(
         name="All Limited Bones", description="Clamp every limited bone an animator poses (rig mechanism bones are skipped), not only the selected ones", default=False
     )
+    warn_animated: BoolProperty(
+        name="Warn About Animated Bones",
+        description="Warn when clamped bones are animated (their keys or drivers set the rotation again on the next frame "
+                    "change) and say what to do in the interface; the batch command says it in its own terms",
+        default=True, options={"HIDDEN", "SKIP_SAVE"},
+    )
 
     def execute(self, context):
         bones, skipped = target_bones_skipping(context, self.all_bones)
@@ -40,7 +46,7 @@ class POSE_OT_jointlimit_apply(PosePoll, bpy.types.Operator):
         clamped = [pb for pb in bones if pb.name in moved and pb.name not in keyed]
         animated = [name for obj in {pb.id_data for pb in clamped}
                     for name in animation.animated_rotations(obj, [pb for pb in clamped if pb.id_data is obj])]
-        if animated:
+        if animated and self.warn_animated:
             self.report({"WARNING"}, f"{', '.join(animated)}: animated, the keys or drivers set the rotation again on "
                                      f"the next frame change {_not_keyed_hint(context, clamped)}")
         return {"FINISHED"}
