@@ -252,8 +252,8 @@ def test_report_of_a_run_refused_before_any_work_has_every_file(run, scene, tmp_
 
 def test_a_command_line_the_parser_refuses_still_writes_its_report(run, scene, tmp_path):
     """An unknown option (a typo) is refused with exit 2 before any work; ``--report`` is still
-    written: every input file failed with the one-line error. A command line with no command
-    known has a report without files."""
+    written: every input file failed with the one-line error, also when an option's value is
+    refused. A command line with no command known has a report without files."""
     good = save(tmp_path / "a.blend")
     before = good.read_bytes()
     report = tmp_path / "report.json"
@@ -267,6 +267,13 @@ def test_a_command_line_the_parser_refuses_still_writes_its_report(run, scene, t
     assert set(record) == RECORD_KEYS and record["status"] == "failed" and record["errors"] == [line]
     assert good.read_bytes() == before
     report.unlink()
+    for bad in (("--jobs", "abc"), ("--wait", "-1"), ("--output", good, "--no-save")):   # a bad value: the files known
+        result = run("apply", *bad, "--report", report, good)
+        assert result.returncode == 2
+        data = json.loads(report.read_text())
+        assert [(r["file"], r["errors"]) for r in data["files"]] == [(str(good), [one_error_line(result).removeprefix(
+            "jointlimit: error: ")])], bad
+        report.unlink()
     result = run("aply", "--report", report, good)
     assert result.returncode == 2
     data = json.loads(report.read_text())

@@ -291,14 +291,30 @@ def parse(argv, prog=PROG):
     return build_parser(prog).parse_args(argv)
 
 
+def _as_text(parser):
+    """``parser`` (and its commands' parsers) taking every option's value as text, no option
+    required, and options that exclude each other together."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                _as_text(sub)
+        elif action.option_strings:
+            action.type, action.choices, action.required = None, None, False
+    parser._mutually_exclusive_groups.clear()
+    return parser
+
+
 def parse_refused(argv, prog=PROG):
     """What can be told of a command line ``parse`` refused, for its ``--report``: the arguments
-    but the ones not understood (an unknown option), or else only the command and the report's
-    path (files none); ``None`` when not even ``--report`` can be read."""
-    try:
-        return build_parser(prog).parse_known_args(argv)[0]
-    except UsageError:
-        pass
+    but the ones not understood (an unknown option), read as text where a value was refused (a bad
+    number, choice, or options that exclude each other, so that the files are still known), or
+    else only the command and the report's path (files none); ``None`` when not even ``--report``
+    can be read."""
+    for parser in (build_parser(prog), _as_text(build_parser(prog))):
+        try:
+            return parser.parse_known_args(argv)[0]
+        except UsageError:
+            pass
     reading = Parser(prog=prog, add_help=False)
     reading.add_argument("--report")
     try:
