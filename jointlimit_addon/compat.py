@@ -83,6 +83,19 @@ def action_fcurves(action, slot):
     return list(getattr(action, "fcurves", []))
 
 
+def action_fcurve_count(action, slot):
+    """``len(action_fcurves(action, slot))`` without making the list (a few property reads)."""
+    if action is None:
+        return 0
+    layers = getattr(action, "layers", None)
+    if layers:
+        if slot is None:
+            return 0
+        bags = (strip.channelbag(slot) for layer in layers for strip in layer.strips)
+        return sum(len(bag.fcurves) for bag in bags if bag is not None)
+    return len(getattr(action, "fcurves", ()))
+
+
 def running_version():
     """``(major, minor)`` of the running Blender."""
     import bpy

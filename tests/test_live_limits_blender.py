@@ -603,6 +603,52 @@ def test_a_partly_keyed_bone_follows_its_action_slot(scene, mods):
     assert mods["bone_limits"].is_inside(limit, q, 1e-5)
 
 
+@pytest.mark.parametrize("playing", [False, True])
+def test_a_bone_keyed_in_every_channel_by_a_script_is_no_longer_held(scene, mods, playing):
+    """A hinge bone keyed in X only with Y and Z posed off the axis plays clamped onto the hinge;
+    a script then keys Y and Z at 0 right before the next frames (no update in between): the
+    frames show the keys (inside) instead of clamping them from the earlier posed Y and Z, which
+    the components read before still held (X 9.42° shown where the key is 10°)."""
+    import bpy
+
+    obj = bpy.data.objects.new("Rig", bpy.data.armatures.new("Rig"))
+    scene.collection.objects.link(obj)
+    bpy.context.view_layer.objects.active = obj
+    bpy.ops.object.mode_set(mode="EDIT")
+    obj.data.edit_bones.new("Bone").tail = (0.0, 0.0, 1.0)
+    bpy.ops.object.mode_set(mode="POSE")
+    pb = obj.pose.bones["Bone"]
+    pb.rotation_mode = "XYZ"
+    s = pb.jointlimit
+    s.enabled, s.kind, s.hinge_axis, s.hinge_min, s.hinge_max = True, "HINGE", "X", D(-20), D(120)
+    for frame, x in ((1, 10.0), (10, 100.0)):
+        pb.rotation_euler = (D(x), 0.0, 0.0)
+        pb.keyframe_insert("rotation_euler", index=0, frame=frame)
+    pb.rotation_euler = (0.3, 0.2, 0.1)
+    scene.frame_start, scene.frame_end = 1, 10
+    scene.jointlimit.clamp_playback = True
+
+    def play():
+        if playing:
+            mods["handlers"].on_playback_start(scene)
+        shown = []
+        for frame in range(1, 11):
+            scene.frame_set(frame)
+            shown.append(math.degrees(pb.rotation_euler[0]))
+        if playing:
+            mods["handlers"].on_playback_stop(scene, None)
+        return shown
+
+    assert play()[0] == pytest.approx(9.42, abs=0.01)      # posed Y and Z: off the hinge, clamped
+    for frame in (1, 10):
+        scene.frame_set(frame)
+        pb.rotation_euler[1] = pb.rotation_euler[2] = 0.0
+        pb.keyframe_insert("rotation_euler", index=1, frame=frame)
+        pb.keyframe_insert("rotation_euler", index=2, frame=frame)
+    shown = play()
+    assert shown[0] == pytest.approx(10.0, abs=1e-4) and shown[-1] == pytest.approx(100.0, abs=1e-4)
+
+
 def test_clamp_playback_clamps_the_frame_shown_without_a_frame_change(scene, mods, tmp_path):
     """Live Limits off, Clamp Playback on: the frame shown is clamped when Clamp Playback is
     switched on, when a key is edited, and when the file is opened (each showed the keys'
