@@ -141,16 +141,17 @@ def install(scene):
                   installs=_layer["installs"] + 1)
     _mark_copies(scene, skip={cover.action_uid for cover in covers})
     try:
-        for cover in covers:
-            if cover.values(frame, ahead, check_modes=False) is None:
-                raise RuntimeError(f"the animation of {cover.obj_name!r} changed while the layer was set up")
-            for copy in cover.copies(scene):
-                if not cover.write_keys(copy):
-                    raise RuntimeError(f"the evaluated action of {cover.obj_name!r} lacks a channel")
+        # keys a script added right before this frame are not in the copies yet (the frame's
+        # evaluation makes them anew): a frame for the playback clamp, as after any change
+        ready = all(cover.values(frame, ahead, check_modes=False) is not None
+                    and all(cover.write_keys(copy) for copy in cover.copies(scene)) for cover in covers)
     except Exception:
-        remove()    # the playback clamp takes over, and the layer is not tried again every frame
-        _layer.update(scene=scene.session_uid, generation=props.settings_generation())
+        ready = False
         raise
+    finally:
+        if not ready:
+            remove()    # the playback clamp takes over, and the layer is not tried again every frame
+            _layer.update(scene=scene.session_uid, generation=props.settings_generation())
 
 
 def remove():

@@ -554,3 +554,47 @@ def test_a_rig_shown_only_through_a_collection_instance_is_left_as_the_render_le
         seen.append(degrees_about_x(obj.evaluated_get(bpy.context.evaluated_depsgraph_get()).pose.bones["a"]))
         assert not layer.covers(obj, scene)
     assert seen[0] == pytest.approx(seen[1], abs=1e-6) and seen[0] > 140.0 + 1e-3
+
+
+def test_keys_a_script_puts_in_a_new_slot_right_before_a_frame(scene, mods, capfd):
+    """A script gives the rig a new slot of its action and keys it frame by frame: the layer, set
+    up again on such a frame, finds the evaluated copy without the new keys (they come with the
+    frame's evaluation) and leaves the frame to the playback clamp without a traceback (it raised
+    from the frame handler), every frame clamped."""
+    import bpy
+
+    from rigs import make_armature
+
+    obj = make_armature([("a", (0, 0, 0), (0, 0, 1), None, 0.0), ("b", (0, 0, 1), (0, 0, 2), "a", 0.0)], "Two")
+    for pb in obj.pose.bones:   # both limited and keyed in the first slot
+        pb.rotation_mode = "QUATERNION"
+        s = pb.jointlimit
+        s.enabled, s.kind, s.hinge_min, s.hinge_max = True, "HINGE", math.radians(5), math.radians(140)
+        for frame, degrees in ((1, 0.0), (10, 150.0)):
+            pb.rotation_quaternion = (math.cos(math.radians(degrees) / 2), math.sin(math.radians(degrees) / 2), 0, 0)
+            pb.keyframe_insert("rotation_quaternion", frame=frame)
+    scene.frame_start, scene.frame_end = 1, 10
+    scene.jointlimit.clamp_playback = True
+    mods["handlers"].on_playback_start(scene)
+    for frame in range(1, 11):
+        scene.frame_set(frame)
+    mods["handlers"].on_playback_stop(scene, None)
+    scene.jointlimit.clamp_playback = False
+    for frame in range(1, 11):
+        scene.frame_set(frame)
+    scene.jointlimit.clamp_playback = True
+    capfd.readouterr()
+    data = obj.animation_data
+    data.action_slot = data.action.slots.new(id_type="OBJECT", name="Other")    # "a" keyed alone there
+    pb = obj.pose.bones["a"]
+    for frame, degrees in ((1, -20.0), (10, 170.0)):     # both outside
+        scene.frame_set(frame)
+        pb.rotation_quaternion = (math.cos(math.radians(degrees) / 2), math.sin(math.radians(degrees) / 2), 0.0, 0.0)
+        pb.keyframe_insert("rotation_quaternion", frame=frame)
+    shown = []
+    for frame in range(1, 11):
+        scene.frame_set(frame)
+        shown.append(degrees_about_x(pb))
+    assert "Error in bpy.app.handlers" not in capfd.readouterr().err
+    assert shown[0] == pytest.approx(5.0, abs=1e-3) and shown[-1] == pytest.approx(140.0, abs=1e-3)
+    assert all(5.0 - 1e-3 <= a <= 140.0 + 1e-3 for a in shown)
