@@ -207,7 +207,8 @@ def test_sides_of_prefixed_and_tricky_names(mods):
 
 def test_mirror_with_both_sides_selected_copies_from_the_active_side(rig, mods):
     """Limits set up on the right arm, both arms selected, the right one active: Mirror writes the
-    left one from it (it overwrote the right one with the left's defaults before, reporting 2)."""
+    left one from it (it overwrote the right one with the left's defaults before, reporting 2);
+    the side with a limit wins over the active bone without one."""
     import bpy
 
     right = rig.pose.bones["upper_arm.R"].jointlimit
@@ -226,6 +227,13 @@ def test_mirror_with_both_sides_selected_copies_from_the_active_side(rig, mods):
     for name in ("forearm.L", "forearm.R"):
         configure_rect(rig.pose.bones[name].jointlimit)
     select_only(rig, {"upper_arm.L", "upper_arm.R", "forearm.L", "forearm.R"}, active="forearm.R")
+    op = OperatorStandIn(bpy.types.POSE_OT_jointlimit_mirror)
+    assert op.execute(bpy.context) == {"FINISHED"}
+    assert left.enabled and deg(left, "swing_x") == (-20, 70) and right.enabled and deg(right, "swing_x") == (-20, 70)
+    # the active bone without a limit, its partner with one: copied onto the active bone (the
+    # active one was copied before, switching the partner's limit off and resetting it)
+    right.enabled = False
+    select_only(rig, {"upper_arm.L", "upper_arm.R"}, active="upper_arm.R")
     op = OperatorStandIn(bpy.types.POSE_OT_jointlimit_mirror)
     assert op.execute(bpy.context) == {"FINISHED"}
     assert left.enabled and deg(left, "swing_x") == (-20, 70) and right.enabled and deg(right, "swing_x") == (-20, 70)

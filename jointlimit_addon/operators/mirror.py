@@ -45,13 +45,13 @@ class POSE_OT_jointlimit_mirror(PosePoll, bpy.types.Operator):
 
 
 def _source(a, b, active):
-    """Which of two mirror bones, both selected, is the one to copy: the active bone, else the only
-    one with a limit (a limit is never overwritten from a bone without one), else the one on the
-    active bone's side, else the left one."""
-    if active in (a, b):
-        return active
+    """Which of two mirror bones, both selected, is the one to copy: the only one with a limit (a
+    limit is never overwritten from a bone without one, also when that one is active), else the
+    active bone, else the one on the active bone's side, else the left one."""
     if a.jointlimit.enabled != b.jointlimit.enabled:
         return a if a.jointlimit.enabled else b
+    if active in (a, b):
+        return active
     if active is not None and presets.flip_name(active.name) != active.name:
         right = presets.is_right_side(active.name)
         return a if presets.is_right_side(a.name) == right else b
