@@ -293,11 +293,11 @@ def builtin_entry(key):
     return {k: v for k, v in joint.items() if k not in ("label", "description")}
 
 
-def apply_entry(pose_bone, entry, mirror_right=True, flip_x=False, joint=None, front=None):
+def apply_entry(pose_bone, entry, mirror_right=True, flip_x=False, joint=None, front=None, up=rig_frame.UP):
     """Write a LEFT-side entry to a bone, mirrored when it is a right-side bone; returns whether
-    it was mirrored. With a built-in ``joint`` key and the character's ``front`` (armature
-    space), the entry is first fitted to the bone's rest frame (``rig_frame.fit_entry``: axes,
-    signs and the right side from the rig's geometry)."""
+    it was mirrored. With a built-in ``joint`` key and the character's ``front`` and ``up``
+    (armature space), the entry is first fitted to the bone's rest frame (``rig_frame.fit_entry``:
+    axes, signs and the right side from the rig's geometry)."""
     mirrored = mirror_right and is_right_side(pose_bone.name)
     if flip_x:
         entry = flip_flexion(entry)
@@ -305,7 +305,8 @@ def apply_entry(pose_bone, entry, mirror_right=True, flip_x=False, joint=None, f
         parent = predecessor(pose_bone)[0]
         grandparent = None if parent is None else predecessor(parent)[0]
         entry = rig_frame.fit_entry(entry, joint, pose_bone.bone.matrix_local, front, mirrored,
-                                    *(None if pb is None else pb.bone.matrix_local for pb in (parent, grandparent)))
+                                    *(None if pb is None else pb.bone.matrix_local for pb in (parent, grandparent)),
+                                    up=up)
     elif mirrored:
         entry = mirror_entry(entry)
     write_entry(pose_bone.jointlimit, entry)

@@ -6,9 +6,11 @@ X, abduction positive about local Z on the left side, ranges measured from the a
 pose (limbs hanging). Real rigs differ: on Rigify's legs +X swings the thigh backward, rolls put
 the bend on Z, arms rest in a T- or A-pose. :func:`fit_entry` rewrites a table entry for one bone:
 
-- the character frame: up = armature +Z; front = where the knees bend to and the elbows bend
-  away from (their rest bend), else where the feet point, else -Y (Blender's convention); an
-  explicit front overrides it (:func:`character_front`);
+- the character frame: up = the armature axis the spine and neck run along and the legs run
+  against at rest (a Y-up import, Mixamo's, has its data Y-up and its object turned), else +Z;
+  front = where the knees bend to and the elbows bend away from (their rest bend), else where the
+  feet point, else Blender's -Y turned as +Z is to up; an explicit up or front overrides them
+  (:func:`character_up`, :func:`character_front`);
 - each joint moves its bone toward a body direction when it flexes (``JOINT_RULES``: the thigh
   toward the front, the shin toward the back, the foot up, ...). The rotation axis doing that,
   ``a = d x v`` for the bone direction ``d`` [000 §2: a swing is a rotation about an axis
@@ -29,8 +31,10 @@ import numpy as np
 from .chains import MECHANISM_PREFIXES
 
 UP = np.array([0.0, 0.0, 1.0])
-FRONTS = {"NEG_Y": (0.0, -1.0, 0.0), "POS_Y": (0.0, 1.0, 0.0), "NEG_X": (-1.0, 0.0, 0.0), "POS_X": (1.0, 0.0, 0.0)}
-DEFAULT_FRONT = "NEG_Y"
+AXES = {"POS_Z": (0.0, 0.0, 1.0), "NEG_Z": (0.0, 0.0, -1.0), "POS_Y": (0.0, 1.0, 0.0), "NEG_Y": (0.0, -1.0, 0.0),
+        "POS_X": (1.0, 0.0, 0.0), "NEG_X": (-1.0, 0.0, 0.0)}
+FRONTS = {key: AXES[key] for key in ("NEG_Y", "POS_Y", "NEG_X", "POS_X", "NEG_Z", "POS_Z")}
+DEFAULT_FRONT = "NEG_Y"     # with up +Z (Blender's convention)
 
 # joint -> (direction the bone moves in flexion, direction of abduction, ranges from hanging down)
 JOINT_RULES = {
@@ -48,6 +52,9 @@ JOINT_RULES = {
     "FINGER_MIDDLE": ("DOWN", "OUT", False),
     "FINGER_TIP": ("DOWN", "OUT", False),
 }
+TRUNK_RE = re.compile(r"spine|neck|chest|torso|pelvis|abdomen|head", re.IGNORECASE)     # runs up at rest
+LEG_RE = re.compile(r"thigh|up.?leg|shin|calf|low.?leg|lower.?leg", re.IGNORECASE)     # runs down at rest
+NOT_TRUNK_RE = re.compile(r"ik|pole|tweak|pivot|target|parent|root|hips", re.IGNORECASE)
 KNEE_RE = re.compile(r"shin|calf|lower.?leg|lowleg|knee", re.IGNORECASE)
 ELBOW_RE = re.compile(r"fore.?arm|lower.?arm|lowarm|elbow", re.IGNORECASE)
 FOOT_RE = re.compile(r"foot|toe", re.IGNORECASE)
@@ -63,17 +70,17 @@ def _unit(v):
     return None if n < 1e-9 else np.asarray(v, dtype=np.float64) / n
 
 
-def _horizontal(v):
-    return np.asarray(v, dtype=np.float64) - np.dot(v, UP) * UP
+def _horizontal(v, up=UP):
+    return np.asarray(v, dtype=np.float64) - np.dot(v, up) * up
 
 
 def _rest(bone):
     return np.array(bone.head_local), np.array(bone.tail_local)
 
 
-def _bend_votes(armature):
+def _bend_votes(armature, up=UP):
     """Sum of unit front directions from the rest bends of knees (they bend toward the front)
-    and elbows (they bend away from it)."""
+    and elbows (they bend away from it), across ``up``."""
     votes = np.zeros(3)
     for bone in armature.bones:
         if bone.name.startswith(MECHANISM_PREFIXES) or bone.parent is None:
@@ -88,34 +95,85 @@ def _bend_votes(armature):
         axis = _unit(tip - root)
         if axis is None:
             continue
-        bend = _unit(_horizontal((joint - root) - np.dot(joint - root, axis) * axis))
+        bend = _unit(_horizontal((joint - root) - np.dot(joint - root, axis) * axis, up))
         if bend is not None and np.linalg.norm((joint - root) - np.dot(joint - root, axis) * axis) > 1e-3 * bone.length:
             votes += sign * bend
     return votes
 
 
-def _foot_votes(armature):
+def _foot_votes(armature, up=UP):
     votes = np.zeros(3)
     for bone in armature.bones:
         if bone.name.startswith(MECHANISM_PREFIXES) or not FOOT_RE.search(bone.name) or NOT_FOOT_RE.search(bone.name):
             continue
         head, tail = _rest(bone)
-        d = _unit(_horizontal(tail - head))
+        d = _unit(_horizontal(tail - head, up))
         if d is not None:
             votes += d
     return votes
 
 
-def character_front(armature, front="AUTO"):
+def _trunk_votes(armature):
+    """Sum of unit directions up the body: the rest directions of trunk bones (spine, neck, head)
+    and the reversed ones of leg bones."""
+    votes = np.zeros(3)
+    for bone in armature.bones:
+        if bone.name.startswith(MECHANISM_PREFIXES) or NOT_TRUNK_RE.search(bone.name):
+            continue
+        sign = 1.0 if TRUNK_RE.search(bone.name) else -1.0 if LEG_RE.search(bone.name) else 0.0
+        head, tail = _rest(bone)
+        d = _unit(tail - head) if sign else None
+        if d is not None:
+            votes += sign * d
+    return votes
+
+
+def _nearest_axis(v):
+    """The armature axis (a unit vector of ``AXES``) nearest the direction ``v``."""
+    i = int(np.argmax(np.abs(v)))
+    axis = np.zeros(3)
+    axis[i] = math.copysign(1.0, v[i])
+    return axis
+
+
+def character_up(armature, up="AUTO"):
+    """``(up unit vector in armature space, where it came from)``: the armature axis nearest the
+    way the trunk runs up and the legs down at rest (``"BODY"``), else +Z (``"DEFAULT"``), or the
+    explicit ``up`` key of ``AXES``."""
+    if up in AXES:
+        return np.array(AXES[up]), up
+    votes = _trunk_votes(armature)
+    if np.linalg.norm(votes) > 0.5:
+        return _nearest_axis(votes), "BODY"
+    return UP.copy(), "DEFAULT"
+
+
+def _default_front(up):
+    """Blender's front (-Y with up +Z) turned by the shortest turn from +Z to ``up`` (-Z: half a
+    turn about X): a Y-up import's data faces +Z."""
+    c = float(np.dot(UP, up))
+    if c < -0.5:
+        return np.array([0.0, 1.0, 0.0])
+    axis = np.cross(UP, up)
+    front = np.array(FRONTS[DEFAULT_FRONT])
+    # Rodrigues' formula for the turn taking UP to up (unit axis * sin, cos)
+    return front * c + np.cross(axis, front) + axis * np.dot(axis, front) / (1.0 + c)
+
+
+def character_front(armature, front="AUTO", up=UP):
     """``(front unit vector in armature space, where it came from)``: ``"KNEES_ELBOWS"``,
-    ``"FEET"``, ``"DEFAULT"`` or the explicit ``front`` key of ``FRONTS``."""
+    ``"FEET"``, ``"DEFAULT"`` or the explicit ``front`` key of ``FRONTS``, across ``up``
+    (``character_up``). ``ValueError`` for an explicit front along ``up``."""
+    up = np.asarray(up, dtype=np.float64)
     if front in FRONTS:
+        if abs(float(np.dot(FRONTS[front], up))) > 0.5:
+            raise ValueError(f"the front {front} is the rig's up axis (or its opposite): choose one across it")
         return np.array(FRONTS[front]), front
-    for votes, source in ((_bend_votes(armature), "KNEES_ELBOWS"), (_foot_votes(armature), "FEET")):
-        v = _unit(_horizontal(votes))
+    for votes, source in ((_bend_votes(armature, up), "KNEES_ELBOWS"), (_foot_votes(armature, up), "FEET")):
+        v = _unit(_horizontal(votes, up))
         if v is not None and np.linalg.norm(votes) > 0.5:
             return v, source
-    return np.array(FRONTS[DEFAULT_FRONT]), "DEFAULT"
+    return _default_front(up), "DEFAULT"
 
 
 def _neg(rng):
@@ -136,35 +194,36 @@ def _contain_rest(rng, hinge=False):
     return [round(lo, 6), round(hi, 6)]
 
 
-def _direction(key, front, lateral):
-    return {"FRONT": front, "BACK": -front, "UP": UP, "DOWN": -UP, "OUT": lateral}[key]
+def _direction(key, front, lateral, up=UP):
+    return {"FRONT": front, "BACK": -front, "UP": up, "DOWN": -up, "OUT": lateral}[key]
 
 
-def bone_axes(rest_matrix, joint, front, right_side):
+def bone_axes(rest_matrix, joint, front, right_side, up=UP):
     """How the table's axes land on a bone: ``(flexion axis "X"/"Z", flexion sign, abduction sign,
     flexion shift°, abduction shift°)``; the shifts are the rest pose's angles from hanging down
-    (only for joints whose table ranges start there)."""
+    (only for joints whose table ranges start there). ``up``: the character's (``character_up``)."""
     flex_key, abd_key, from_hanging = JOINT_RULES[joint]
+    up = np.asarray(up, dtype=np.float64)
     rot = np.asarray(rest_matrix, dtype=np.float64)[:3, :3]
     d = rot[:, 1]
-    lateral = (-1.0 if right_side else 1.0) * np.cross(UP, front)  # away from the midline
-    v_flex = _direction(flex_key, front, lateral)
+    lateral = (-1.0 if right_side else 1.0) * np.cross(up, front)  # away from the midline
+    v_flex = _direction(flex_key, front, lateral, up)
     a_flex = np.cross(d, v_flex)
     if np.linalg.norm(a_flex) < _SNAP:
         return "X", 1.0, -1.0 if right_side else 1.0, 0.0, 0.0  # degenerate: the table's axes
     local = rot.T @ a_flex
     flex_axis = "X" if abs(local[0]) >= abs(local[2]) else "Z"
     flex_sign = float(np.sign(local[0] if flex_axis == "X" else local[2]))
-    v_abd = _direction(abd_key, front, lateral)
+    v_abd = _direction(abd_key, front, lateral, up)
     if np.linalg.norm(np.cross(d, v_abd)) < _SNAP:
-        v_abd = UP  # a limb pointing sideways (T-pose) abducts upward
+        v_abd = up  # a limb pointing sideways (T-pose) abducts upward
     local_abd = rot.T @ np.cross(d, v_abd)
     comp = local_abd[2] if flex_axis == "X" else local_abd[0]
     abd_sign = float(np.sign(comp)) if abs(comp) > 1e-6 else (-1.0 if right_side else 1.0)
     flex_shift = abd_shift = 0.0
     if from_hanging:  # the rest direction as flexion out of the frontal plane, then abduction in it
         flex_shift = math.degrees(math.asin(float(np.clip(np.dot(d, v_flex), -1.0, 1.0))))
-        abd_shift = math.degrees(math.atan2(np.dot(d, lateral), -np.dot(d, UP)))
+        abd_shift = math.degrees(math.atan2(np.dot(d, lateral), -np.dot(d, up)))
     return flex_axis, flex_sign, abd_sign, flex_shift, abd_shift
 
 
@@ -202,17 +261,17 @@ def _hinge_axis(rest_matrix, parent_matrix, flex_axis, flex_sign, grandparent_ma
     return axis, float(np.sign(component))
 
 
-def fit_entry(entry, joint, rest_matrix, front, right_side, parent_matrix=None, grandparent_matrix=None):
+def fit_entry(entry, joint, rest_matrix, front, right_side, parent_matrix=None, grandparent_matrix=None, up=UP):
     """The table entry of ``joint`` (LEFT side, SPEC convention) fitted to one bone's rest frame:
     ranges on the local axes that flex and abduct this bone, signs from the rig's geometry, the
     right side mirrored by geometry (twist ranges negated), every range holding the rest pose; a
     hinge's range shifted by the rest bend from the bone it follows (``parent_matrix``, its rest
     matrix; ``rest_bend``), so that the limb straightens, and bending about the axis of its rest
     bend (``_hinge_axis``; a finger's last joint with the one before, ``grandparent_matrix``).
-    Joints without a rule are returned unchanged."""
+    Joints without a rule are returned unchanged. ``up``: the character's (``character_up``)."""
     if joint not in JOINT_RULES:
         return dict(entry)
-    flex_axis, s_f, s_a, shift_f, shift_a = bone_axes(rest_matrix, joint, front, right_side)
+    flex_axis, s_f, s_a, shift_f, shift_a = bone_axes(rest_matrix, joint, front, right_side, up)
     if entry.get("kind") == "HINGE":
         flex_axis, s_f = _hinge_axis(rest_matrix, parent_matrix, flex_axis, s_f,
                                      grandparent_matrix if joint == "FINGER_TIP" else None)

@@ -264,7 +264,24 @@ MESSAGES = {
         "屈曲と外転を、ローカル X・Z ではなく、このリグで各ボーンを実際にその向きへ曲げるローカル軸に設定します"
         "（レストポーズから判定：キャラクターの正面、ボーンのロール、T ポーズ／A ポーズ）",
     "Front": "正面",
-    "Which way the character faces, in armature space": "キャラクターが向いている方向（アーマチュア空間）",
+    "Which way the character faces, in armature space (across Up)": "キャラクターが向いている方向（アーマチュア空間、上方向に垂直）",
+    "Up": "上方向",
+    "Which way is up for the character, in armature space (a Y-up import has its armature data Y-up and its object "
+    "turned)": "キャラクターの上方向（アーマチュア空間。Y アップで読み込んだリグはアーマチュアデータが Y アップで、オブジェクトが回転しています）",
+    "From the rig: the axis the spine and neck run along and the legs run against, else +Z":
+        "リグから判定：背骨と首が伸びる向き（脚はその反対）の軸、なければ +Z",
+    "Up is +Z (Blender's convention)": "上方向は +Z（Blender の慣例）",
+    "Up is +Y (a Y-up import, e.g. Mixamo's FBX)": "上方向は +Y（Y アップの読み込み、例：Mixamo の FBX）",
+    "Up is -Y": "上方向は -Y",
+    "Up is -Z": "上方向は -Z",
+    "Up is +X": "上方向は +X",
+    "Up is -X": "上方向は -X",
+    "Toward +Z": "+Z 方向",
+    "Toward -Z": "-Z 方向",
+    "The character faces +Z (a Y-up import)": "キャラクターは +Z を向いています（Y アップの読み込み）",
+    "The character faces -Z": "キャラクターは -Z を向いています",
+    "Front and Up are the same axis of the rig: choose a front across its up axis":
+        "正面と上方向がリグの同じ軸です：上方向に垂直な正面を選んでください",
     "From the rig: where knees bend to and elbows away from, else where the feet point":
         "リグから判定：膝が曲がる側（肘はその反対側）、なければ足先の向き",
     "Toward -Y": "-Y 方向",

@@ -208,7 +208,7 @@ def test_every_builtin_preset_holds_the_rest_pose_on_both_sides(rig, mods, key):
 
     select_only(rig, {"forearm.L", "forearm.R"}, active="forearm.L")
     op = OperatorStandIn(mods["operators.preset_apply"].POSE_OT_jointlimit_preset_apply,
-                         preset=f"JOINT:{key}", mirror_right=True, flip_x=False, fit_rig=True, front="AUTO")
+                         preset=f"JOINT:{key}", mirror_right=True, flip_x=False, fit_rig=True, front="AUTO", up="AUTO")
     assert op.execute(bpy.context) == {"FINISHED"}
     assert [m for kind, m in op.reports if kind == {"WARNING"}] == []
     entry = JOINTS[key]
@@ -253,7 +253,7 @@ def test_preset_apply_warns_when_a_user_preset_leaves_out_the_rest_pose(rig, mod
     monkeypatch.setattr(presets, "load_user_preset", lambda name: entry)
     select_only(rig, {"upper_arm.L", "upper_arm.R"}, active="upper_arm.L")
     op = OperatorStandIn(mods["operators.preset_apply"].POSE_OT_jointlimit_preset_apply,
-                         preset="USER:old shoulder", mirror_right=True, flip_x=False, fit_rig=True, front="AUTO")
+                         preset="USER:old shoulder", mirror_right=True, flip_x=False, fit_rig=True, front="AUTO", up="AUTO")
     assert op.execute(bpy.context) == {"FINISHED"}
     warnings = [m for kind, m in op.reports if kind == {"WARNING"}]
     assert len(warnings) == 1 and "rest pose" in warnings[0] and "1 more" in warnings[0]

@@ -378,6 +378,7 @@ def test_leg_and_arm_presets_bend_the_right_way(rigs, demo_rig, mods, key, side)
     for pb in rig.pose.bones:  # select the arm (pose_mode() would clear the leg's limits)
         compat().select_pose_bone(pb, pb.name in arm)
     assert bpy.ops.pose.jointlimit_preset_apply(preset="CHAIN:ARM") == {"FINISHED"}
+    assert np.array_equal(mods["rig_frame"].character_up(rig.data)[0], UP)
     front = mods["rig_frame"].character_front(rig.data)[0]
     assert np.allclose(front, [0, -1, 0], atol=0.05)
     pbs = rig.pose.bones
@@ -538,7 +539,7 @@ def test_readme_rigify_how_to_names_real_bones_and_reports_joints(rigs):
     assert sorted(n for n in names if n not in bones and f"{n}.L" not in bones) == []  # "thigh_fk": both sides
     rig = pose_mode(rigs["rig"], selected=set(ARM_FK), active=ARM_FK[0])
     result, report = _run(bpy.types.POSE_OT_jointlimit_preset_apply, preset="CHAIN:ARM", mirror_right=True,
-                          fit_rig=True, front="AUTO", flip_x=False)
+                          fit_rig=True, front="AUTO", up="AUTO", flip_x=False)
     assert result == {"FINISHED"}
     assert "upper_arm_fk.L: Shoulder" in report and "forearm_fk.L: Elbow" in report and "hand_fk.L: Wrist" in report
     for name in ARM_FK:
@@ -675,3 +676,47 @@ def test_apply_finds_a_pose_inside_that_keeps_the_lock(rigs, mods, pose, lock):
         assert pb.rotation_euler[i] == pytest.approx(math.radians(pose[i]), abs=1e-6)
     finally:
         pb.rotation_mode, pb.lock_rotation = "QUATERNION", (False, False, False)
+
+
+@pytest.mark.parametrize("key", ["meta", "basic"])
+def test_presets_fit_a_y_up_import_as_the_same_rig_z_up(rigs, mods, key):
+    """A Y-up import (Mixamo's FBX: armature data Y-up, the object turned back upright) is the same
+    character: Fit to Rig finds its up (+Y) from the trunk and legs and gives every bone of the
+    arm and leg chains the limits it gives the Z-up rig (the thigh's were reversed, the shoulder's
+    and wrist's on other axes: up was taken as armature +Z whatever the rig)."""
+    import bpy
+
+    original = rigs[key]
+    pose_mode(original)
+    bpy.ops.object.mode_set(mode="OBJECT")
+    turned = original.copy()
+    turned.data = original.data.copy()
+    turned.name = f"{key}_yup"
+    bpy.context.scene.collection.objects.link(turned)
+    for obj in bpy.context.view_layer.objects:
+        obj.select_set(obj is turned)
+    bpy.context.view_layer.objects.active = turned
+    turned.rotation_euler = (math.radians(-90), 0.0, 0.0)
+    bpy.ops.object.transform_apply(rotation=True)
+    turned.rotation_euler = (math.radians(90), 0.0, 0.0)
+    rig_frame = mods["rig_frame"]
+    assert np.allclose(rig_frame.character_up(original.data)[0], [0, 0, 1])
+    assert np.allclose(rig_frame.character_up(turned.data)[0], [0, 1, 0])
+    fields = ("kind", "hinge_axis", "hinge_min", "hinge_max", "swing_x_min", "swing_x_max", "swing_z_min", "swing_z_max",
+              "twist_min", "twist_max")
+    limits = []
+    try:
+        for obj in (original, turned):
+            for preset, names in (("CHAIN:ARM", ARMS[key]), ("CHAIN:LEG", LEGS[key])):
+                chain = [f"{n}.L" for n in names]
+                pose_mode(obj, selected=set(chain), active=chain[0])
+                assert bpy.ops.pose.jointlimit_preset_apply(preset=preset) == {"FINISHED"}
+                limits.append({n: [getattr(obj.pose.bones[n].jointlimit, f) for f in fields] for n in chain})
+        for chain_z, chain_y in zip(limits[:2], limits[2:]):
+            for name, values in chain_z.items():
+                assert chain_y[name][:2] == values[:2], name
+                np.testing.assert_allclose(chain_y[name][2:], values[2:], atol=1e-4, err_msg=name)
+    finally:
+        pose_mode(original)
+        bpy.ops.object.mode_set(mode="OBJECT")
+        bpy.data.objects.remove(turned)

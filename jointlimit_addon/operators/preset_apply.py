@@ -34,14 +34,29 @@ class POSE_OT_jointlimit_preset_apply(PosePoll, bpy.types.Operator):
                     "(from its rest pose: character front, bone roll, T- or A-pose) instead of local X and Z",
         default=True,
     )
+    up: EnumProperty(
+        name="Up",
+        description="Which way is up for the character, in armature space (a Y-up import has its armature data Y-up "
+                    "and its object turned)",
+        items=(("AUTO", "Auto", "From the rig: the axis the spine and neck run along and the legs run against, else +Z"),
+               ("POS_Z", "+Z", "Up is +Z (Blender's convention)"),
+               ("POS_Y", "+Y", "Up is +Y (a Y-up import, e.g. Mixamo's FBX)"),
+               ("NEG_Y", "-Y", "Up is -Y"),
+               ("NEG_Z", "-Z", "Up is -Z"),
+               ("POS_X", "+X", "Up is +X"),
+               ("NEG_X", "-X", "Up is -X")),
+        default="AUTO",
+    )
     front: EnumProperty(
         name="Front",
-        description="Which way the character faces, in armature space",
+        description="Which way the character faces, in armature space (across Up)",
         items=(("AUTO", "Auto", "From the rig: where knees bend to and elbows away from, else where the feet point"),
                ("NEG_Y", "Toward -Y", "The character faces -Y (Blender's convention)"),
                ("POS_Y", "Toward +Y", "The character faces +Y"),
                ("NEG_X", "Toward -X", "The character faces -X"),
-               ("POS_X", "Toward +X", "The character faces +X")),
+               ("POS_X", "Toward +X", "The character faces +X"),
+               ("POS_Z", "Toward +Z", "The character faces +Z (a Y-up import)"),
+               ("NEG_Z", "Toward -Z", "The character faces -Z")),
         default="AUTO",
     )
     flip_x: BoolProperty(
@@ -73,10 +88,15 @@ class POSE_OT_jointlimit_preset_apply(PosePoll, bpy.types.Operator):
         if not bones:
             self.report({"ERROR"}, _rpt("Select the bones to set"))
             return {"CANCELLED"}
-        front = rig_frame.character_front(context.object.data, self.front)[0] if self.fit_rig else None
+        up = rig_frame.character_up(context.object.data, self.up)[0]
+        try:
+            front = rig_frame.character_front(context.object.data, self.front, up)[0] if self.fit_rig else None
+        except ValueError:
+            self.report({"ERROR"}, _rpt("Front and Up are the same axis of the rig: choose a front across its up axis"))
+            return {"CANCELLED"}
         try:
             plan = self._plan(bones)
-            mirrored = sum(presets.apply_entry(pb, entry, self.mirror_right, self.flip_x, joint, front)
+            mirrored = sum(presets.apply_entry(pb, entry, self.mirror_right, self.flip_x, joint, front, up)
                            for pb, entry, joint in plan)
         except presets.PresetError as exc:
             self.report({"ERROR"}, exc.translated())
