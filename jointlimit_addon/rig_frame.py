@@ -12,7 +12,8 @@ the bend on Z, arms rest in a T- or A-pose. :func:`fit_entry` rewrites a table e
   feet point, else Blender's -Y turned as +Z is to up; an explicit up or front overrides them
   (:func:`character_up`, :func:`character_front`);
 - each joint moves its bone toward a body direction when it flexes (``JOINT_RULES``: the thigh
-  toward the front, the shin toward the back, the foot up, ...). The rotation axis doing that,
+  toward the front, the shin toward the back, the foot up, the hand toward its palm: down in a T-
+  or A-pose with palms down, as rigs rest, the front when it hangs, ...). The rotation axis doing that,
   ``a = d x v`` for the bone direction ``d`` [000 §2: a swing is a rotation about an axis
   perpendicular to the bone], is expressed in the bone's rest frame and snapped to local ±X or ±Z:
   that is where the flexion range goes, negated for a minus sign; abduction (away from the body's
@@ -43,7 +44,7 @@ JOINT_RULES = {
     "SHOULDER": ("FRONT", "OUT", True),
     "ELBOW": ("FRONT", "OUT", False),
     "FOREARM_TWIST": ("FRONT", "OUT", False),
-    "WRIST": ("FRONT", "OUT", False),
+    "WRIST": ("PALM", "THUMB", False),
     "HIP": ("FRONT", "OUT", True),
     "KNEE": ("BACK", "OUT", False),
     "ANKLE": ("UP", "OUT", False),
@@ -194,7 +195,22 @@ def _contain_rest(rng, hinge=False):
     return [round(lo, 6), round(hi, 6)]
 
 
-def _direction(key, front, lateral, up=UP):
+def _palm(d, front, up):
+    """Where the palm of a hand along ``d`` faces: down (a T- or A-pose, palms down, as the
+    fingers' rule has it), or the front for a hand hanging (the anatomical pose)."""
+    down = -up - np.dot(-up, d) * d
+    n = float(np.linalg.norm(down))
+    return down / n if n >= _SNAP else front
+
+
+def _direction(key, front, lateral, up=UP, d=None, side=1.0):
+    """The body direction of a rule's ``key`` for a bone along ``d`` on the ``side`` (1 left, -1
+    right): the hand's palm, and its thumb side (radial deviation: the lateral side in the
+    anatomical pose, the front in a T-pose with palms down)."""
+    if key == "PALM":
+        return _palm(d, front, up)
+    if key == "THUMB":
+        return side * np.cross(_palm(d, front, up), d)
     return {"FRONT": front, "BACK": -front, "UP": up, "DOWN": -up, "OUT": lateral}[key]
 
 
@@ -206,15 +222,16 @@ def bone_axes(rest_matrix, joint, front, right_side, up=UP):
     up = np.asarray(up, dtype=np.float64)
     rot = np.asarray(rest_matrix, dtype=np.float64)[:3, :3]
     d = rot[:, 1]
-    lateral = (-1.0 if right_side else 1.0) * np.cross(up, front)  # away from the midline
-    v_flex = _direction(flex_key, front, lateral, up)
+    side = -1.0 if right_side else 1.0
+    lateral = side * np.cross(up, front)  # away from the midline
+    v_flex = _direction(flex_key, front, lateral, up, d, side)
     a_flex = np.cross(d, v_flex)
     if np.linalg.norm(a_flex) < _SNAP:
         return "X", 1.0, -1.0 if right_side else 1.0, 0.0, 0.0  # degenerate: the table's axes
     local = rot.T @ a_flex
     flex_axis = "X" if abs(local[0]) >= abs(local[2]) else "Z"
     flex_sign = float(np.sign(local[0] if flex_axis == "X" else local[2]))
-    v_abd = _direction(abd_key, front, lateral, up)
+    v_abd = _direction(abd_key, front, lateral, up, d, side)
     if np.linalg.norm(np.cross(d, v_abd)) < _SNAP:
         v_abd = up  # a limb pointing sideways (T-pose) abducts upward
     local_abd = rot.T @ np.cross(d, v_abd)

@@ -411,6 +411,17 @@ def test_leg_and_arm_presets_bend_the_right_way(rigs, demo_rig, mods, key, side)
     assert _swung_by(forearm, _clamped(forearm, _swing(forearm, front, math.radians(90), mods), mods), front, mods) \
         == pytest.approx(90, abs=3)
     _straightens_and_stops(forearm, upper, mods)
+    # wrist, palms down at rest: flexion toward the palm 80°, extension 70°, deviation toward the
+    # thumb (the front) 20°, away from it 30° (flexion went to the front before: 30° toward the palm)
+    d = np.array(hand.bone.matrix_local)[:3, 1]
+    palm = -UP - np.dot(-UP, d) * d
+    palm /= np.linalg.norm(palm)
+    thumb = front - np.dot(front, d) * d
+    thumb /= np.linalg.norm(thumb)
+    for direction, free, stop in ((palm, 60, 80), (-palm, 50, 70), (thumb, 15, 20), (-thumb, 25, 30)):
+        for angle, expected in ((free, free), (stop + 20, stop)):
+            q = _clamped(hand, _swing(hand, direction, math.radians(angle), mods), mods)
+            assert _swung_by(hand, q, direction, mods) == pytest.approx(expected, abs=3), (direction, angle)
 
 
 def _straightens_and_stops(pb, parent, mods):
