@@ -266,6 +266,17 @@ MESSAGES = {
     "Front": "正面",
     "Which way the character faces, in armature space (across Up)": "キャラクターが向いている方向（アーマチュア空間、上方向に垂直）",
     "Up": "上方向",
+    "+Z Up": "+Z が上",
+    "-Z Up": "-Z が上",
+    "+Y Up": "+Y が上",
+    "-Y Up": "-Y が上",
+    "+X Up": "+X が上",
+    "-X Up": "-X が上",
+    "Warn About Animated Bones": "アニメーションされたボーンを警告",
+    "Warn when clamped bones are animated (their keys or drivers set the rotation again on the next frame change) "
+    "and say what to do in the interface; the batch command says it in its own terms":
+        "制限したボーンがアニメーションされている場合（次のフレーム変更でキーやドライバーが回転を戻します）に警告し、"
+        "インターフェースでの対処を示します。バッチコマンドは独自の表現で伝えます",
     "Which way is up for the character, in armature space (a Y-up import has its armature data Y-up and its object "
     "turned)": "キャラクターの上方向（アーマチュア空間。Y アップで読み込んだリグはアーマチュアデータが Y アップで、オブジェクトが回転しています）",
     "From the rig: the axis the spine and neck run along and the legs run against, else +Z":

@@ -50,13 +50,27 @@ class ViewContext:
         return getattr(bpy.context, name)
 
 
+def _defaults(cls):
+    """``{name: default}`` of the properties the operator class declares (annotations made by
+    ``bpy.props``), those with a default."""
+    out = {}
+    for klass in reversed(cls.__mro__):
+        for name, prop in vars(klass).get("__annotations__", {}).items():
+            keywords = getattr(prop, "keywords", None)
+            if isinstance(keywords, dict) and "default" in keywords:
+                out[name] = keywords["default"]
+    return out
+
+
 class OperatorStandIn:
-    """Carries property values and reports; the operator class's methods run bound to it."""
+    """Carries property values and reports; the operator class's methods run bound to it. A
+    property not given has its default, as on a real operator: a property the operator gains
+    later reads as Blender would give it."""
 
     def __init__(self, cls, **props):
         self._cls = cls
         self.reports = []
-        for key, value in props.items():
+        for key, value in {**_defaults(cls), **props}.items():
             setattr(self, key, value)
 
     def report(self, kind, message):

@@ -39,12 +39,12 @@ class POSE_OT_jointlimit_preset_apply(PosePoll, bpy.types.Operator):
         description="Which way is up for the character, in armature space (a Y-up import has its armature data Y-up "
                     "and its object turned)",
         items=(("AUTO", "Auto", "From the rig: the axis the spine and neck run along and the legs run against, else +Z"),
-               ("POS_Z", "+Z", "Up is +Z (Blender's convention)"),
-               ("POS_Y", "+Y", "Up is +Y (a Y-up import, e.g. Mixamo's FBX)"),
-               ("NEG_Y", "-Y", "Up is -Y"),
-               ("NEG_Z", "-Z", "Up is -Z"),
-               ("POS_X", "+X", "Up is +X"),
-               ("NEG_X", "-X", "Up is -X")),
+               ("POS_Z", "+Z Up", "Up is +Z (Blender's convention)"),
+               ("POS_Y", "+Y Up", "Up is +Y (a Y-up import, e.g. Mixamo's FBX)"),
+               ("NEG_Y", "-Y Up", "Up is -Y"),
+               ("NEG_Z", "-Z Up", "Up is -Z"),
+               ("POS_X", "+X Up", "Up is +X"),
+               ("NEG_X", "-X Up", "Up is -X")),
         default="AUTO",
     )
     front: EnumProperty(
