@@ -2099,6 +2099,30 @@ def test_blend_set_outside_0_1_on_the_modifier_is_clamped_live_and_by_bake(limb,
     assert np.abs(at_edge - middle).max() > 1e-3 * size(truth)     # the blend matters here
     shown = live(outside)
     assert np.abs(shown - at_edge).max() < 1e-6 * size(truth)
+    # a tree of an older version, which extrapolated such a Blend: Bake refuses it (it would bake
+    # something else than the viewport shows), and the next Add moves the deformer to the current
+    # tree with the Blend kept as set (it removed the deformer and failed to add it again)
+    mod.node_group[tree.TREE_TAG] = tree.TREE_VERSION - 1
+    assert mods["deformer"].settings(obj)[1] == pytest.approx(outside)
+    with pytest.raises(RuntimeError, match=r"blend s must lie in \[0, 1\]"):
+        bpy.ops.object.jointlimit_deformer_bake(use_scene_range=False, frame_start=2, frame_end=2)
+    other = obj.copy()
+    other.data = obj.data.copy()
+    other.modifiers.remove(other.modifiers["JointLimit Deformer"])
+    bpy.context.scene.collection.objects.link(other)
+    for o in bpy.context.selected_objects:
+        o.select_set(False)
+    other.select_set(True)
+    bpy.context.view_layer.objects.active = other
+    assert bpy.ops.object.jointlimit_deformer_add(use_selected=False, mode="SDEF") == {"FINISHED"}
+    mod = obj.modifiers["JointLimit Deformer"]
+    assert not tree.is_old_tree(mod.node_group)
+    assert compat.modifier_input(mod, tree.input_id(mod.node_group, tree.BLEND_INPUT)) == pytest.approx(outside)
+    assert np.abs(evaluated(obj) - at_edge).max() < 1e-6 * size(truth)
+    for o in bpy.context.selected_objects:
+        o.select_set(False)
+    obj.select_set(True)
+    bpy.context.view_layer.objects.active = obj
     bpy.ops.object.jointlimit_deformer_bake(use_scene_range=False, frame_start=2, frame_end=2)
     kb = obj.data.shape_keys.key_blocks["jl_frame_0002"]
     co = np.empty(len(kb.data) * 3, np.float32)

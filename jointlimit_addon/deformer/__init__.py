@@ -494,8 +494,11 @@ def upgrade(context):
     try:
         for obj, name, mode, blend, options, bound, enabled in redo:
             try:
-                mod, _ = add(context, obj, source=options.get("source", "AUTO"), mode=mode, blend=blend,
+                mod, _ = add(context, obj, source=options.get("source", "AUTO"), mode=mode, blend=clamp_blend(float(blend)),
                              strongest_two=bool(options.get("strongest_two", False)), take_over=bound)
+                if clamp_blend(float(blend)) != float(blend) and not math.isnan(float(blend)):
+                    # a value set outside [0, 1] stays as set (the tree clamps it)
+                    compat.set_modifier_input(mod, tree.input_id(mod.node_group, tree.BLEND_INPUT), float(blend))
             except (data.DataError, ValueError) as err:
                 done.append((obj, str(err)))
                 continue
@@ -610,7 +613,8 @@ def get_mode(mod):
 
 def settings(obj):
     """``(mode, blend, strongest_two)`` of the deformer on ``obj`` (what it shows: a Blend a script
-    or driver set outside [0, 1] clamped as the tree clamps it), or ``None``."""
+    or driver set outside [0, 1] clamped as the tree clamps it; a tree of an older version, which
+    extrapolated it, gives it as set), or ``None``."""
     mod, helper = find(obj)
     if mod is None:
         return None
@@ -618,7 +622,14 @@ def settings(obj):
     options = helper.get(HELPER_OPTIONS) if helper is not None else None
     two = bool(options.get("strongest_two", False)) if options is not None else False
     blend = float(blend)
-    return get_mode(mod), min(max(blend, 0.0), 1.0) if math.isfinite(blend) else blend, two
+    if not tree.is_old_tree(mod.node_group):
+        blend = clamp_blend(blend)
+    return get_mode(mod), blend, two
+
+
+def clamp_blend(blend):
+    """A Blend input as the tree takes it: clamped to [0, 1] (NaN stays NaN)."""
+    return blend if math.isnan(blend) else min(max(blend, 0.0), 1.0)
 
 
 binding_conflict, check_updates, unchecked = watch.binding_conflict, watch.check_updates, watch.unchecked
