@@ -310,9 +310,10 @@ def parse_refused(argv, prog=PROG):
     number, choice, or options that exclude each other, so that the files are still known), or
     else only the command and the report's path (files none); ``None`` when not even ``--report``
     can be read."""
-    for parser in (build_parser(prog), _as_text(build_parser(prog))):
-        try:
-            return parser.parse_known_args(argv)[0]
+    for parser, words in ((build_parser(prog), argv),
+                          (_as_text(build_parser(prog)), [w for w in argv if w not in ("-h", "--help")])):
+        try:    # (help asked after a refused value: the refusal stands, no help and exit 0)
+            return parser.parse_known_args(words)[0]
         except UsageError:
             pass
     reading = Parser(prog=prog, add_help=False)
