@@ -451,6 +451,15 @@ def test_a_jump_is_reported_also_when_another_segment_passes_the_pole(rig, mods)
     assert any("swing pole" in w for w in warnings) and any("from one frame to the next" in w for w in warnings)
 
 
+def test_a_jump_through_a_subframe_key_is_reported(rig, mods):
+    """Keys 0° at 10, 40° at 10.5 and 80° at 11 about X: the joint turns 80° from frame 10 to
+    frame 11 whether or not the subframe key is there; each half-frame step counted as a whole
+    frame's turn hid it (40° under the warning's 45°)."""
+    for keys in (((1, 0.0), (10, 0.0), (11, 80.0), (20, 80.0)), ((1, 0.0), (10, 0.0), (10.5, 40.0), (11, 80.0), (20, 80.0))):
+        warnings = _x_keys_motion_warnings(rig, keys, "EULER")
+        assert any("turns up to 80° from one frame to the next" in w for w in warnings), (keys, warnings)
+
+
 def test_quaternion_swing_twist_range_error_is_in_degrees(rig, mods):
     import bpy
 

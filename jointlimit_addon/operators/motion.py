@@ -25,14 +25,20 @@ def output_frames(keys, step):
 
 def _largest_step_degrees(frames, quats, skip=()):
     """The largest turn between generated frames, per frame of time (degrees), leaving out the steps
-    within the frame spans ``skip`` (``(start, end)``: where another warning says why)."""
+    within the frame spans ``skip`` (``(start, end)``: where another warning says why). A key on a
+    subframe counts in the step of whole frames around it (its turns there added up: 40° to the key
+    and 40° on in half a frame each is a step of 80°)."""
     if len(frames) < 2:
         return 0.0
     frames = np.asarray(frames, dtype=np.float64)
-    gaps = np.diff(frames)
-    turns = np.degrees(quat.angle_between(np.asarray(quats[1:]), np.asarray(quats[:-1])) / np.maximum(gaps, 1.0))
+    path = np.concatenate(([0.0], np.cumsum(quat.angle_between(np.asarray(quats[1:]), np.asarray(quats[:-1])))))
+    ends = np.abs(frames - np.round(frames)) < 1e-6     # the whole frames, and the first and last time
+    ends[[0, -1]] = True
+    at = np.flatnonzero(ends)
+    starts, stops = frames[at[:-1]], frames[at[1:]]
+    turns = np.degrees(np.diff(path[at]) / np.maximum(stops - starts, 1.0))
     for start, end in skip:
-        turns[(frames[:-1] >= start) & (frames[1:] <= end)] = 0.0
+        turns[(starts >= start) & (stops <= end)] = 0.0
     return float(turns.max())
 
 
