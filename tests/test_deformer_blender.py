@@ -1872,7 +1872,7 @@ def test_a_bake_of_fewer_frames_says_which_earlier_baked_frames_it_kept(limb, ca
     assert "earlier bake" not in capfd.readouterr().out
     assert bpy.ops.object.jointlimit_deformer_bake(use_scene_range=False, frame_start=2, frame_end=3) == {"FINISHED"}
     out = capfd.readouterr().out
-    assert "kept the keys of 3 frames an earlier bake made outside these (1..5)" in out
+    assert "kept the keys of 3 frames an earlier bake made outside these (1, 4..5)" in out
     assert [k.name for k in limb[1].data.shape_keys.key_blocks][1:] == [f"jl_frame_000{f}" for f in range(1, 6)]
 
 

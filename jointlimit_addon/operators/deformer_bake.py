@@ -124,6 +124,18 @@ def _older_frames(obj, frames):
     return sorted(older)
 
 
+def _runs(frames, most=4):
+    """Sorted whole ``frames`` as runs, ``"1, 4..5"`` (the first ``most`` runs, then "…")."""
+    runs = []
+    for f in frames:
+        if runs and f == runs[-1][1] + 1:
+            runs[-1][1] = f
+        else:
+            runs.append([f, f])
+    text = ", ".join(str(a) if a == b else f"{a}..{b}" for a, b in runs[:most])
+    return text + (", …" if len(runs) > most else "")
+
+
 def _mute_other_keys(obj):
     """Mute every shape key but the basis and the baked ones: the baked keys hold the whole
     shape of their frame, morphs included, and play alone (a morph still playing would count
@@ -265,7 +277,7 @@ class OBJECT_OT_jointlimit_deformer_bake(MeshPoll, bpy.types.Operator):
         note = f"; muted {len(muted)} other shape keys (the baked keys include them)" if muted else ""
         older = _older_frames(obj, frames) if self.output == "SHAPE_KEYS" else []
         if older:
-            note += (f"; kept the keys of {len(older)} frames an earlier bake made outside these ({older[0]}..{older[-1]}): "
+            note += (f"; kept the keys of {len(older)} frames an earlier bake made outside these ({_runs(older)}): "
                      "they play as baked then (bake them again, or remove them, if the animation or settings changed)")
         if self.output == "SHAPE_KEYS" and not self.mute_modifiers:
             which = ("the Armature modifier and the deformer still deform" if deformer.find(obj)[0] is not None
