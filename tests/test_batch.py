@@ -751,6 +751,10 @@ def test_keying_into_a_linked_action_is_refused_and_leaves_the_file(run, scene, 
         assert result.returncode == 2, result.stdout + result.stderr
         assert "the action 'Walk' of 'Rig' comes from a library (linked or overridden)" in one_error_line(result)
         assert path.read_bytes() == before
+    bpy.context.scene.frame_set(11)     # the keys outside the spine's limit: apply clamps, and says what to do
+    out = ok(run("apply", blend=save(tmp_path / "shot11.blend")))
+    assert "their keys or drivers set the rotation again when the file opens" in out
+    assert "comes from a library (linked or overridden)" in out and "use bake" not in out
 
 
 @pytest.mark.parametrize("case", ["subdivision-first", "mmd-bound", "own-mask"])

@@ -93,8 +93,10 @@ def cmd_apply(args):
         tools.use_keyframe_insert_auto = auto_keying
     moved = [n for n, v in rotation_state(arm).items() if v != before[n]]
     keyed = animation.animated_rotations(arm, [arm.pose.bones[n] for n in moved])
+    unkeyable = animation.unkeyable_message([arm]) if keyed else None
+    todo = "use bake to clamp the animation" if unkeyable is None else unkeyable   # (bake refuses such an action)
     note = (f"; {len(keyed)} of them animated ({', '.join(keyed)}): their keys or drivers set the rotation again "
-            "when the file opens, use bake to clamp the animation") if keyed else ""
+            f"when the file opens, {todo}") if keyed else ""
     return Outcome(f"clamped {len(moved)} of {len(targets)} limited bones of {arm.name!r}{note}", bones=moved,
                    objects=[arm.name])
 
