@@ -543,6 +543,21 @@ MESSAGES = {
     "Added Limit Rotation constraints to {count} bones": "{count} 本のボーンに回転制限コンストレイントを追加しました",
     "Converted 1 bone": "1 本のボーンを変換しました",
     "Converted {count} bones": "{count} 本のボーンを変換しました",
+    "Replace Limits": "制限を置き換え",
+    "Also convert bones that have a joint limit already, replacing it (its shape, hinge or Euler ranges); off: they "
+    "keep theirs, and their constraints are left as they are":
+        "関節制限がすでにあるボーンも変換し、その制限（形状、ヒンジ、オイラー範囲）を置き換えます。オフ：そのボーンは"
+        "自分の制限を保ち、コンストレイントもそのままです",
+    "The bone has a joint limit already: switch on Replace Limits to replace it with the converted one":
+        "ボーンにはすでに関節制限があります：変換したもので置き換えるには「制限を置き換え」をオンにしてください",
+    "The {count} bones have joint limits already: switch on Replace Limits to replace them with the converted ones":
+        "{count} 本のボーンにはすでに関節制限があります：変換したもので置き換えるには「制限を置き換え」をオンにしてください",
+    "Kept the joint limit of 1 bone that has one ({bones}; Replace Limits converts it too)":
+        "関節制限のある 1 本のボーンはその制限を保ちました（{bones}。「制限を置き換え」でこれも変換します）",
+    "Kept the joint limits of {count} bones that have one ({bones}; Replace Limits converts them too)":
+        "関節制限のある {count} 本のボーンはその制限を保ちました（{bones}。「制限を置き換え」でこれらも変換します）",
+    "Replaced the joint limit of 1 bone ({bones})": "1 本のボーンの関節制限を置き換えました（{bones}）",
+    "Replaced the joint limits of {count} bones ({bones})": "{count} 本のボーンの関節制限を置き換えました（{bones}）",
     "Smoothed 1 bone": "1 本のボーンをスムーズにしました",
     "Smoothed {count} bones": "{count} 本のボーンをスムーズにしました",
     "Set 1 bone from '{preset}' ({mirrored} mirrored for the right side)":

@@ -258,6 +258,14 @@ def test_convert_and_back_to_constraints(run, rig_file):
     ok(run("to-constraints", "--bones", "spine", blend=rig_file))
     con = load(rig_file).pose.bones["spine"].constraints[0]
     assert con.type == "LIMIT_ROTATION" and con.owner_space == "LOCAL"
+    # back again: spine keeps its own limit unless asked (its shape was replaced by a RECT, silently)
+    shape = load(rig_file).pose.bones["spine"].jointlimit.shape
+    result = run("convert", "--bones", "spine", blend=rig_file)
+    assert result.returncode == 2 and "--replace-limits" in one_error_line(result)
+    assert load(rig_file).pose.bones["spine"].jointlimit.shape == shape
+    out = ok(run("convert", "--bones", "spine", "--replace-limits", blend=rig_file))
+    assert "replaced the joint limits of 1 bone (spine)" in out
+    assert load(rig_file).pose.bones["spine"].jointlimit.shape == "RECT"
 
 
 def test_convert_with_nothing_to_convert_is_bad_input(run, rig_file):

@@ -270,7 +270,8 @@ def test_to_and_from_constraints_keep_the_typed_ranges(rig, mods):
     con = pb.constraints["JointLimit Euler"]
     assert (con.min_x, con.max_x) == pytest.approx((math.radians(-60), math.radians(170)), abs=1e-6)
     assert (con.min_z, con.max_z) == pytest.approx((math.radians(-30), math.radians(170)), abs=1e-6)
-    assert bpy.ops.pose.jointlimit_from_constraints(source="LIMIT_ROTATION", old_constraints="KEEP") == {"FINISHED"}
+    assert bpy.ops.pose.jointlimit_from_constraints(source="LIMIT_ROTATION", old_constraints="KEEP",
+                                                    replace_limits=True) == {"FINISHED"}
     s = pb.jointlimit
     assert s.shape == "RECT" and mods["bone_limits"].build_limit(s).contains(IDENTITY)
     assert (s.swing_x_min, s.swing_x_max) == pytest.approx((math.radians(-60), math.radians(170)), abs=1e-6)

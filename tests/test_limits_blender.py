@@ -708,6 +708,35 @@ def test_wide_range_past_90_degrees_where_euler_fails(rig, core):
     assert Q.angle_between(limit.clamp(q), q) < 1e-12
 
 
+def test_from_constraints_keeps_existing_limits_unless_asked(rig):
+    """A bone with a Hinge limit and the Limit Rotation constraint To Constraints made of it, a
+    bone with a constraint only: From Constraints converts the second and keeps the hinge (it was
+    replaced by a RECT, reported as converted); Replace Limits replaces it and says so; the
+    hinge alone: refused, naming the option."""
+    import bpy
+
+    from modal_harness import OperatorStandIn
+
+    upper, fore = rig.pose.bones["upper_arm.L"], rig.pose.bones["forearm.L"]
+    s = fore.jointlimit
+    s.enabled, s.kind, s.hinge_min, s.hinge_max = True, "HINGE", 0.0, math.radians(140)
+    _limit_rotation(fore, (0, 140), (0, 0), (0, 0))
+    _limit_rotation(upper, (-20, 30), (-10, 15), (-25, 5))
+    select_only(rig, {"upper_arm.L", "forearm.L"}, active="forearm.L")
+    op = OperatorStandIn(bpy.types.POSE_OT_jointlimit_from_constraints, old_constraints="MUTE")
+    assert op.execute(bpy.context) == {"FINISHED"}
+    assert upper.jointlimit.enabled and s.kind == "HINGE" and fore.constraints[0].enabled
+    assert any("Kept the joint limit of 1 bone that has one (forearm.L" in text for _, text in op.reports), op.reports
+    select_only(rig, {"forearm.L"}, active="forearm.L")
+    with pytest.raises(RuntimeError, match="switch on Replace Limits"):
+        bpy.ops.pose.jointlimit_from_constraints()
+    assert s.kind == "HINGE"
+    op = OperatorStandIn(bpy.types.POSE_OT_jointlimit_from_constraints, old_constraints="MUTE", replace_limits=True)
+    assert op.execute(bpy.context) == {"FINISHED"}
+    assert s.kind == "SWING_TWIST" and not fore.constraints[0].enabled
+    assert any("Replaced the joint limit of 1 bone (forearm.L)" in text for _, text in op.reports), op.reports
+
+
 def test_from_ik_limits(rig):
     import bpy
 

@@ -125,13 +125,23 @@ def cmd_convert(args):
     if not any(settings_io.convertible(pb, source) for pb in candidates):
         raise UsageError(f"none of the bones {'named' if args.bones is not None else 'an animator poses'} in "
                          f"{arm.name!r} has a local-space Limit Rotation constraint or IK limits to convert")
+    had = {pb.name for pb in candidates if pb.jointlimit.enabled and settings_io.convertible(pb, source)}
+    if had and not args.replace_limits and all(pb.name in had for pb in candidates if settings_io.convertible(pb, source)):
+        raise UsageError(f"every bone to convert in {arm.name!r} has a joint limit already ({', '.join(sorted(had)[:5])}): "
+                         "pass --replace-limits to replace them")
     before = set(limited(arm, None))
     with active_in_mode(arm, "POSE"), bone_selection(arm, args.bones):
         run_op(bpy.ops.pose.jointlimit_from_constraints, "convert", source=source,
-               old_constraints=args.old_constraints.upper(), all_bones=args.bones is None)
+               old_constraints=args.old_constraints.upper(), all_bones=args.bones is None,
+               replace_limits=args.replace_limits)
     new = sorted(set(limited(arm, None)) - before)
+    replaced = sorted(had) if args.replace_limits else []
+    kept = [] if args.replace_limits else sorted(had)
+    note = (f"; replaced the joint limits of {counted(len(replaced), 'bone')} ({', '.join(replaced[:5])})" if replaced
+            else f"; kept the joint limits of {counted(len(kept), 'bone')} that have one ({', '.join(kept[:5])}; "
+                 "--replace-limits converts them too)" if kept else "")
     return Outcome(f"converted constraints of {arm.name!r}: {len(new)} newly limited bones, old constraints: "
-                   f"{args.old_constraints}", bones=new, objects=[arm.name])
+                   f"{args.old_constraints}{note}", bones=sorted(set(new) | set(replaced)), objects=[arm.name])
 
 
 def cmd_to_constraints(args):

@@ -157,6 +157,8 @@ def add_convert(p):
                         "there is one (default: auto)")
     p.add_argument("--old-constraints", choices=("keep", "mute", "remove"), default="mute",
                    help="what happens to converted constraints (default: mute)")
+    p.add_argument("--replace-limits", action="store_true",
+                   help="also convert bones that have a joint limit already, replacing it (default: they keep theirs)")
 
 
 def add_to_constraints(p):

@@ -31,9 +31,15 @@ class POSE_OT_jointlimit_from_constraints(PosePoll, bpy.types.Operator):
         default="MUTE",
     )
     all_bones: BoolProperty(name="All Bones", description="Convert every bone an animator poses (rig mechanism bones are skipped), not only the selected ones", default=False)
+    replace_limits: BoolProperty(
+        name="Replace Limits",
+        description="Also convert bones that have a joint limit already, replacing it (its shape, hinge or Euler "
+                    "ranges); off: they keep theirs, and their constraints are left as they are",
+        default=False,
+    )
 
     def _convert(self, pb):
-        if not settings_io.convertible(pb, self.source):
+        if not settings_io.convertible(pb, self.source) or (pb.jointlimit.enabled and not self.replace_limits):
             return False
         cons = [c for c in pb.constraints if c.type == "LIMIT_ROTATION" and c.owner_space == "LOCAL"]
         if self.source == "LIMIT_ROTATION" or (self.source == "AUTO" and cons):
@@ -56,11 +62,30 @@ class POSE_OT_jointlimit_from_constraints(PosePoll, bpy.types.Operator):
         if not bones:
             self.report({"ERROR"}, "Select the bones to convert")
             return {"CANCELLED"}
+        kept = [pb.name for pb in bones
+                if pb.jointlimit.enabled and not self.replace_limits and settings_io.convertible(pb, self.source)]
+        replaced = [pb.name for pb in bones if pb.jointlimit.enabled]
         converted = [pb.name for pb in bones if self._convert(pb)]
+        replaced = [name for name in replaced if name in converted]
         if not converted:
+            if kept:
+                self.report({"ERROR"}, report_count(
+                    "The bone has a joint limit already: switch on Replace Limits to replace it with the converted one",
+                    "The {count} bones have joint limits already: switch on Replace Limits to replace them with the "
+                    "converted ones", len(kept)))
+                return {"CANCELLED"}
             self.report({"ERROR"}, "None of the bones has a local-space Limit Rotation constraint or IK limits"
                         + bone_limits.skipped_text(skipped))
             return {"CANCELLED"}
+        if kept:
+            self.report({"INFO"}, report_count(
+                "Kept the joint limit of 1 bone that has one ({bones}; Replace Limits converts it too)",
+                "Kept the joint limits of {count} bones that have one ({bones}; Replace Limits converts them too)",
+                len(kept), bones=", ".join(kept[:5])))
+        if replaced:
+            self.report({"INFO"}, report_count(
+                "Replaced the joint limit of 1 bone ({bones})", "Replaced the joint limits of {count} bones ({bones})",
+                len(replaced), bones=", ".join(replaced[:5])))
         bad = [(pb.name, bone_limits.settings_error(pb.jointlimit)) for pb in bones if pb.name in converted]
         bad = [b for b in bad if b[1]]
         if bad:
