@@ -95,15 +95,51 @@ def _swing_limit(settings):
     )
 
 
+GIMBAL_GUARD = math.radians(80.0)   # the Euler kind's bound on its middle axis [003] (EulerLimit's default)
+ANGLE_SLACK = 1e-6  # a stored ±180° (float32, a hair beyond pi) is ±180°
+
+
 def _euler_ranges(settings):
+    """The Euler ranges, each within ±180° (a stored ±180° taken as it), the middle axis of the
+    Euler kind within its gimbal guard; ``ValueError`` naming the setting otherwise."""
     names = ("Euler X", "Euler Y", "Euler Z")
-    return [_range(lo, hi, n) for lo, hi, n in zip(settings.euler_min, settings.euler_max, names)]
+    out = []
+    for lo, hi, name in zip(settings.euler_min, settings.euler_max, names):
+        lo, hi = _range(lo, hi, name)
+        if lo < -math.pi - ANGLE_SLACK or hi > math.pi + ANGLE_SLACK:
+            raise ValueError(f"{name}: minimum and maximum must lie within ±180° (got {math.degrees(lo):.1f}° "
+                             f"and {math.degrees(hi):.1f}°)")
+        out.append((max(lo, -math.pi), min(hi, math.pi)))
+    middle = settings.euler_order[1]
+    lo, hi = out["XYZ".index(middle)]
+    if settings.kind == "EULER" and (lo < -GIMBAL_GUARD - ANGLE_SLACK or hi > GIMBAL_GUARD + ANGLE_SLACK):
+        raise ValueError(f"Euler {middle}: the middle axis of the {settings.euler_order} order must stay within ±80° "
+                         f"(the Euler kind's gimbal guard; Euler (Equivalent Ranges) takes wider ranges), got "
+                         f"{math.degrees(lo):.1f}° to {math.degrees(hi):.1f}°")
+    if settings.kind == "EULER":
+        out["XYZ".index(middle)] = (max(lo, -GIMBAL_GUARD), min(hi, GIMBAL_GUARD))
+    return out
+
+
+def _quat_swing_max(settings):
+    m = settings.quat_swing_max
+    if not (math.isfinite(m) and -ANGLE_SLACK <= m <= math.pi + ANGLE_SLACK):
+        raise ValueError(f"Swing: the largest swing must lie between 0° and 180°, got {math.degrees(m):.1f}°")
+    return min(max(m, 0.0), math.pi)
+
+
+def _check_exponents(settings):
+    if settings.kind == "SWING_TWIST" and settings.shape == "SUPERELLIPSE":
+        m, n = settings.exponent
+        if not (math.isfinite(m) and math.isfinite(n) and m >= 1.0 and n >= 1.0):
+            raise ValueError(f"Superellipse: the exponents must be numbers of at least 1, got {m:g} and {n:g}")
 
 
 def build_limit(settings):
     """The core limit object of a bone's settings; ``ValueError`` with a readable message if invalid."""
     kind = settings.kind
     if kind == "SWING_TWIST":
+        _check_exponents(settings)
         return _swing_limit(settings)
     if kind == "HINGE":
         return HingeLimit(angle=_range(settings.hinge_min, settings.hinge_max, "Hinge"), axis=settings.hinge_axis)
@@ -112,7 +148,7 @@ def build_limit(settings):
         cls = EulerLimit if kind == "EULER" else EulerMultiLimit
         return cls(x=x, y=y, z=z, order=settings.euler_order)
     if kind == "QUAT_SWING":
-        return QuatSwingLimit(max_swing=settings.quat_swing_max, twist=_twist(settings) if settings.use_twist_limit else None)
+        return QuatSwingLimit(max_swing=_quat_swing_max(settings), twist=_twist(settings) if settings.use_twist_limit else None)
     raise ValueError(f"unknown limit kind {kind!r}")
 
 

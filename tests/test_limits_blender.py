@@ -955,3 +955,29 @@ def test_one_free_euler_angle_takes_the_exactly_nearest_rotation_inside(rig, cor
         assert Q.angle_between(turned, out).min() < 1e-3     # the locked angles kept: on the scanned line
         checked += 1
     assert checked >= 10
+
+
+def test_settings_errors_speak_of_the_settings_and_full_euler_ranges_work(rig, core):
+    """Ranges typed as the panel shows them: Euler −180..180° on every axis (stored a hair beyond
+    pi in float32) is a valid Euler (Equivalent Ranges) limit, and on the Euler kind's outer axes
+    (refused before with 'x range (order XYZ) must lie inside [-3.14159, 3.14159] rad'); the Euler
+    kind's middle axis beyond its 80° gimbal guard, a NaN largest swing and NaN superellipse
+    exponents are named in the panel's terms instead of the core's."""
+    import math as m
+
+    bl = core["bone_limits"]
+    s = rig.pose.bones["upper_arm.L"].jointlimit
+    s.enabled, s.kind, s.euler_order = True, "EULER_MULTI", "XYZ"
+    s.euler_min, s.euler_max = (-m.pi,) * 3, (m.pi,) * 3
+    assert bl.settings_error(s) is None
+    s.kind = "EULER"
+    assert bl.settings_error(s) == ("Euler Y: the middle axis of the XYZ order must stay within ±80° (the Euler kind's "
+                                    "gimbal guard; Euler (Equivalent Ranges) takes wider ranges), got -180.0° to 180.0°")
+    s.euler_min[1], s.euler_max[1] = m.radians(-80), m.radians(80)
+    assert bl.settings_error(s) is None
+    assert bl.build_limit(s).contains(np.array([m.cos(m.radians(85)), m.sin(m.radians(85)), 0.0, 0.0]))
+    s.kind, s.quat_swing_max = "QUAT_SWING", float("nan")
+    assert bl.settings_error(s) == "Swing: the largest swing must lie between 0° and 180°, got nan°"
+    s.kind, s.shape = "SWING_TWIST", "SUPERELLIPSE"
+    s.exponent = (float("nan"), 4.0)
+    assert bl.settings_error(s) == "Superellipse: the exponents must be numbers of at least 1, got nan and 4"
