@@ -87,6 +87,37 @@ def settings_from_axes(settings, x, y, z):
         settings.twist_min, settings.twist_max = max(lo_y, -math.pi), min(hi_y, math.pi)
 
 
+EULER_GUARD = math.radians(80.0)     # the Euler kind's bound on its middle axis (bone_limits.GIMBAL_GUARD)
+EULER_ROTATION_MODES = ("XYZ", "XZY", "YXZ", "YZX", "ZXY", "ZYX")
+
+
+def euler_settings_from_limit_rotation(settings, con, rotation_mode):
+    """Fill Euler settings with a Limit Rotation constraint's own region: its ranges in its Euler
+    order (``AUTO``: the bone's ``rotation_mode`` when it is an Euler order, else XYZ, as the
+    constraint takes it). The Euler kind, or Euler (Equivalent Ranges) when the middle axis
+    reaches past the Euler kind's 80° guard; a free axis is -180..180°, an axis narrower than
+    ``LOCKED_WIDTH`` (0..0: locked) that wide about its middle. Returns the kind."""
+    order = con.euler_order if con.euler_order != "AUTO" else (
+        rotation_mode if rotation_mode in EULER_ROTATION_MODES else "XYZ")
+    ranges = []
+    for use, lo, hi, _locked in axes_from_limit_rotation(con):
+        if not use or hi - lo >= FULL_TURN:
+            lo, hi = -math.pi, math.pi
+        lo, hi = max(lo, -math.pi), min(hi, math.pi)
+        if hi - lo < LOCKED_WIDTH:
+            mid = min(max(0.5 * (lo + hi), -math.pi + LOCKED_WIDTH), math.pi - LOCKED_WIDTH)
+            lo, hi = mid - LOCKED_WIDTH / 2, mid + LOCKED_WIDTH / 2
+        ranges.append((lo, hi))
+    lo, hi = ranges["XYZ".index(order[1])]
+    kind = "EULER" if -EULER_GUARD <= lo and hi <= EULER_GUARD else "EULER_MULTI"
+    settings.enabled = True
+    settings.kind = kind
+    settings.euler_order = order
+    settings.euler_min = [lo for lo, _ in ranges]
+    settings.euler_max = [hi for _, hi in ranges]
+    return kind
+
+
 def axes_from_limit_rotation(con):
     return (
         (con.use_limit_x, con.min_x, con.max_x, False),

@@ -544,6 +544,17 @@ MESSAGES = {
     "Converted 1 bone": "1 本のボーンを変換しました",
     "Converted {count} bones": "{count} 本のボーンを変換しました",
     "Replace Limits": "制限を置き換え",
+    "Limit Kind": "制限の種類",
+    "What a Limit Rotation constraint becomes (IK limits always become Swing & Twist)":
+        "回転制限コンストレイントを何に変換するか（IK 制限は常にスイングとひねり）",
+    "A rectangle of swing ranges through s = tan(angle/2) and a twist range, corrected along the sphere (the same "
+    "ranges, not the same region as the constraint's Euler clamp)":
+        "s = tan(角度/2) によるスイング範囲の矩形とひねり範囲。球面に沿って補正します（範囲は同じですが、"
+        "コンストレイントのオイラー角によるクランプとは領域が異なります）",
+    "Euler ranges in the constraint's order: the region the constraint allows (Euler (Equivalent Ranges) where its "
+    "middle axis reaches past 80°)":
+        "コンストレイントの順序でのオイラー範囲：コンストレイントが許す領域と同じ（中間軸が 80° を超える場合は"
+        "「オイラー（等価な範囲）」）",
     "Also convert bones that have a joint limit already, replacing it (its shape, hinge or Euler ranges); off: they "
     "keep theirs, and their constraints are left as they are":
         "関節制限がすでにあるボーンも変換し、その制限（形状、ヒンジ、オイラー範囲）を置き換えます。オフ：そのボーンは"

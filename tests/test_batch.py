@@ -266,6 +266,8 @@ def test_convert_and_back_to_constraints(run, rig_file):
     out = ok(run("convert", "--bones", "spine", "--replace-limits", blend=rig_file))
     assert "replaced the joint limits of 1 bone (spine)" in out
     assert load(rig_file).pose.bones["spine"].jointlimit.shape == "RECT"
+    ok(run("convert", "--bones", "spine", "--replace-limits", "--limit-kind", "euler", blend=rig_file))
+    assert load(rig_file).pose.bones["spine"].jointlimit.kind in ("EULER", "EULER_MULTI")
 
 
 def test_convert_with_nothing_to_convert_is_bad_input(run, rig_file):

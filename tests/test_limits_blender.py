@@ -708,6 +708,47 @@ def test_wide_range_past_90_degrees_where_euler_fails(rig, core):
     assert Q.angle_between(limit.clamp(q), q) < 1e-12
 
 
+def test_from_constraints_as_euler_allows_what_the_constraint_allows(rig, core):
+    """Limit Kind Euler: a ZXY constraint becomes an Euler limit in ZXY with its ranges, which
+    holds exactly the rotations the constraint leaves alone on the evaluated pose (300 random
+    rotations; the Swing & Twist RECT of the same ranges differs on many); a constraint whose
+    middle axis is free becomes Euler (Equivalent Ranges); Auto order takes the bone's Euler
+    mode; an axis locked at 0..0 a narrow valid range."""
+    import bpy
+
+    Q = core["quat"]
+    pb = rig.pose.bones["upper_arm.L"]
+    pb.rotation_mode = "QUATERNION"
+    con = _limit_rotation(pb, (-30, 60), (-20, 20), (-50, 10), order="ZXY")
+    select_only(rig, {"upper_arm.L"}, active="upper_arm.L")
+    assert bpy.ops.pose.jointlimit_from_constraints(old_constraints="KEEP", limit_kind="EULER") == {"FINISHED"}
+    s = pb.jointlimit
+    assert (s.kind, s.euler_order) == ("EULER", "ZXY")
+    assert np.degrees(list(s.euler_min)) == pytest.approx([-30, -20, -50]) and \
+        np.degrees(list(s.euler_max)) == pytest.approx([60, 20, 10])
+    limit = core["bone_limits"].build_limit(s)
+    rect = core["limits"].JointLimit(shape="RECT", swing_x=(math.radians(-30), math.radians(60)),
+                                     swing_z=(math.radians(-50), math.radians(10)),
+                                     twist=(math.radians(-20), math.radians(20)))
+    rng = np.random.default_rng(7)
+    differ = 0
+    for _ in range(300):
+        q = Q.from_axis_angle(rng.normal(size=3), rng.uniform(0.0, math.pi))
+        pb.rotation_quaternion = q
+        bpy.context.view_layer.update()
+        left_alone = Q.angle_between(Q.from_matrix(_constrained_local(rig, pb)), q) < 1e-4
+        assert bool(limit.contains(q)) == left_alone
+        differ += bool(rect.contains(q)) != left_alone
+    assert differ > 0
+    pb.constraints.remove(con)
+    pb.rotation_mode = "YXZ"
+    pb.jointlimit.enabled = False
+    _limit_rotation(pb, None, (0, 0), (-40, 40), order="AUTO")     # YXZ's middle axis, X, free
+    assert bpy.ops.pose.jointlimit_from_constraints(old_constraints="KEEP", limit_kind="EULER") == {"FINISHED"}
+    assert (s.kind, s.euler_order) == ("EULER_MULTI", "YXZ") and core["bone_limits"].settings_error(s) is None
+    assert math.degrees(s.euler_max[1] - s.euler_min[1]) == pytest.approx(0.1) and s.euler_max[0] > 3.14
+
+
 def test_from_constraints_keeps_existing_limits_unless_asked(rig):
     """A bone with a Hinge limit and the Limit Rotation constraint To Constraints made of it, a
     bone with a constraint only: From Constraints converts the second and keeps the hinge (it was

@@ -133,7 +133,7 @@ def cmd_convert(args):
     with active_in_mode(arm, "POSE"), bone_selection(arm, args.bones):
         run_op(bpy.ops.pose.jointlimit_from_constraints, "convert", source=source,
                old_constraints=args.old_constraints.upper(), all_bones=args.bones is None,
-               replace_limits=args.replace_limits)
+               replace_limits=args.replace_limits, limit_kind=args.limit_kind.upper().replace("-", "_"))
     new = sorted(set(limited(arm, None)) - before)
     replaced = sorted(had) if args.replace_limits else []
     kept = [] if args.replace_limits else sorted(had)

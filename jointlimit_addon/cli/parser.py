@@ -157,6 +157,9 @@ def add_convert(p):
                         "there is one (default: auto)")
     p.add_argument("--old-constraints", choices=("keep", "mute", "remove"), default="mute",
                    help="what happens to converted constraints (default: mute)")
+    p.add_argument("--limit-kind", choices=("swing-twist", "euler"), default="swing-twist",
+                   help="what a Limit Rotation constraint becomes: a swing-twist rectangle of its ranges, or Euler ranges "
+                        "in its order, the region it allows (default: swing-twist)")
     p.add_argument("--replace-limits", action="store_true",
                    help="also convert bones that have a joint limit already, replacing it (default: they keep theirs)")
 

@@ -31,6 +31,17 @@ class POSE_OT_jointlimit_from_constraints(PosePoll, bpy.types.Operator):
         default="MUTE",
     )
     all_bones: BoolProperty(name="All Bones", description="Convert every bone an animator poses (rig mechanism bones are skipped), not only the selected ones", default=False)
+    limit_kind: EnumProperty(
+        name="Limit Kind",
+        description="What a Limit Rotation constraint becomes (IK limits always become Swing & Twist)",
+        items=(("SWING_TWIST", "Swing & Twist",
+                "A rectangle of swing ranges through s = tan(angle/2) and a twist range, corrected along the sphere "
+                "(the same ranges, not the same region as the constraint's Euler clamp)"),
+               ("EULER", "Euler",
+                "Euler ranges in the constraint's order: the region the constraint allows (Euler (Equivalent "
+                "Ranges) where its middle axis reaches past 80°)")),
+        default="SWING_TWIST",
+    )
     replace_limits: BoolProperty(
         name="Replace Limits",
         description="Also convert bones that have a joint limit already, replacing it (its shape, hinge or Euler "
@@ -43,7 +54,10 @@ class POSE_OT_jointlimit_from_constraints(PosePoll, bpy.types.Operator):
             return False
         cons = [c for c in pb.constraints if c.type == "LIMIT_ROTATION" and c.owner_space == "LOCAL"]
         if self.source == "LIMIT_ROTATION" or (self.source == "AUTO" and cons):
-            settings_io.settings_from_axes(pb.jointlimit, *settings_io.axes_from_limit_rotation(cons[0]))
+            if self.limit_kind == "EULER":
+                settings_io.euler_settings_from_limit_rotation(pb.jointlimit, cons[0], pb.rotation_mode)
+            else:
+                settings_io.settings_from_axes(pb.jointlimit, *settings_io.axes_from_limit_rotation(cons[0]))
             for con in cons:
                 if self.old_constraints == "MUTE":
                     con.enabled = False
