@@ -543,6 +543,12 @@ MESSAGES = {
     "Added Limit Rotation constraints to {count} bones": "{count} 本のボーンに回転制限コンストレイントを追加しました",
     "Converted 1 bone": "1 本のボーンを変換しました",
     "Converted {count} bones": "{count} 本のボーンを変換しました",
+    "The rest orientations of {bones} are not the mirror images of their partners' (up to {angle:.0f}° apart: a bone "
+    "roll or direction differs), so the mirrored limits bend them otherwise in the world: apply a preset with Fit to "
+    "Rig to both sides, or set those limits by hand":
+        "{bones} のレスト時の向きが相手側のミラー像になっていません（最大 {angle:.0f}° の差：ボーンのロールか向きが"
+        "異なります）。ミラーした制限はワールドで別の曲がり方をします：両側に「リグに合わせる」でプリセットを適用するか、"
+        "その制限を手で設定してください",
     "Replace Limits": "制限を置き換え",
     "Limit Kind": "制限の種類",
     "What a Limit Rotation constraint becomes (IK limits always become Swing & Twist)":

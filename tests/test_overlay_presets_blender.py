@@ -239,6 +239,27 @@ def test_mirror_with_both_sides_selected_copies_from_the_active_side(rig, mods):
     assert left.enabled and deg(left, "swing_x") == (-20, 70) and right.enabled and deg(right, "swing_x") == (-20, 70)
 
 
+def test_mirror_warns_where_the_rest_frames_are_not_mirror_images(rig, mods):
+    """A symmetric rig mirrors without a warning; after forearm.R's roll is turned 30°, the same
+    Mirror warns naming it (the mirrored limit bent it differently in the world, silently)."""
+    import bpy
+
+    left = rig.pose.bones["forearm.L"].jointlimit
+    configure_rect(left)
+    select_only(rig, {"forearm.L"}, active="forearm.L")
+    op = OperatorStandIn(bpy.types.POSE_OT_jointlimit_mirror)
+    assert op.execute(bpy.context) == {"FINISHED"}
+    assert not [text for kind, text in op.reports if kind == {"WARNING"}]
+    bpy.ops.object.mode_set(mode="EDIT")
+    rig.data.edit_bones["forearm.R"].roll += math.radians(30)
+    bpy.ops.object.mode_set(mode="POSE")
+    select_only(rig, {"forearm.L"}, active="forearm.L")
+    op = OperatorStandIn(bpy.types.POSE_OT_jointlimit_mirror)
+    assert op.execute(bpy.context) == {"FINISHED"}
+    warnings = [text for kind, text in op.reports if kind == {"WARNING"}]
+    assert len(warnings) == 1 and "forearm.R" in warnings[0] and "up to 30°" in warnings[0], op.reports
+
+
 def test_a_preset_saved_from_a_right_side_bone_gives_it_back_its_own_limit(rig, mods):
     """Saved from upper_arm.R, applied to upper_arm.R: the same limit (it came back mirrored a
     second time before); applied to upper_arm.L: the mirror image. A Hinge bone whose unused

@@ -1,9 +1,15 @@
 """``pose.jointlimit_mirror``: mirror joint limits to the bones of the other side."""
 
+import math
+
 import bpy
+import numpy as np
 
 from .. import presets, settings_io
-from ._common import PosePoll, refuse_invalid_limits, report_count, report_rest_pose, selected_pose_bones
+from ._common import PosePoll, refuse_invalid_limits, report_count, report_rest_pose, report_text, selected_pose_bones
+
+MIRROR_TOL_DEGREES = 2.0    # rest frames further than this from mirror images: the mirrored limit bends the bone otherwise
+_FLIP_X = np.diag([-1.0, 1.0, 1.0])
 
 
 class POSE_OT_jointlimit_mirror(PosePoll, bpy.types.Operator):
@@ -40,8 +46,27 @@ class POSE_OT_jointlimit_mirror(PosePoll, bpy.types.Operator):
         if unmatched:
             message += f"; no mirror bone for: {', '.join(unmatched[:5])}"
         self.report({"INFO"}, message)
+        uneven = [(dst.name, angle) for src, dst in pairs_used for angle in [_off_mirror_degrees(src, dst)]
+                  if angle > MIRROR_TOL_DEGREES]
+        if uneven:
+            self.report({"WARNING"}, report_text(
+                "The rest orientations of {bones} are not the mirror images of their partners' (up to {angle:.0f}° "
+                "apart: a bone roll or direction differs), so the mirrored limits bend them otherwise in the world: "
+                "apply a preset with Fit to Rig to both sides, or set those limits by hand",
+                bones=", ".join(name for name, _ in uneven[:5]), angle=max(angle for _, angle in uneven)))
         report_rest_pose(self, written)
         return {"FINISHED"}
+
+
+def _off_mirror_degrees(src, dst):
+    """The angle between ``dst``'s rest orientation (armature space) and the mirror image of
+    ``src``'s across the armature's X = 0 plane (Symmetrize makes ``S A S``)."""
+    a = np.array(src.bone.matrix_local)[:3, :3]
+    b = np.array(dst.bone.matrix_local)[:3, :3]
+    a /= np.linalg.norm(a, axis=0)
+    b /= np.linalg.norm(b, axis=0)
+    r = b.T @ (_FLIP_X @ a @ _FLIP_X)
+    return math.degrees(math.acos(min(max((np.trace(r) - 1.0) / 2.0, -1.0), 1.0)))
 
 
 def _source(a, b, active):
