@@ -222,7 +222,7 @@ def _read_channel(bones, channel, count):
 
 def _unit_rows(q):
     """``q / |q|`` per row and whether the row is a rotation (finite, non-zero)."""
-    norm = np.linalg.norm(q, axis=-1, keepdims=True)
+    norm = quat.norms(q, keepdims=True)
     ok = np.isfinite(q).all(axis=-1) & (norm[:, 0] >= 1e-12) & np.isfinite(norm[:, 0])
     return q / np.where(ok[:, None], norm, 1.0), ok
 
@@ -237,7 +237,7 @@ def _from_quaternion(raw):
 
 def _from_axis_angle(raw):
     angle, axis = raw[:, 0], raw[:, 1:]
-    zero = np.linalg.norm(axis, axis=-1) < 1e-12
+    zero = quat.norms(axis) < 1e-12
     with np.errstate(invalid="ignore", divide="ignore"):
         q = quat.from_axis_angle(np.where(zero[:, None], 1.0, axis), angle)
     q[zero] = quat.identity()

@@ -228,7 +228,7 @@ class HingeTables:
         nearer_hi = (d - width) <= (TAU - d)
         theta = np.where((width >= TAU) | (d <= width), lo + d, np.where(nearer_hi, hi, lo))   # _clamp_arc
         out = self._about_axis(axis, theta)
-        out = np.where(np.sum(out * q, axis=-1, keepdims=True) < 0.0, -out, out)
+        out = np.where(np.add.reduce(out * q, axis=-1, keepdims=True) < 0.0, -out, out)
         return np.where(inside[:, None], q, out)
 
     @staticmethod

@@ -145,13 +145,19 @@ def to_axis_angle(q):
     return axis, angle
 
 
+def norms(v, keepdims=False):
+    """``np.linalg.norm(v, axis=-1)``, the same floats, without its per-call checks (the live
+    limits' batches call it on small arrays, where those cost more than the arithmetic)."""
+    return np.sqrt(np.add.reduce(v * v, axis=-1, keepdims=keepdims))
+
+
 def angle_between(a, b):
     """Geodesic angle (radians, in [0, pi]) between the rotations ``a`` and ``b``."""
     a = np.asarray(a, dtype=np.float64)
     b = np.asarray(b, dtype=np.float64)
-    b = np.where(np.sum(a * b, axis=-1, keepdims=True) < 0, -b, b)
+    b = np.where(np.add.reduce(a * b, axis=-1, keepdims=True) < 0, -b, b)
     # 2*atan2(|a-b|, |a+b|) stays exact for tiny angles, unlike arccos of the dot product.
-    return 4.0 * np.arctan2(np.linalg.norm(a - b, axis=-1), np.linalg.norm(a + b, axis=-1))
+    return 4.0 * np.arctan2(norms(a - b), norms(a + b))
 
 
 def slerp(a, b, t):
