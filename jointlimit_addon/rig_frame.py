@@ -6,8 +6,8 @@ X, abduction positive about local Z on the left side, ranges measured from the a
 pose (limbs hanging). Real rigs differ: on Rigify's legs +X swings the thigh backward, rolls put
 the bend on Z, arms rest in a T- or A-pose. :func:`fit_entry` rewrites a table entry for one bone:
 
-- the character frame: up = the armature axis the spine and neck run along and the legs run
-  against at rest (a Y-up import, Mixamo's, has its data Y-up and its object turned), else +Z;
+- the character frame: up = the armature axis the legs run against at rest (two legs or four; a
+  Y-up import, Mixamo's, has its data Y-up and its object turned), else +Z;
   front = where the knees bend to and the elbows bend away from (their rest bend), else where the
   feet point, else Blender's -Y turned as +Z is to up; an explicit up or front overrides them
   (:func:`character_up`, :func:`character_front`);
@@ -53,9 +53,8 @@ JOINT_RULES = {
     "FINGER_MIDDLE": ("DOWN", "OUT", False),
     "FINGER_TIP": ("DOWN", "OUT", False),
 }
-TRUNK_RE = re.compile(r"spine|neck|chest|torso|pelvis|abdomen|head", re.IGNORECASE)     # runs up at rest
-LEG_RE = re.compile(r"thigh|up.?leg|shin|calf|low.?leg|lower.?leg", re.IGNORECASE)     # runs down at rest
-NOT_TRUNK_RE = re.compile(r"ik|pole|tweak|pivot|target|parent|root|hips", re.IGNORECASE)
+LEG_RE = re.compile(r"thigh|up.?leg|shin|calf|low.?leg|lower.?leg", re.IGNORECASE)     # runs down at rest (also on four legs)
+NOT_LEG_RE = re.compile(r"ik|pole|tweak|pivot|target|parent|root", re.IGNORECASE)
 KNEE_RE = re.compile(r"shin|calf|lower.?leg|lowleg|knee", re.IGNORECASE)
 ELBOW_RE = re.compile(r"fore.?arm|lower.?arm|lowarm|elbow", re.IGNORECASE)
 FOOT_RE = re.compile(r"foot|toe", re.IGNORECASE)
@@ -114,18 +113,16 @@ def _foot_votes(armature, up=UP):
     return votes
 
 
-def _trunk_votes(armature):
-    """Sum of unit directions up the body: the rest directions of trunk bones (spine, neck, head)
-    and the reversed ones of leg bones."""
+def _leg_votes(armature):
+    """Sum of unit rest directions of the leg bones (thigh, shin: they run down)."""
     votes = np.zeros(3)
     for bone in armature.bones:
-        if bone.name.startswith(MECHANISM_PREFIXES) or NOT_TRUNK_RE.search(bone.name):
+        if bone.name.startswith(MECHANISM_PREFIXES) or NOT_LEG_RE.search(bone.name) or not LEG_RE.search(bone.name):
             continue
-        sign = 1.0 if TRUNK_RE.search(bone.name) else -1.0 if LEG_RE.search(bone.name) else 0.0
         head, tail = _rest(bone)
-        d = _unit(tail - head) if sign else None
+        d = _unit(tail - head)
         if d is not None:
-            votes += sign * d
+            votes += d
     return votes
 
 
@@ -139,13 +136,13 @@ def _nearest_axis(v):
 
 def character_up(armature, up="AUTO"):
     """``(up unit vector in armature space, where it came from)``: the armature axis nearest the
-    way the trunk runs up and the legs down at rest (``"BODY"``), else +Z (``"DEFAULT"``), or the
-    explicit ``up`` key of ``AXES``."""
+    way the legs run down at rest (``"LEGS"``: two legs or four; a trunk may run along any axis,
+    a fish's or a quadruped's), else +Z (``"DEFAULT"``), or the explicit ``up`` key of ``AXES``."""
     if up in AXES:
         return np.array(AXES[up]), up
-    votes = _trunk_votes(armature)
+    votes = -_leg_votes(armature)
     if np.linalg.norm(votes) > 0.5:
-        return _nearest_axis(votes), "BODY"
+        return _nearest_axis(votes), "LEGS"
     return UP.copy(), "DEFAULT"
 
 

@@ -279,8 +279,8 @@ MESSAGES = {
         "インターフェースでの対処を示します。バッチコマンドは独自の表現で伝えます",
     "Which way is up for the character, in armature space (a Y-up import has its armature data Y-up and its object "
     "turned)": "キャラクターの上方向（アーマチュア空間。Y アップで読み込んだリグはアーマチュアデータが Y アップで、オブジェクトが回転しています）",
-    "From the rig: the axis the spine and neck run along and the legs run against, else +Z":
-        "リグから判定：背骨と首が伸びる向き（脚はその反対）の軸、なければ +Z",
+    "From the rig: the axis its legs (two or four) run against at rest, else +Z":
+        "リグから判定：レスト時に脚（2 本でも 4 本でも）が伸びる向きと反対の軸、なければ +Z",
     "Up is +Z (Blender's convention)": "上方向は +Z（Blender の慣例）",
     "Up is +Y (a Y-up import, e.g. Mixamo's FBX)": "上方向は +Y（Y アップの読み込み、例：Mixamo の FBX）",
     "Up is -Y": "上方向は -Y",

@@ -731,3 +731,22 @@ def test_presets_fit_a_y_up_import_as_the_same_rig_z_up(rigs, mods, key):
         pose_mode(original)
         bpy.ops.object.mode_set(mode="OBJECT")
         bpy.data.objects.remove(turned)
+
+
+def test_every_rigify_meta_rig_stands_up_along_z(rigs, mods):
+    """Rigify's meta-rigs of two legs and four (and the shark, without legs) are Z-up: Fit to Rig
+    finds +Z from their legs (a first version voted with the trunk too, which runs level on four
+    legs: the cat, horse and wolf came out -Y up)."""
+    import bpy
+
+    pose_mode(rigs["basic"])
+    bpy.ops.object.mode_set(mode="OBJECT")
+    adders = sorted(name for name in dir(bpy.ops.object) if name.endswith("metarig_add"))
+    assert {"armature_human_metarig_add", "armature_horse_metarig_add", "armature_wolf_metarig_add"} <= set(adders)
+    for name in adders:
+        getattr(bpy.ops.object, name)()
+        obj = bpy.context.object
+        try:
+            assert np.array_equal(mods["rig_frame"].character_up(obj.data)[0], UP), name
+        finally:
+            bpy.data.objects.remove(obj)

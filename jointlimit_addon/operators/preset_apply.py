@@ -38,7 +38,7 @@ class POSE_OT_jointlimit_preset_apply(PosePoll, bpy.types.Operator):
         name="Up",
         description="Which way is up for the character, in armature space (a Y-up import has its armature data Y-up "
                     "and its object turned)",
-        items=(("AUTO", "Auto", "From the rig: the axis the spine and neck run along and the legs run against, else +Z"),
+        items=(("AUTO", "Auto", "From the rig: the axis its legs (two or four) run against at rest, else +Z"),
                ("POS_Z", "+Z Up", "Up is +Z (Blender's convention)"),
                ("POS_Y", "+Y Up", "Up is +Y (a Y-up import, e.g. Mixamo's FBX)"),
                ("NEG_Y", "-Y Up", "Up is -Y"),
