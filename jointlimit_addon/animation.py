@@ -68,16 +68,17 @@ def held_components(obj):
     X angle): ``held`` marks the components nothing animates (the action, its slot's NLA strips,
     drivers), whose posed values a playback frame's clamp starts from, so that the frame does not
     depend on the frames shown before (the clamp's values in them would stay). Read once per
-    action, slot, count of its F-curves and animation layout (``forget_components`` on any action
-    update; a script's keys on channels that had none, right before a frame, come with no update
-    but with F-curves added)."""
+    action, slot, count of its F-curves (and of each NLA strip's) and animation layout
+    (``forget_components`` on any action update; a script's keys on channels that had none, right
+    before a frame, come with no update but with F-curves added)."""
     data = obj.animation_data
     if data is None:
         return {}
     slot, action = data.action_slot, data.action
     stamp = (None if action is None else action.session_uid, None if slot is None else slot.identifier,
              compat.action_fcurve_count(action, slot), len(data.drivers),
-             tuple((track.mute, track.is_solo, len(track.strips)) for track in data.nla_tracks))
+             tuple((track.mute, track.is_solo, tuple(compat.action_fcurve_count(strip.action, getattr(strip, "action_slot", None))
+                                                     for strip in track.strips)) for track in data.nla_tracks))
     known = _components.get(obj.session_uid)
     if known is None or known[0] != stamp:
         known = _components[obj.session_uid] = (stamp, _partly_animated(obj, data))

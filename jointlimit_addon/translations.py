@@ -190,8 +190,8 @@ MESSAGES = {
     "Radius of the overlay sphere as a multiple of the bone length": "オーバーレイの球の半径（ボーンの長さに対する倍率）",
     # --- operators -------------------------------------------------------------------------------------
     "JointLimit Info": "JointLimit 情報",
-    "Print JointLimit's version, its operators and the limited bones of the scene":
-        "JointLimit のバージョン、オペレーター、シーンの制限付きボーンを表示します",
+    "Print JointLimit's package, its operators and the limited bones of the scene":
+        "JointLimit のパッケージ名、オペレーター、シーンの制限付きボーンを表示します",
     "Apply Joint Limits": "関節制限を適用",
     "Clamp the rotation of the selected limited bones to their joint limits": "選択中の制限付きボーンの回転を関節制限内に収めます",
     "Clamp every limited bone an animator poses (rig mechanism bones are skipped), not only the selected ones": "選択中のボーンだけでなく、アニメーターが動かすすべての制限付きボーンを制限内に収めます（リグの機構ボーンは除外）",

@@ -32,7 +32,7 @@ GROUPS = [
 @pytest.fixture
 def mods(addon):
     pkg = addon.__name__
-    return {m: importlib.import_module(f"{pkg}.{m}") for m in ("handlers", "live_pose", "bone_limits", "core.grouped")}
+    return {m: importlib.import_module(f"{pkg}.{m}") for m in ("handlers", "live_pose", "bone_limits", "core.grouped", "compat")}
 
 
 def configure(settings, kind, shape, correction, fix_twist=False):
@@ -603,8 +603,9 @@ def test_a_partly_keyed_bone_follows_its_action_slot(scene, mods):
     assert mods["bone_limits"].is_inside(limit, q, 1e-5)
 
 
+@pytest.mark.parametrize("on_strip", [False, True], ids=["action", "nla_strip"])
 @pytest.mark.parametrize("playing", [False, True])
-def test_a_bone_keyed_in_every_channel_by_a_script_is_no_longer_held(scene, mods, playing):
+def test_a_bone_keyed_in_every_channel_by_a_script_is_no_longer_held(scene, mods, playing, on_strip):
     """A hinge bone keyed in X only with Y and Z posed off the axis plays clamped onto the hinge;
     a script then keys Y and Z at 0 right before the next frames (no update in between): the
     frames show the keys (inside) instead of clamping them from the earlier posed Y and Z, which
@@ -624,6 +625,11 @@ def test_a_bone_keyed_in_every_channel_by_a_script_is_no_longer_held(scene, mods
     for frame, x in ((1, 10.0), (10, 100.0)):
         pb.rotation_euler = (D(x), 0.0, 0.0)
         pb.keyframe_insert("rotation_euler", index=0, frame=frame)
+    data = obj.animation_data
+    action, slot = data.action, data.action_slot
+    if on_strip:    # the action plays from an NLA strip: a script's F-curves go into the strip's action
+        data.nla_tracks.new().strips.new("Strip", 1, action)
+        data.action = None
     pb.rotation_euler = (0.3, 0.2, 0.1)
     scene.frame_start, scene.frame_end = 1, 10
     scene.jointlimit.clamp_playback = True
@@ -640,11 +646,19 @@ def test_a_bone_keyed_in_every_channel_by_a_script_is_no_longer_held(scene, mods
         return shown
 
     assert play()[0] == pytest.approx(9.42, abs=0.01)      # posed Y and Z: off the hinge, clamped
-    for frame in (1, 10):
-        scene.frame_set(frame)
-        pb.rotation_euler[1] = pb.rotation_euler[2] = 0.0
-        pb.keyframe_insert("rotation_euler", index=1, frame=frame)
-        pb.keyframe_insert("rotation_euler", index=2, frame=frame)
+    if on_strip:
+        slot = data.nla_tracks[0].strips[0].action_slot
+        bag = mods["compat"].action_fcurve_collection(action, slot)
+        for index in (1, 2):
+            fc = bag.new(pb.path_from_id("rotation_euler"), index=index)
+            for frame in (1, 10):
+                fc.keyframe_points.insert(frame, 0.0)
+    else:
+        for frame in (1, 10):
+            scene.frame_set(frame)
+            pb.rotation_euler[1] = pb.rotation_euler[2] = 0.0
+            pb.keyframe_insert("rotation_euler", index=1, frame=frame)
+            pb.keyframe_insert("rotation_euler", index=2, frame=frame)
     shown = play()
     assert shown[0] == pytest.approx(10.0, abs=1e-4) and shown[-1] == pytest.approx(100.0, abs=1e-4)
 

@@ -309,14 +309,18 @@ def _as_text(parser):
     return parser
 
 
+def _asks_help(word):
+    """``-h``, ``--help`` or an abbreviation argparse takes for it (``--he``)."""
+    return word == "-h" or (len(word) > 3 and "--help".startswith(word))
+
+
 def parse_refused(argv, prog=PROG):
     """What can be told of a command line ``parse`` refused, for its ``--report``: the arguments
     but the ones not understood (an unknown option), read as text where a value was refused (a bad
     number, choice, or options that exclude each other, so that the files are still known), or
     else only the command and the report's path (files none); ``None`` when not even ``--report``
     can be read."""
-    for parser, words in ((build_parser(prog), argv),
-                          (_as_text(build_parser(prog)), [w for w in argv if w not in ("-h", "--help")])):
+    for parser, words in ((build_parser(prog), argv), (_as_text(build_parser(prog)), [w for w in argv if not _asks_help(w)])):
         try:    # (help asked after a refused value: the refusal stands, no help and exit 0)
             return parser.parse_known_args(words)[0]
         except UsageError:

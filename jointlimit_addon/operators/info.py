@@ -22,7 +22,7 @@ def limited_bones(context):
 
 
 class WM_OT_jointlimit_info(bpy.types.Operator):
-    """Print JointLimit's version, its operators and the limited bones of the scene"""
+    """Print JointLimit's package, its operators and the limited bones of the scene"""
 
     bl_idname = "wm.jointlimit_info"
     bl_label = "JointLimit Info"
