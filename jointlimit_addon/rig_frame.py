@@ -12,8 +12,9 @@ the bend on Z, arms rest in a T- or A-pose. :func:`fit_entry` rewrites a table e
   feet point, else Blender's -Y turned as +Z is to up; an explicit up or front overrides them
   (:func:`character_up`, :func:`character_front`);
 - each joint moves its bone toward a body direction when it flexes (``JOINT_RULES``: the thigh
-  toward the front, the shin toward the back, the foot up, the hand toward its palm: down in a T-
-  or A-pose with palms down, as rigs rest, the front when it hangs, ...). The rotation axis doing that,
+  toward the front, the shin toward the back, the foot up, the hand toward its palm: known from
+  where its thumb sits, else down in a T- or A-pose with palms down, as rigs rest, the front when
+  it hangs, ...). The rotation axis doing that,
   ``a = d x v`` for the bone direction ``d`` [000 §2: a swing is a rotation about an axis
   perpendicular to the bone], is expressed in the bone's rest frame and snapped to local ±X or ±Z:
   that is where the flexion range goes, negated for a minus sign; abduction (away from the body's
@@ -192,43 +193,75 @@ def _contain_rest(rng, hinge=False):
     return [round(lo, 6), round(hi, 6)]
 
 
-def _palm(d, front, up):
-    """Where the palm of a hand along ``d`` faces: down (a T- or A-pose, palms down, as the
+THUMB_RE = re.compile(r"thumb", re.IGNORECASE)
+
+
+def thumb_offset(bone, right_side):
+    """From the head of the hand ``bone`` (armature data) to the head of the rig's thumb on its
+    side, the thumb bone nearest it (``None`` without one within two hand lengths): where the
+    thumb sits tells the hand's radial side, and so its palm."""
+    head = np.array(bone.head_local)
+    best = None
+    for other in bone.id_data.bones:
+        if other.name.startswith(MECHANISM_PREFIXES) or not THUMB_RE.search(other.name):
+            continue
+        if _is_right(other.name) != right_side:
+            continue
+        offset = np.array(other.head_local) - head
+        if np.linalg.norm(offset) <= 2.0 * bone.length and (best is None or np.linalg.norm(offset) < np.linalg.norm(best)):
+            best = offset
+    return best
+
+
+def _is_right(name):
+    from .presets import is_right_side     # (presets imports this module)
+
+    return is_right_side(name)
+
+
+def _palm(d, front, up, side=1.0, thumb=None):
+    """Where the palm of a hand along ``d`` faces: from where its thumb sits (``thumb``: offset
+    from the hand's head, ``thumb_offset``), else down (a T- or A-pose, palms down, as the
     fingers' rule has it), or the front for a hand hanging (the anatomical pose)."""
+    if thumb is not None:
+        radial = _unit(thumb - np.dot(thumb, d) * d)
+        if radial is not None:
+            return side * np.cross(d, radial)
     down = -up - np.dot(-up, d) * d
     n = float(np.linalg.norm(down))
     return down / n if n >= _SNAP else front
 
 
-def _direction(key, front, lateral, up=UP, d=None, side=1.0):
+def _direction(key, front, lateral, up=UP, d=None, side=1.0, thumb=None):
     """The body direction of a rule's ``key`` for a bone along ``d`` on the ``side`` (1 left, -1
     right): the hand's palm, and its thumb side (radial deviation: the lateral side in the
     anatomical pose, the front in a T-pose with palms down)."""
     if key == "PALM":
-        return _palm(d, front, up)
+        return _palm(d, front, up, side, thumb)
     if key == "THUMB":
-        return side * np.cross(_palm(d, front, up), d)
+        return side * np.cross(_palm(d, front, up, side, thumb), d)
     return {"FRONT": front, "BACK": -front, "UP": up, "DOWN": -up, "OUT": lateral}[key]
 
 
-def bone_axes(rest_matrix, joint, front, right_side, up=UP):
+def bone_axes(rest_matrix, joint, front, right_side, up=UP, thumb=None):
     """How the table's axes land on a bone: ``(flexion axis "X"/"Z", flexion sign, abduction sign,
     flexion shift°, abduction shift°)``; the shifts are the rest pose's angles from hanging down
-    (only for joints whose table ranges start there). ``up``: the character's (``character_up``)."""
+    (only for joints whose table ranges start there). ``up``: the character's (``character_up``);
+    ``thumb``: a hand's ``thumb_offset``."""
     flex_key, abd_key, from_hanging = JOINT_RULES[joint]
     up = np.asarray(up, dtype=np.float64)
     rot = np.asarray(rest_matrix, dtype=np.float64)[:3, :3]
     d = rot[:, 1]
     side = -1.0 if right_side else 1.0
     lateral = side * np.cross(up, front)  # away from the midline
-    v_flex = _direction(flex_key, front, lateral, up, d, side)
+    v_flex = _direction(flex_key, front, lateral, up, d, side, thumb)
     a_flex = np.cross(d, v_flex)
     if np.linalg.norm(a_flex) < _SNAP:
         return "X", 1.0, -1.0 if right_side else 1.0, 0.0, 0.0  # degenerate: the table's axes
     local = rot.T @ a_flex
     flex_axis = "X" if abs(local[0]) >= abs(local[2]) else "Z"
     flex_sign = float(np.sign(local[0] if flex_axis == "X" else local[2]))
-    v_abd = _direction(abd_key, front, lateral, up, d, side)
+    v_abd = _direction(abd_key, front, lateral, up, d, side, thumb)
     if np.linalg.norm(np.cross(d, v_abd)) < _SNAP:
         v_abd = up  # a limb pointing sideways (T-pose) abducts upward
     local_abd = rot.T @ np.cross(d, v_abd)
@@ -275,17 +308,19 @@ def _hinge_axis(rest_matrix, parent_matrix, flex_axis, flex_sign, grandparent_ma
     return axis, float(np.sign(component))
 
 
-def fit_entry(entry, joint, rest_matrix, front, right_side, parent_matrix=None, grandparent_matrix=None, up=UP):
+def fit_entry(entry, joint, rest_matrix, front, right_side, parent_matrix=None, grandparent_matrix=None, up=UP,
+              thumb=None):
     """The table entry of ``joint`` (LEFT side, SPEC convention) fitted to one bone's rest frame:
     ranges on the local axes that flex and abduct this bone, signs from the rig's geometry, the
     right side mirrored by geometry (twist ranges negated), every range holding the rest pose; a
     hinge's range shifted by the rest bend from the bone it follows (``parent_matrix``, its rest
     matrix; ``rest_bend``), so that the limb straightens, and bending about the axis of its rest
     bend (``_hinge_axis``; a finger's last joint with the one before, ``grandparent_matrix``).
-    Joints without a rule are returned unchanged. ``up``: the character's (``character_up``)."""
+    Joints without a rule are returned unchanged. ``up``: the character's (``character_up``);
+    ``thumb``: a hand's ``thumb_offset``."""
     if joint not in JOINT_RULES:
         return dict(entry)
-    flex_axis, s_f, s_a, shift_f, shift_a = bone_axes(rest_matrix, joint, front, right_side, up)
+    flex_axis, s_f, s_a, shift_f, shift_a = bone_axes(rest_matrix, joint, front, right_side, up, thumb)
     if entry.get("kind") == "HINGE":
         flex_axis, s_f = _hinge_axis(rest_matrix, parent_matrix, flex_axis, s_f,
                                      grandparent_matrix if joint == "FINGER_TIP" else None)

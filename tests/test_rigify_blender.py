@@ -750,3 +750,40 @@ def test_every_rigify_meta_rig_stands_up_along_z(rigs, mods):
             assert np.array_equal(mods["rig_frame"].character_up(obj.data)[0], UP), name
         finally:
             bpy.data.objects.remove(obj)
+
+
+@pytest.mark.parametrize("thumb_side", [1.0, -1.0])
+def test_the_wrist_finds_the_palm_from_the_thumb(rigs, mods, thumb_side):
+    """A left arm hanging 20° forward (where "palm down" is a guess: it gave the back) with the
+    thumb on the hand's lateral side (the palm forward) or its medial side (the palm back): the
+    Wrist preset flexes toward the palm the thumb tells, 80°, and extends 70°."""
+    import bpy
+
+    from rigs import make_armature
+
+    pose_mode(rigs["basic"])
+    a = math.radians(20)
+    down = np.array([0.0, -math.sin(a), -math.cos(a)])    # hanging, a little forward (front: -Y)
+    shoulder = np.array([0.2, 0.0, 1.5])
+    elbow, wrist, tip = shoulder + 0.3 * down, shoulder + 0.55 * down, shoulder + 0.65 * down
+    thumb_head = wrist + 0.03 * down + np.array([0.03 * thumb_side, 0.0, 0.0])
+    point = lambda v: tuple(float(c) for c in v)    # noqa: E731
+    rig = make_armature([("upper_arm.L", point(shoulder), point(elbow), None, 0.0),
+                         ("forearm.L", point(elbow), point(wrist), "upper_arm.L", 0.0),
+                         ("hand.L", point(wrist), point(tip), "forearm.L", 0.0),
+                         ("thumb.01.L", point(thumb_head), point(thumb_head + 0.03 * down), "hand.L", 0.0),
+                         ("thigh.L", (0.1, 0.0, 1.0), (0.1, -0.02, 0.5), None, 0.0)], "Hanging")
+    try:
+        pose_mode(rig, selected={"hand.L"}, active="hand.L")
+        assert bpy.ops.pose.jointlimit_preset_apply(preset="JOINT:WRIST") == {"FINISHED"}
+        hand = rig.pose.bones["hand.L"]
+        d = np.array(hand.bone.matrix_local)[:3, 1]
+        radial = np.array([thumb_side, 0.0, 0.0])
+        palm = np.cross(d, radial)      # left side
+        for direction, free, stop in ((palm, 60, 80), (-palm, 50, 70)):
+            for angle, expected in ((free, free), (stop + 20, stop)):
+                q = _clamped(hand, _swing(hand, direction, math.radians(angle), mods), mods)
+                assert _swung_by(hand, q, direction, mods) == pytest.approx(expected, abs=3), (direction, angle)
+    finally:
+        bpy.ops.object.mode_set(mode="OBJECT")
+        bpy.data.objects.remove(rig)
