@@ -77,8 +77,8 @@ def held_components(obj):
     slot, action = data.action_slot, data.action
     stamp = (None if action is None else action.session_uid, None if slot is None else slot.identifier,
              compat.action_fcurve_count(action, slot), len(data.drivers),
-             tuple((track.mute, track.is_solo, tuple(compat.action_fcurve_count(strip.action, getattr(strip, "action_slot", None))
-                                                     for strip in track.strips)) for track in data.nla_tracks))
+             tuple((track.mute, track.is_solo, tuple(map(compat.strip_fcurve_count, track.strips)))
+                   for track in data.nla_tracks))
     known = _components.get(obj.session_uid)
     if known is None or known[0] != stamp:
         known = _components[obj.session_uid] = (stamp, _partly_animated(obj, data))

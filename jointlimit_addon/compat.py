@@ -64,6 +64,11 @@ def strip_fcurves(strip):
     return action_fcurves(strip.action, getattr(strip, "action_slot", None))
 
 
+def strip_fcurve_count(strip):
+    """``len(strip_fcurves(strip))`` without making the list."""
+    return action_fcurve_count(strip.action, getattr(strip, "action_slot", None))
+
+
 def action_fcurves(action, slot):
     """F-curves of ``action`` for ``slot``: layered (slotted) actions, or a legacy action's list
     (``Action.fcurves`` exists up to 4.5 and is gone in 5.0)."""

@@ -474,7 +474,21 @@ def _quiet_key(scene, view_layer, uid):
     return serial, uid, view_layer.name, len(view_layer.objects), props.settings_generation()
 
 
+@bpy.app.handlers.persistent
+def on_save_pre(*_args):
+    """Every pose bone of the file's own armatures holds its limit settings as stored data, also
+    at their defaults: a shot that links the rig and overrides it can then keep a limit switched
+    on there (Blender records no override of settings its library file never stored, and the
+    shot's edit is gone on reopening)."""
+    for obj in bpy.data.objects:
+        if obj.type == "ARMATURE" and obj.library is None and obj.override_library is None and obj.pose is not None:
+            for pb in obj.pose.bones:
+                if not pb.is_property_set("jointlimit"):
+                    pb.jointlimit.enabled = False     # stores the settings (reading them would too)
+
+
 HANDLERS = (
+    (bpy.app.handlers.save_pre, on_save_pre),
     (bpy.app.handlers.depsgraph_update_pre, on_depsgraph_update_pre),
     (bpy.app.handlers.depsgraph_update_post, on_depsgraph_update),
     (bpy.app.handlers.frame_change_pre, on_frame_change_pre),

@@ -163,14 +163,21 @@ def _also_notify(update):
     return both
 
 
+OVERRIDABLE = {"LIBRARY_OVERRIDABLE"}
+
+
 def _notify_changes(cls):
     """Give every property of ``cls`` (collections have no update) the ``settings_changed``
-    callback, before its own update callback if it has one."""
+    callback, before its own update callback if it has one, and make it overridable: a limit
+    edited on a library override of a rig is saved with the shot (else the library's comes back
+    on reopening, and a farm render or batch bake clamps with it)."""
     for field, prop in cls.__annotations__.items():
-        if prop.function is not CollectionProperty:
-            own = prop.keywords.get("update")
-            update = settings_changed if own is None else _also_notify(own)
-            cls.__annotations__[field] = prop.function(**{**prop.keywords, "update": update})
+        if prop.function is CollectionProperty:
+            cls.__annotations__[field] = prop.function(**{**prop.keywords, "override": {*OVERRIDABLE, "USE_INSERTION"}})
+            continue
+        own = prop.keywords.get("update")
+        update = settings_changed if own is None else _also_notify(own)
+        cls.__annotations__[field] = prop.function(**{**prop.keywords, "update": update, "override": OVERRIDABLE})
 
 
 _notify_changes(JointLimitOutlinePoint)
@@ -269,7 +276,7 @@ _register_classes, _unregister_classes = bpy.utils.register_classes_factory(clas
 def register():
     _register_classes()
     bpy.types.PoseBone.jointlimit = PointerProperty(
-        type=JointLimitSettings, name="Joint Limit", description="JointLimit settings of this bone"
+        type=JointLimitSettings, name="Joint Limit", description="JointLimit settings of this bone", override=OVERRIDABLE
     )
     bpy.types.Scene.jointlimit = PointerProperty(
         type=JointLimitSceneSettings, name="JointLimit", description="Scene-wide JointLimit options"

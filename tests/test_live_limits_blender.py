@@ -515,6 +515,36 @@ def test_a_system_override_rig_is_clamped(scene, mods, tmp_path):
     assert math.degrees(rig.pose.bones["b"].rotation_euler[0]) == pytest.approx(140, abs=1e-4)
 
 
+def test_limits_edited_on_an_override_are_saved_with_the_shot(scene, mods, tmp_path):
+    """A character library's rig with a hinge on "b" and no limit on "a", linked into a shot and
+    overridden: the hinge narrowed and a limit switched on for "a" in the shot survive saving and
+    reopening (the settings were not overridable: the library's came back, and a farm render or a
+    batch bake of the shot clamped with them)."""
+    import bpy
+
+    obj = make_armature([("a", (0, 0, 0), (0, 0, 1), None, 0.0), ("b", (0, 0, 1), (0, 0, 2), "a", 0.0)], "Arm")
+    configure(obj.pose.bones["b"].jointlimit, "HINGE", None, None)
+    library = str(tmp_path / "library.blend")
+    collection = save_in_library(scene, obj, "RigCollection", library)
+    bpy.data.objects.remove(obj)
+    bpy.data.collections.remove(collection)
+    with bpy.data.libraries.load(library, link=True) as (_found, wanted):
+        wanted.collections = ["RigCollection"]
+    instance = bpy.data.objects.new("Instance", None)
+    instance.instance_type, instance.instance_collection = "COLLECTION", wanted.collections[0]
+    scene.collection.objects.link(instance)
+    rig = wanted.collections[0].override_hierarchy_create(scene, bpy.context.view_layer, do_fully_editable=True).objects[0]
+    rig.pose.bones["b"].jointlimit.hinge_max = D(45)
+    a = rig.pose.bones["a"].jointlimit
+    a.enabled, a.kind = True, "HINGE"
+    shot = str(tmp_path / "shot.blend")
+    bpy.ops.wm.save_as_mainfile(filepath=shot)
+    bpy.ops.wm.open_mainfile(filepath=shot)
+    rig = next(o for o in bpy.data.objects if o.type == "ARMATURE" and o.override_library is not None)
+    assert math.degrees(rig.pose.bones["b"].jointlimit.hinge_max) == pytest.approx(45)
+    assert rig.pose.bones["a"].jointlimit.enabled and rig.pose.bones["a"].jointlimit.kind == "HINGE"
+
+
 @pytest.mark.parametrize("way", ["frames", "fast_scrubbing", "playing"])
 @pytest.mark.parametrize("mode", ["XYZ", "AXIS_ANGLE"])
 def test_a_partly_keyed_bone_shows_the_same_pose_on_a_frame_whatever_came_before(scene, mods, way, mode):
