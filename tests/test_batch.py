@@ -884,3 +884,36 @@ def test_a_flattened_object_is_one_error_line(run, scene, tmp_path, who):
         result = run(command, blend=path)
         line = one_error_line(result)
         assert result.returncode == 2 and "Skin" in line, (command, result.returncode, result.stderr[-800:])
+
+
+def test_a_rig_that_is_not_editable_is_refused_in_one_line(run, scene, tmp_path):
+    """A shot whose rig is a system (not editable) library override, as Blender's Make Library
+    Override leaves a linked character's rig: apply and bake refuse with exit 2 and one line
+    saying what to do (they crashed in Pose Mode's poll with a traceback, exit 1)."""
+    import bpy
+
+    from rigs import save_in_library
+
+    obj = build_rig()
+    obj.pose.bones["spine"].rotation_quaternion = axis_x(60)
+    obj.pose.bones["spine"].keyframe_insert("rotation_quaternion", frame=1)
+    library = str(tmp_path / "character.blend")
+    collection = save_in_library(bpy.context.scene, obj, "CHAR", library)
+    bpy.data.objects.remove(obj)
+    bpy.data.collections.remove(collection)
+    with bpy.data.libraries.load(library, link=True) as (_found, wanted):
+        wanted.collections = ["CHAR"]
+    instance = bpy.data.objects.new("Instance", None)
+    instance.instance_type, instance.instance_collection = "COLLECTION", wanted.collections[0]
+    bpy.context.scene.collection.objects.link(instance)
+    rig = wanted.collections[0].override_hierarchy_create(bpy.context.scene, bpy.context.view_layer,
+                                                           do_fully_editable=False).objects[0]
+    assert rig.override_library.is_system_override
+    path = save(tmp_path / "shot.blend")
+    before = path.read_bytes()
+    for args in (("apply",), ("bake", "--frames", 1, 3)):
+        result = run(*args, blend=path)
+        assert result.returncode == 2, result.stdout + result.stderr
+        line = one_error_line(result)     # (bake: the library's action is refused first)
+        assert "is a library override that is not editable" in line or "comes from a library" in line, line
+        assert "Traceback" not in result.stderr and path.read_bytes() == before

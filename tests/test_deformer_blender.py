@@ -1826,6 +1826,28 @@ def overridden_character(scene, arm, obj, tmp_path):
     return next(o for o in override.objects if o.type == "MESH" and o.override_library is not None)
 
 
+def test_add_and_bake_refuse_what_a_library_override_would_not_keep(limb, mods, tmp_path):
+    """An overridden character's mesh (its mesh data the library's): Add refuses in one line (it
+    raised a traceback linking its helper into the overridden collection); Bake into shape keys
+    refuses (the keys went into the linked mesh and were gone on reopening, while Disable
+    Modifiers' switches stayed: the skin at rest); Bake as Meshes works."""
+    import bpy
+
+    arm, obj, truth = limb
+    bpy.ops.object.jointlimit_sdef_derive()
+    mesh = overridden_character(bpy.context.scene, arm, obj, tmp_path)
+    select_only_object(mesh)
+    with pytest.raises(RuntimeError, match="is linked or a library override: the deformer's data"):
+        bpy.ops.object.jointlimit_deformer_add(mode="SDEF")
+    assert mods["deformer"].find(mesh)[0] is None
+    shown = [m.show_viewport for m in mesh.modifiers]
+    with pytest.raises(RuntimeError, match="comes from a library: shape keys baked into it are not kept"):
+        bpy.ops.object.jointlimit_deformer_bake(use_scene_range=False, frame_start=1, frame_end=2, mute_modifiers=True)
+    assert mesh.data.shape_keys is None and [m.show_viewport for m in mesh.modifiers] == shown
+    assert bpy.ops.object.jointlimit_deformer_bake(use_scene_range=False, frame_start=1, frame_end=2, mode="LBS",
+                                                   output="MESHES") == {"FINISHED"}
+
+
 def test_remove_refuses_a_deformer_that_comes_from_the_library(limb, mods, tmp_path):
     """A library-overridden character whose deformer comes from the library: Remove refuses (the
     library would bring the deformer back on the next load, onto an Armature modifier no longer

@@ -89,12 +89,24 @@ def pose_bone(obj, name):
     return pb
 
 
+def not_editable(obj):
+    """Why ``obj`` cannot be edited here (linked, or a library override that is not editable)."""
+    if obj.library is not None:
+        return (f"{obj.name!r} is linked from {obj.library.filepath!r}: make a library override of it (editable) "
+                "or run the command on that file")
+    return (f"{obj.name!r} is a library override that is not editable (a system override): make it editable "
+            "(Outliner: Library Override > Make > Editable) or run the command on the library file")
+
+
 @contextlib.contextmanager
 def active_in_mode(obj, mode):
     """``obj`` active (and visible) in ``mode``; the previous active object, mode and visibility return."""
     layer = bpy.context.view_layer
     if obj.name not in layer.objects:
         raise UsageError(f"{obj.name!r} is not in the active view layer")
+    if mode != "OBJECT" and (obj.library is not None or (obj.override_library is not None
+                                                         and obj.override_library.is_system_override)):
+        raise UsageError(not_editable(obj))     # (Pose Mode's poll refuses it)
     previous = layer.objects.active
     previous_mode = previous.mode if previous is not None else "OBJECT"
     previous_uid = previous.session_uid if previous is not None else None     # the object may be gone after

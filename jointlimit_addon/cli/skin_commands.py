@@ -11,7 +11,7 @@ def has_deformer(obj):
     return deformer_of(obj)[0] is not None
 
 
-def check_input(label, obj, kind, source="AUTO", strongest_two=False, taken_over=False):
+def check_input(label, obj, kind, source="AUTO", strongest_two=False, taken_over=False, baking_keys=False):
     """What the operator of ``kind`` (``add``, ``bake``, ``derive``) would refuse in ``obj`` as
     input the user must fix, as a usage error (exit 2) before any work: no Armature modifier with
     an armature, a scale the deformer cannot follow, no two-bone vertex; for Add and Bake also a
@@ -22,15 +22,17 @@ def check_input(label, obj, kind, source="AUTO", strongest_two=False, taken_over
     state = None
     try:
         state = deformer.mmd.take_over(obj, bound) if bound is not None else None
-        _check(label, obj, kind, source, strongest_two)
+        _check(label, obj, kind, source, strongest_two, baking_keys)
     finally:
         if state is not None:
             deformer.mmd.restore(obj, state)
 
 
-def _check(label, obj, kind, source, strongest_two):
+def _check(label, obj, kind, source, strongest_two, baking_keys=False):
     data = deformer.data
     try:
+        if kind == "add" or baking_keys:
+            deformer.check_local(obj, baking_keys)
         mod = data.require_armature(obj)
         data.check_uniform_scale(obj, mod.object)
         data.check_mmd_complete(obj, source)
@@ -107,7 +109,7 @@ def cmd_deformer_bake(args):
     for obj in meshes:
         kept = deformer.settings(obj)
         check_input(f"deformer-bake {obj.name!r}", obj, "bake", args.source.upper(),
-                    args.strongest_two or (kept is not None and kept[2]))
+                    args.strongest_two or (kept is not None and kept[2]), baking_keys=args.bake_as == "shape-keys")
     done = []
     chosen = {name: value for name, value in (("mode", args.mode and args.mode.upper()), ("blend", args.blend),
                                               ("strongest_two", args.strongest_two or None)) if value is not None}

@@ -411,6 +411,7 @@ def add(context, obj, source="AUTO", mode="SDEF", blend=0.5, strongest_two=False
     upgrade(context)
     if find(obj)[0] is not None:
         raise data.DataError(f"'{obj.name}' already has a JointLimit deformer (remove it first)")
+    check_local(obj)
     if mode not in tree.MODE_VALUES:
         raise data.DataError(f"unknown mode {mode!r}")
     if skip_group_taken(obj):
@@ -558,6 +559,22 @@ def has_leftover_mask(obj):
     """``obj`` has no deformer, yet an Armature modifier still skips the vertices of the skip group
     (the deformer's modifier was deleted by hand): :func:`remove` clears it."""
     return find(obj)[0] is None and bool(_masked(obj))
+
+
+def check_local(obj, baking_keys=False):
+    """``data.DataError`` unless what the deformer writes into ``obj`` stays with this file: Add
+    writes attributes and a vertex group into the mesh and links a helper beside it (refused on a
+    linked object or a library override: the mesh data is the library's); Bake into shape keys
+    (``baking_keys``) writes into the mesh data."""
+    mesh = obj.data
+    if baking_keys:
+        if mesh.library is not None or mesh.override_library is not None:
+            raise data.DataError(f"the mesh data '{mesh.name}' of '{obj.name}' comes from a library: shape keys baked "
+                                 "into it are not kept with this file; bake as Meshes, or in the library's file")
+        return
+    if obj.library is not None or obj.override_library is not None or mesh.library is not None:
+        raise data.DataError(f"'{obj.name}' is linked or a library override: the deformer's data (mesh attributes, a "
+                             "helper object) would not be kept with this file; add the deformer in the library's file")
 
 
 def from_library(obj, mod):

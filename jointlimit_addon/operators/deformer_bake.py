@@ -244,6 +244,8 @@ class OBJECT_OT_jointlimit_deformer_bake(MeshPoll, bpy.types.Operator):
                      for name, value in zip(("mode", "blend", "strongest_two"), kept))
 
     def _bake(self, context, obj, frames):
+        if self.output == "SHAPE_KEYS":
+            deformer.check_local(obj, baking_keys=True)
         mode, blend, strongest_two = self._settings(obj)
         blend = skinning.check_blend(blend)
         off = _switched_off(obj)
