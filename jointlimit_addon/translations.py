@@ -549,6 +549,10 @@ MESSAGES = {
         "{bones} のレスト時の向きが相手側のミラー像になっていません（最大 {angle:.0f}° の差：ボーンのロールか向きが"
         "異なります）。ミラーした制限はワールドで別の曲がり方をします：両側に「リグに合わせる」でプリセットを適用するか、"
         "その制限を手で設定してください",
+    "The Limit Rotation constraints of {bones} have a minimum above its maximum: Blender holds such an axis at one "
+    "angle, the conversion at the middle of the two (check those ranges)":
+        "{bones} の回転制限コンストレイントに最小が最大より大きい軸があります：Blender はその軸を一つの角度に固定し、"
+        "変換では二つの中間に固定します（範囲を確認してください）",
     "Replace Limits": "制限を置き換え",
     "Limit Kind": "制限の種類",
     "What a Limit Rotation constraint becomes (IK limits always become Swing & Twist)":

@@ -747,6 +747,16 @@ def test_from_constraints_as_euler_allows_what_the_constraint_allows(rig, core):
     assert bpy.ops.pose.jointlimit_from_constraints(old_constraints="KEEP", limit_kind="EULER") == {"FINISHED"}
     assert (s.kind, s.euler_order) == ("EULER_MULTI", "YXZ") and core["bone_limits"].settings_error(s) is None
     assert math.degrees(s.euler_max[1] - s.euler_min[1]) == pytest.approx(0.1) and s.euler_max[0] > 3.14
+    for con in list(pb.constraints):
+        pb.constraints.remove(con)
+    pb.jointlimit.enabled = False
+    _limit_rotation(pb, (50, 10), None, None)      # inverted: said, converted at the middle
+    from modal_harness import OperatorStandIn
+
+    op = OperatorStandIn(bpy.types.POSE_OT_jointlimit_from_constraints, old_constraints="KEEP", limit_kind="EULER")
+    assert op.execute(bpy.context) == {"FINISHED"}
+    assert any("upper_arm.L have a minimum above its maximum" in text for kind, text in op.reports if kind == {"WARNING"})
+    assert math.degrees(0.5 * (s.euler_min[0] + s.euler_max[0])) == pytest.approx(30.0)
 
 
 def test_from_constraints_keeps_existing_limits_unless_asked(rig):

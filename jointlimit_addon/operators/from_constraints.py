@@ -4,7 +4,7 @@ import bpy
 from bpy.props import BoolProperty, EnumProperty
 
 from .. import bone_limits, settings_io
-from ._common import PosePoll, report_count, report_rest_pose, selected_pose_bones
+from ._common import PosePoll, report_count, report_rest_pose, report_text, selected_pose_bones
 
 
 class POSE_OT_jointlimit_from_constraints(PosePoll, bpy.types.Operator):
@@ -96,6 +96,12 @@ class POSE_OT_jointlimit_from_constraints(PosePoll, bpy.types.Operator):
                 "Kept the joint limit of 1 bone that has one ({bones}; Replace Limits converts it too)",
                 "Kept the joint limits of {count} bones that have one ({bones}; Replace Limits converts them too)",
                 len(kept), bones=", ".join(kept[:5])))
+        inverted = [pb.name for pb in bones if pb.name in converted and _inverted(pb, self.source)]
+        if inverted:
+            self.report({"WARNING"}, report_text(
+                "The Limit Rotation constraints of {bones} have a minimum above its maximum: Blender holds such an "
+                "axis at one angle, the conversion at the middle of the two (check those ranges)",
+                bones=", ".join(inverted[:5])))
         if replaced:
             self.report({"INFO"}, report_count(
                 "Replaced the joint limit of 1 bone ({bones})", "Replaced the joint limits of {count} bones ({bones})",
@@ -110,3 +116,12 @@ class POSE_OT_jointlimit_from_constraints(PosePoll, bpy.types.Operator):
                         + bone_limits.skipped_text(skipped))
         report_rest_pose(self, [pb for pb in bones if pb.name in converted])
         return {"FINISHED"}
+
+
+def _inverted(pb, source):
+    """Whether the Limit Rotation constraint converted from ``pb`` limits an axis whose minimum is
+    above its maximum (a typo, or a range typed the wrong way round)."""
+    cons = [c for c in pb.constraints if c.type == "LIMIT_ROTATION" and c.owner_space == "LOCAL"]
+    if not cons or source == "IK_LIMITS":
+        return False
+    return any(use and lo > hi for use, lo, hi, _ in settings_io.axes_from_limit_rotation(cons[0]))
