@@ -635,3 +635,16 @@ def test_a_subframe_key_inside_the_range_goes(rig, mods, operator):
     for t in (15.25, 15.5, 15.75):
         q = np.array([fc.evaluate(t) for fc in sorted(curves, key=lambda fc: fc.array_index)])
         assert Q.angle_between(limit.clamp(q / np.linalg.norm(q)), q / np.linalg.norm(q)) < 1e-3
+
+
+def test_the_jump_check_leaves_out_a_pole_span_that_starts_on_a_subframe(addon):
+    """The pole warning's span from a subframe key (2.5 to 5) is left out of the turn-per-frame
+    check, also the whole-frame step 2..3 that reaches into it (it warned a second time)."""
+    import importlib
+
+    motion = importlib.import_module(f"{addon.__name__}.operators.motion")
+    Q = importlib.import_module(f"{addon.__name__}.core.quat")
+    frames = [1, 2, 2.5, 3, 4, 5]
+    quats = [Q.from_axis_angle([1.0, 0.0, 0.0], math.radians(a)) for a in (0, 5, 10, 100, 130, 160)]
+    assert motion._largest_step_degrees(frames, quats, [(2.5, 5)]) == pytest.approx(5.0)
+    assert motion._largest_step_degrees(frames, quats) == pytest.approx(95.0)

@@ -37,8 +37,8 @@ def _largest_step_degrees(frames, quats, skip=()):
     at = np.flatnonzero(ends)
     starts, stops = frames[at[:-1]], frames[at[1:]]
     turns = np.degrees(np.diff(path[at]) / np.maximum(stops - starts, 1.0))
-    for start, end in skip:
-        turns[(starts >= start) & (stops <= end)] = 0.0
+    for start, end in skip:     # (a step reaching into such a span: a subframe key starts or ends it)
+        turns[(stops > start) & (starts < end)] = 0.0
     return float(turns.max())
 
 
