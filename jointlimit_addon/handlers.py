@@ -25,7 +25,7 @@ import threading
 
 import bpy
 
-from . import animation, bone_limits, deformer, live_pose, playback_layer, props
+from . import animation, bone_limits, deformer, live_pose, playback_layer, props, settings_io
 
 _state = {"busy": False, "live": False, "generation": None, "warned": False,
           "quiet": None,    # a frame's _quiet_key when the playback clamp found nothing of its own to clamp
@@ -479,12 +479,33 @@ def on_save_pre(*_args):
     """Every pose bone of the file's own armatures holds its limit settings as stored data, also
     at their defaults: a shot that links the rig and overrides it can then keep a limit switched
     on there (Blender records no override of settings its library file never stored, and the
-    shot's edit is gone on reopening)."""
+    shot's edit is gone on reopening). On an override of a rig whose library stores no settings
+    for a bone (saved without JointLimit), settings read there at their defaults are let go:
+    Blender would record the whole settings as one override it cannot apply, and say so once
+    per bone on every opening."""
+    unkept = []
     for obj in bpy.data.objects:
-        if obj.type == "ARMATURE" and obj.library is None and obj.override_library is None and obj.pose is not None:
+        if obj.type != "ARMATURE" or obj.library is not None or obj.pose is None:
+            continue
+        if obj.override_library is None:
             for pb in obj.pose.bones:
                 if not pb.is_property_set("jointlimit"):
                     pb.jointlimit.enabled = False     # stores the settings (reading them would too)
+            continue
+        reference = obj.override_library.reference
+        ref_bones = reference.pose.bones if reference is not None and reference.pose is not None else None
+        for pb in obj.pose.bones:
+            ref = ref_bones.get(pb.name) if ref_bones is not None else None
+            if ref is None or ref.is_property_set("jointlimit") or not pb.is_property_set("jointlimit"):
+                continue
+            if settings_io.is_default(pb.jointlimit):
+                pb.property_unset("jointlimit")
+            else:
+                unkept.append(f"{obj.name}: {pb.name}")
+    if unkept:
+        print(f"JointLimit: limits set in this file on {', '.join(unkept[:5])} are not kept on reopening: their "
+              "library file stores no limit settings for those bones (saved without JointLimit); open and save it "
+              "with JointLimit, then set them again here", file=sys.stderr)
 
 
 HANDLERS = (

@@ -170,11 +170,11 @@ def _notify_changes(cls):
     """Give every property of ``cls`` (collections have no update) the ``settings_changed``
     callback, before its own update callback if it has one, and make it overridable: a limit
     edited on a library override of a rig is saved with the shot (else the library's comes back
-    on reopening, and a farm render or batch bake clamps with it)."""
+    on reopening, and a farm render or batch bake clamps with it). A polygon's outline is not
+    (``bone_limits``: edited on an override, refused)."""
     for field, prop in cls.__annotations__.items():
         if prop.function is CollectionProperty:
-            cls.__annotations__[field] = prop.function(**{**prop.keywords, "override": {*OVERRIDABLE, "USE_INSERTION"}})
-            continue
+            continue    # a polygon's outline: Blender's insertion overrides lose and mix its nameless items
         own = prop.keywords.get("update")
         update = settings_changed if own is None else _also_notify(own)
         cls.__annotations__[field] = prop.function(**{**prop.keywords, "update": update, "override": OVERRIDABLE})

@@ -54,6 +54,7 @@ JOINT_RULES = {
     "FINGER_MIDDLE": ("DOWN", "OUT", False),
     "FINGER_TIP": ("DOWN", "OUT", False),
 }
+UP_CONE = 20.0  # degrees: the legs' mean direction this near an armature axis tells up (seated rest poses lean further)
 LEG_RE = re.compile(r"thigh|up.?leg|shin|calf|low.?leg|lower.?leg", re.IGNORECASE)     # runs down at rest (also on four legs)
 NOT_LEG_RE = re.compile(r"ik|pole|tweak|pivot|target|parent|root", re.IGNORECASE)
 KNEE_RE = re.compile(r"shin|calf|lower.?leg|lowleg|knee", re.IGNORECASE)
@@ -143,8 +144,10 @@ def character_up(armature, up="AUTO"):
         return np.array(AXES[up]), up
     votes = -_leg_votes(armature)
     if np.linalg.norm(votes) > 0.5:
-        return _nearest_axis(votes), "LEGS"
-    return UP.copy(), "DEFAULT"
+        axis = _nearest_axis(votes)
+        if np.dot(axis, votes) >= math.cos(math.radians(UP_CONE)) * np.linalg.norm(votes):
+            return axis, "LEGS"
+    return UP.copy(), "DEFAULT"     # (no legs, or legs at rest far from any axis: a seated rest pose)
 
 
 def _default_front(up):
@@ -194,23 +197,35 @@ def _contain_rest(rng, hinge=False):
 
 
 THUMB_RE = re.compile(r"thumb", re.IGNORECASE)
+INDEX_RE = re.compile(r"index", re.IGNORECASE)
+PINKY_RE = re.compile(r"pinky|little", re.IGNORECASE)
 
 
-def thumb_offset(bone, right_side):
-    """From the head of the hand ``bone`` (armature data) to the head of the rig's thumb on its
-    side, the thumb bone nearest it (``None`` without one within two hand lengths): where the
-    thumb sits tells the hand's radial side, and so its palm."""
+def _nearest_finger(bone, pattern, right_side):
+    """Head (armature space) of the bone ``pattern`` names on the hand ``bone``'s side nearest the
+    hand's head, within two hand lengths (a finger's base), or ``None``."""
     head = np.array(bone.head_local)
     best = None
     for other in bone.id_data.bones:
-        if other.name.startswith(MECHANISM_PREFIXES) or not THUMB_RE.search(other.name):
+        if other.name.startswith(MECHANISM_PREFIXES) or not pattern.search(other.name):
             continue
         if _is_right(other.name) != right_side:
             continue
-        offset = np.array(other.head_local) - head
-        if np.linalg.norm(offset) <= 2.0 * bone.length and (best is None or np.linalg.norm(offset) < np.linalg.norm(best)):
-            best = offset
+        at = np.array(other.head_local)
+        if np.linalg.norm(at - head) <= 2.0 * bone.length and (best is None or np.linalg.norm(at - head) < np.linalg.norm(best - head)):
+            best = at
     return best
+
+
+def thumb_offset(bone, right_side):
+    """Toward the radial (thumb) side of the hand ``bone`` (armature data), or ``None``: across
+    the knuckles, from the little finger's base to the index finger's (it lies across the palm),
+    else from the hand's head to the thumb's base (which also sits toward the palm)."""
+    index, pinky = (_nearest_finger(bone, pattern, right_side) for pattern in (INDEX_RE, PINKY_RE))
+    if index is not None and pinky is not None:
+        return index - pinky
+    thumb = _nearest_finger(bone, THUMB_RE, right_side)
+    return None if thumb is None else thumb - np.array(bone.head_local)
 
 
 def _is_right(name):

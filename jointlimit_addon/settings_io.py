@@ -23,6 +23,17 @@ def field_value(settings, field):
     return tuple(value) if hasattr(value, "__len__") and not isinstance(value, str) else value
 
 
+def is_default(settings):
+    """Whether every setting of a bone is at its default (no limit, nothing typed, no outline)."""
+    props = settings.bl_rna.properties
+    for field in SCALAR_FIELDS:
+        prop = props[field]
+        default = tuple(prop.default_array) if getattr(prop, "is_array", False) else prop.default
+        if field_value(settings, field) != default:
+            return False
+    return len(settings.outline) == 0
+
+
 def copy_settings(src, dst):
     """Copy every setting (outline included) from one bone's settings to another's."""
     for field in SCALAR_FIELDS:

@@ -268,7 +268,7 @@ def test_a_command_line_the_parser_refuses_still_writes_its_report(run, scene, t
     assert good.read_bytes() == before
     report.unlink()
     for bad in (("--jobs", "abc"), ("--wait", "-1"), ("--output", good, "--no-save"),   # a bad value: the files known
-                ("--jobs", "abc", "-h"), ("--jobs", "abc", "--hel")):      # (help after it: still refused, no help)
+                ("--jobs", "abc", "-h"), ("--jobs", "abc", "--hel"), ("--jobs", "abc", "--h")):      # (help after it: still refused, no help)
         result = run("apply", *bad, "--report", report, good)
         assert result.returncode == 2
         data = json.loads(report.read_text())

@@ -545,6 +545,46 @@ def test_limits_edited_on_an_override_are_saved_with_the_shot(scene, mods, tmp_p
     assert rig.pose.bones["a"].jointlimit.enabled and rig.pose.bones["a"].jointlimit.kind == "HINGE"
 
 
+def test_an_override_of_a_rig_saved_without_jointlimit_opens_without_errors(scene, mods, tmp_path, capfd):
+    """A library saved by an older version stores no settings for a bone without a limit; the shot
+    reads them (the panel, the handlers): saved and reopened, the shot printed one 'expected ID
+    type' error per such bone on every opening (the whole settings recorded as one override);
+    edits of the bones the library stores are kept."""
+    import bpy
+
+    obj = make_armature([("a", (0, 0, 0), (0, 0, 1), None, 0.0), ("b", (0, 0, 1), (0, 0, 2), "a", 0.0)], "Arm")
+    configure(obj.pose.bones["b"].jointlimit, "HINGE", None, None)
+    obj.pose.bones["a"].property_unset("jointlimit")
+    pre = bpy.app.handlers.save_pre
+    ours = [h for h in pre if getattr(h, "__name__", "") == "on_save_pre"]
+    for handler in ours:        # saved as an older version saved it
+        pre.remove(handler)
+    try:
+        library = str(tmp_path / "library.blend")
+        collection = save_in_library(scene, obj, "RigCollection", library)
+    finally:
+        pre.extend(ours)
+    bpy.data.objects.remove(obj)
+    bpy.data.collections.remove(collection)
+    with bpy.data.libraries.load(library, link=True) as (_found, wanted):
+        wanted.collections = ["RigCollection"]
+    instance = bpy.data.objects.new("Instance", None)
+    instance.instance_type, instance.instance_collection = "COLLECTION", wanted.collections[0]
+    scene.collection.objects.link(instance)
+    rig = wanted.collections[0].override_hierarchy_create(scene, bpy.context.view_layer, do_fully_editable=True).objects[0]
+    assert [pb.jointlimit.enabled for pb in rig.pose.bones] == [False, True]    # read, as the panel does
+    rig.pose.bones["b"].jointlimit.hinge_max = D(45)
+    shot = str(tmp_path / "shot.blend")
+    bpy.ops.wm.save_as_mainfile(filepath=shot)
+    capfd.readouterr()
+    for _ in range(2):
+        bpy.ops.wm.open_mainfile(filepath=shot)
+        out = capfd.readouterr()
+        assert "expected ID type" not in out.out + out.err
+    rig = next(o for o in bpy.data.objects if o.type == "ARMATURE" and o.override_library is not None)
+    assert math.degrees(rig.pose.bones["b"].jointlimit.hinge_max) == pytest.approx(45)
+
+
 @pytest.mark.parametrize("way", ["frames", "fast_scrubbing", "playing"])
 @pytest.mark.parametrize("mode", ["XYZ", "AXIS_ANGLE"])
 def test_a_partly_keyed_bone_shows_the_same_pose_on_a_frame_whatever_came_before(scene, mods, way, mode):

@@ -787,3 +787,23 @@ def test_the_wrist_finds_the_palm_from_the_thumb(rigs, mods, thumb_side):
     finally:
         bpy.ops.object.mode_set(mode="OBJECT")
         bpy.data.objects.remove(rig)
+
+
+def test_a_seated_rest_pose_keeps_up_along_z(rigs, mods):
+    """Thighs level and forward, shins 45° down (a driver's rest pose): the legs lean 22° from
+    +Y, too far from any axis to tell up, so +Z stays (it read +Y up)."""
+    import bpy
+
+    from rigs import make_armature
+
+    pose_mode(rigs["basic"])
+    bones = []
+    for side, x in (("L", 0.1), ("R", -0.1)):
+        bones += [(f"thigh.{side}", (x, 0.0, 1.0), (x, -0.45, 1.0), None, 0.0),
+                  (f"shin.{side}", (x, -0.45, 1.0), (x, -0.75, 0.7), f"thigh.{side}", 0.0)]
+    rig = make_armature(bones, "Seated")
+    try:
+        assert mods["rig_frame"].character_up(rig.data) == (pytest.approx([0, 0, 1]), "DEFAULT")
+    finally:
+        bpy.ops.object.mode_set(mode="OBJECT")
+        bpy.data.objects.remove(rig)

@@ -311,7 +311,7 @@ def _as_text(parser):
 
 def _asks_help(word):
     """``-h``, ``--help`` or an abbreviation argparse takes for it (``--he``)."""
-    return word == "-h" or (len(word) > 3 and "--help".startswith(word))
+    return word == "-h" or (len(word) > 2 and "--help".startswith(word))
 
 
 def parse_refused(argv, prog=PROG):
