@@ -23,7 +23,7 @@ import re
 
 import bpy
 
-from . import rig_frame
+from . import rig_frame, settings_io
 from .chains import predecessor
 from .presets_data import CHAINS, JOINTS
 
@@ -235,10 +235,7 @@ def write_entry(settings, entry):
     if "exponent" in entry:
         settings.exponent = entry["exponent"]
     if "outline" in entry:
-        settings.outline.clear()
-        for z, x, bulge in entry["outline"]:
-            point = settings.outline.add()
-            point.swing_z, point.swing_x, point.bulge = math.radians(z), math.radians(x), bulge
+        settings_io.set_outline(settings, [(math.radians(z), math.radians(x), bulge) for z, x, bulge in entry["outline"]])
         settings.outline_index = 0
 
 

@@ -34,14 +34,42 @@ def is_default(settings):
     return len(settings.outline) == 0
 
 
+OUTLINE_OVERRIDE = ("the Polygon outline of '{bone}' cannot change here: its rig is a library override, whose "
+                    "outline is the library's; edit it in the library's file")
+
+
+def check_outline_editable(settings, points=None):
+    """``ValueError`` when the outline of ``settings`` would change (to ``points``, ``(z, x,
+    bulge)`` each; ``None``: any change) on a library override, where Blender keeps the library's
+    (its overrides of an add-on's collection mix and lose the points)."""
+    if settings.id_data.override_library is None:
+        return
+    if points is not None and [tuple(p) for p in points] == [(p.swing_z, p.swing_x, p.bulge) for p in settings.outline]:
+        return
+    bone = next((pb.name for pb in settings.id_data.pose.bones if pb.jointlimit == settings), "?")
+    raise ValueError(OUTLINE_OVERRIDE.format(bone=bone))
+
+
+def set_outline(settings, points):
+    """Replace the outline by ``points`` (``(z, x, bulge)`` each); ``check_outline_editable`` first."""
+    points = [tuple(p) for p in points]
+    check_outline_editable(settings, points)
+    if points == [(p.swing_z, p.swing_x, p.bulge) for p in settings.outline]:
+        return
+    settings.outline.clear()
+    for z, x, bulge in points:
+        new = settings.outline.add()
+        new.swing_z, new.swing_x, new.bulge = z, x, bulge
+
+
 def copy_settings(src, dst):
-    """Copy every setting (outline included) from one bone's settings to another's."""
+    """Copy every setting (outline included) from one bone's settings to another's
+    (``ValueError`` before any change where the outline cannot change: ``check_outline_editable``)."""
+    points = [(p.swing_z, p.swing_x, p.bulge) for p in src.outline]
+    check_outline_editable(dst, points)
     for field in SCALAR_FIELDS:
         setattr(dst, field, field_value(src, field))
-    dst.outline.clear()
-    for point in src.outline:
-        new = dst.outline.add()
-        new.swing_z, new.swing_x, new.bulge = point.swing_z, point.swing_x, point.bulge
+    set_outline(dst, points)
 
 
 def mirror_settings(src, dst):
@@ -52,7 +80,8 @@ def mirror_settings(src, dst):
     outlines are reflected in s (which also reverses their arcs' bulge). The AXES fit takes its
     quadrants' half-axes from the ranges, so the s half-axes swap with the Z range.
     """
-    copy_settings(src, dst)
+    check_outline_editable(dst, [(-p.swing_z, p.swing_x, -p.bulge) for p in src.outline])
+    copy_settings(src, dst) if dst.id_data.override_library is None else _copy_scalars(src, dst)
     dst.swing_z_min, dst.swing_z_max = -src.swing_z_max, -src.swing_z_min
     dst.twist_min, dst.twist_max = -src.twist_max, -src.twist_min
     if src.hinge_axis == "Z":
@@ -60,8 +89,15 @@ def mirror_settings(src, dst):
     lo, hi = list(src.euler_min), list(src.euler_max)
     dst.euler_min = (lo[0], -hi[1], -hi[2])
     dst.euler_max = (hi[0], -lo[1], -lo[2])
-    for point in dst.outline:
-        point.swing_z, point.bulge = -point.swing_z, -point.bulge
+    if dst.id_data.override_library is None:
+        for point in dst.outline:
+            point.swing_z, point.bulge = -point.swing_z, -point.bulge
+
+
+def _copy_scalars(src, dst):
+    """The settings but the outline (on an override whose outline already is the one wanted)."""
+    for field in SCALAR_FIELDS:
+        setattr(dst, field, field_value(src, field))
 
 
 def _axis_range(use, lo, hi, locked=False):

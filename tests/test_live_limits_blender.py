@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from rigs import compat, make_armature, save_in_library
+from rigs import compat, make_armature, save_in_library, select_only
 
 pytestmark = [pytest.mark.blender]
 
@@ -543,6 +543,50 @@ def test_limits_edited_on_an_override_are_saved_with_the_shot(scene, mods, tmp_p
     rig = next(o for o in bpy.data.objects if o.type == "ARMATURE" and o.override_library is not None)
     assert math.degrees(rig.pose.bones["b"].jointlimit.hinge_max) == pytest.approx(45)
     assert rig.pose.bones["a"].jointlimit.enabled and rig.pose.bones["a"].jointlimit.kind == "HINGE"
+
+
+def test_a_polygon_outline_on_an_override_is_refused_cleanly(scene, mods, tmp_path):
+    """On an overridden rig the Polygon outline is the library's (Blender's overrides of an
+    add-on's collection mix and lose its points): Copy of another outline onto it, the outline
+    editor and a preset with an outline refuse in one line before any change (a TypeError came
+    out of the operator); Copy of a limit without an outline works there."""
+    import bpy
+
+    obj = make_armature([("a", (0, 0, 0), (0, 0, 1), None, 0.0), ("b", (1, 0, 0), (1, 0, 1), None, 0.0),
+                         ("c", (2, 0, 0), (2, 0, 1), None, 0.0)], "Arm")
+    for name, size in (("a", 20), ("b", 30)):
+        s = obj.pose.bones[name].jointlimit
+        s.enabled, s.kind, s.shape = True, "SWING_TWIST", "POLYGON"
+        for z, x in ((-size, -size), (size, -size), (size, size), (-size, size)):
+            p = s.outline.add()
+            p.swing_z, p.swing_x = D(z), D(x)
+    configure(obj.pose.bones["c"].jointlimit, "HINGE", None, None)
+    library = str(tmp_path / "library.blend")
+    collection = save_in_library(scene, obj, "RigCollection", library)
+    bpy.data.objects.remove(obj)
+    bpy.data.collections.remove(collection)
+    with bpy.data.libraries.load(library, link=True) as (_found, wanted):
+        wanted.collections = ["RigCollection"]
+    instance = bpy.data.objects.new("Instance", None)
+    instance.instance_type, instance.instance_collection = "COLLECTION", wanted.collections[0]
+    scene.collection.objects.link(instance)
+    rig = wanted.collections[0].override_hierarchy_create(scene, bpy.context.view_layer, do_fully_editable=True).objects[0]
+    bpy.context.view_layer.objects.active = rig
+    bpy.ops.object.mode_set(mode="POSE")
+    before = [(p.swing_z, p.swing_x) for p in rig.pose.bones["b"].jointlimit.outline]
+    select_only(rig, {"a", "b"}, active="a")
+    with pytest.raises(RuntimeError, match="the Polygon outline of 'b' cannot change here: its rig is a library override"):
+        bpy.ops.pose.jointlimit_copy()
+    select_only(rig, {"b"}, active="b")
+    with pytest.raises(RuntimeError, match="the Polygon outline of 'b' cannot change here"):
+        bpy.ops.pose.jointlimit_outline_edit(action="FROM_RANGES")
+    assert [(p.swing_z, p.swing_x) for p in rig.pose.bones["b"].jointlimit.outline] == before
+    select_only(rig, {"c", "b"}, active="c")
+    with pytest.raises(RuntimeError, match="cannot change here"):      # b's outline would go
+        bpy.ops.pose.jointlimit_copy()
+    rig.pose.bones["b"].jointlimit.kind = "HINGE"
+    select_only(rig, {"c"}, active="c")
+    assert bpy.ops.pose.jointlimit_preset_apply(preset="JOINT:ELBOW") == {"FINISHED"}
 
 
 def test_an_override_of_a_rig_saved_without_jointlimit_opens_without_errors(scene, mods, tmp_path, capfd):

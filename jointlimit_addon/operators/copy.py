@@ -21,6 +21,13 @@ class POSE_OT_jointlimit_copy(ActiveBonePoll, bpy.types.Operator):
             return {"CANCELLED"}
         if refuse_invalid_limits(self, [active]):
             return {"CANCELLED"}
+        points = [(p.swing_z, p.swing_x, p.bulge) for p in active.jointlimit.outline]
+        try:    # (before any change)
+            for pb in targets:
+                settings_io.check_outline_editable(pb.jointlimit, points)
+        except ValueError as exc:
+            self.report({"ERROR"}, str(exc))
+            return {"CANCELLED"}
         for pb in targets:
             settings_io.copy_settings(active.jointlimit, pb.jointlimit)
         self.report({"INFO"}, report_count("Copied the joint limit of '{name}' to 1 bone",

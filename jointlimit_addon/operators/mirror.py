@@ -38,6 +38,13 @@ class POSE_OT_jointlimit_mirror(PosePoll, bpy.types.Operator):
                       if dst.name not in chosen or _source(src, dst, active) == src]
         if refuse_invalid_limits(self, [src for src, _ in pairs_used]):
             return {"CANCELLED"}
+        try:    # (before any change)
+            for src, dst in pairs_used:
+                settings_io.check_outline_editable(dst.jointlimit, [(-p.swing_z, p.swing_x, -p.bulge)
+                                                                    for p in src.jointlimit.outline])
+        except ValueError as exc:
+            self.report({"ERROR"}, str(exc))
+            return {"CANCELLED"}
         written = []
         for src, dst in pairs_used:
             settings_io.mirror_settings(src.jointlimit, dst.jointlimit)

@@ -5,6 +5,7 @@ import math
 import bpy
 from bpy.props import EnumProperty
 
+from .. import settings_io
 from ._common import ActiveBonePoll
 
 
@@ -28,6 +29,11 @@ class POSE_OT_jointlimit_outline_edit(ActiveBonePoll, bpy.types.Operator):
 
     def execute(self, context):
         settings = context.active_pose_bone.jointlimit
+        try:
+            settings_io.check_outline_editable(settings)
+        except ValueError as exc:
+            self.report({"ERROR"}, str(exc))
+            return {"CANCELLED"}
         outline = settings.outline
         if self.action == "FROM_RANGES":
             outline.clear()

@@ -3,7 +3,7 @@
 import bpy
 from bpy.props import BoolProperty, EnumProperty, StringProperty
 
-from .. import presets, rig_frame
+from .. import presets, rig_frame, settings_io
 from ._common import PosePoll, report_rest_pose, selected_pose_bones
 
 
@@ -96,6 +96,13 @@ class POSE_OT_jointlimit_preset_apply(PosePoll, bpy.types.Operator):
             return {"CANCELLED"}
         try:
             plan = self._plan(bones)
+            for pb, entry, _ in plan:     # (before any change)
+                if "outline" in entry and pb.id_data.override_library is not None:
+                    settings_io.check_outline_editable(pb.jointlimit)
+        except ValueError as exc:   # (PresetError included)
+            self.report({"ERROR"}, exc.translated() if isinstance(exc, presets.PresetError) else str(exc))
+            return {"CANCELLED"}
+        try:
             mirrored = sum(presets.apply_entry(pb, entry, self.mirror_right, self.flip_x, joint, front, up)
                            for pb, entry, joint in plan)
         except presets.PresetError as exc:
