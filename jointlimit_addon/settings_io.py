@@ -67,8 +67,7 @@ def copy_settings(src, dst):
     (``ValueError`` before any change where the outline cannot change: ``check_outline_editable``)."""
     points = [(p.swing_z, p.swing_x, p.bulge) for p in src.outline]
     check_outline_editable(dst, points)
-    for field in SCALAR_FIELDS:
-        setattr(dst, field, field_value(src, field))
+    _copy_scalars(src, dst)
     set_outline(dst, points)
 
 
@@ -80,8 +79,10 @@ def mirror_settings(src, dst):
     outlines are reflected in s (which also reverses their arcs' bulge). The AXES fit takes its
     quadrants' half-axes from the ranges, so the s half-axes swap with the Z range.
     """
-    check_outline_editable(dst, [(-p.swing_z, p.swing_x, -p.bulge) for p in src.outline])
-    copy_settings(src, dst) if dst.id_data.override_library is None else _copy_scalars(src, dst)
+    mirrored = [(-p.swing_z, p.swing_x, -p.bulge) for p in src.outline]
+    check_outline_editable(dst, mirrored)
+    _copy_scalars(src, dst)
+    set_outline(dst, mirrored)
     dst.swing_z_min, dst.swing_z_max = -src.swing_z_max, -src.swing_z_min
     dst.twist_min, dst.twist_max = -src.twist_max, -src.twist_min
     if src.hinge_axis == "Z":
@@ -89,13 +90,10 @@ def mirror_settings(src, dst):
     lo, hi = list(src.euler_min), list(src.euler_max)
     dst.euler_min = (lo[0], -hi[1], -hi[2])
     dst.euler_max = (hi[0], -lo[1], -lo[2])
-    if dst.id_data.override_library is None:
-        for point in dst.outline:
-            point.swing_z, point.bulge = -point.swing_z, -point.bulge
 
 
 def _copy_scalars(src, dst):
-    """The settings but the outline (on an override whose outline already is the one wanted)."""
+    """Every setting but the outline."""
     for field in SCALAR_FIELDS:
         setattr(dst, field, field_value(src, field))
 
