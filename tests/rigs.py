@@ -64,3 +64,16 @@ def save_in_library(scene, obj, collection_name, path):
     scene.collection.children.link(collection)
     bpy.ops.wm.save_as_mainfile(filepath=path, copy=True)
     return collection
+
+
+def link_override(scene, path, collection_name, fully_editable=True):
+    """Link the collection ``collection_name`` of the library file ``path`` into ``scene`` through
+    an instance, as File > Link does, and make a library override of it (editable or a system
+    override); the override collection."""
+    with bpy.data.libraries.load(path, link=True) as (_found, wanted):
+        wanted.collections = [collection_name]
+    instance = bpy.data.objects.new("Instance", None)
+    instance.instance_type, instance.instance_collection = "COLLECTION", wanted.collections[0]
+    scene.collection.objects.link(instance)
+    return wanted.collections[0].override_hierarchy_create(scene, bpy.context.view_layer,
+                                                          do_fully_editable=fully_editable)

@@ -892,7 +892,7 @@ def test_a_rig_that_is_not_editable_is_refused_in_one_line(run, scene, tmp_path)
     saying what to do (they crashed in Pose Mode's poll with a traceback, exit 1)."""
     import bpy
 
-    from rigs import save_in_library
+    from rigs import link_override, save_in_library
 
     obj = build_rig()
     obj.pose.bones["spine"].rotation_quaternion = axis_x(60)
@@ -901,13 +901,7 @@ def test_a_rig_that_is_not_editable_is_refused_in_one_line(run, scene, tmp_path)
     collection = save_in_library(bpy.context.scene, obj, "CHAR", library)
     bpy.data.objects.remove(obj)
     bpy.data.collections.remove(collection)
-    with bpy.data.libraries.load(library, link=True) as (_found, wanted):
-        wanted.collections = ["CHAR"]
-    instance = bpy.data.objects.new("Instance", None)
-    instance.instance_type, instance.instance_collection = "COLLECTION", wanted.collections[0]
-    bpy.context.scene.collection.objects.link(instance)
-    rig = wanted.collections[0].override_hierarchy_create(bpy.context.scene, bpy.context.view_layer,
-                                                           do_fully_editable=False).objects[0]
+    rig = link_override(bpy.context.scene, library, "CHAR", fully_editable=False).objects[0]
     assert rig.override_library.is_system_override
     path = save(tmp_path / "shot.blend")
     before = path.read_bytes()

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from rigs import compat, make_armature, save_in_library, select_only
+from rigs import compat, link_override, make_armature, save_in_library, select_only
 
 pytestmark = [pytest.mark.blender]
 
@@ -498,14 +498,7 @@ def test_a_system_override_rig_is_clamped(scene, mods, tmp_path):
     collection = save_in_library(scene, obj, "RigCollection", library)
     bpy.data.objects.remove(obj)
     bpy.data.collections.remove(collection)
-    with bpy.data.libraries.load(library, link=True) as (_found, wanted):
-        wanted.collections = ["RigCollection"]
-    linked = wanted.collections[0]
-    instance = bpy.data.objects.new("Instance", None)
-    instance.instance_type, instance.instance_collection = "COLLECTION", linked
-    scene.collection.objects.link(instance)
-    override = linked.override_hierarchy_create(scene, bpy.context.view_layer, do_fully_editable=False)
-    rig = override.objects[0]
+    rig = link_override(scene, library, "RigCollection", fully_editable=False).objects[0]
     assert rig.library is None and rig.override_library.is_system_override
     assert mods["handlers"].clamp_object(rig, False) == 1
     assert math.degrees(rig.pose.bones["b"].rotation_euler[0]) == pytest.approx(140, abs=1e-4)
@@ -528,12 +521,7 @@ def test_limits_edited_on_an_override_are_saved_with_the_shot(scene, mods, tmp_p
     collection = save_in_library(scene, obj, "RigCollection", library)
     bpy.data.objects.remove(obj)
     bpy.data.collections.remove(collection)
-    with bpy.data.libraries.load(library, link=True) as (_found, wanted):
-        wanted.collections = ["RigCollection"]
-    instance = bpy.data.objects.new("Instance", None)
-    instance.instance_type, instance.instance_collection = "COLLECTION", wanted.collections[0]
-    scene.collection.objects.link(instance)
-    rig = wanted.collections[0].override_hierarchy_create(scene, bpy.context.view_layer, do_fully_editable=True).objects[0]
+    rig = link_override(scene, library, "RigCollection").objects[0]
     rig.pose.bones["b"].jointlimit.hinge_max = D(45)
     a = rig.pose.bones["a"].jointlimit
     a.enabled, a.kind = True, "HINGE"
@@ -565,12 +553,7 @@ def test_a_polygon_outline_on_an_override_is_refused_cleanly(scene, mods, tmp_pa
     collection = save_in_library(scene, obj, "RigCollection", library)
     bpy.data.objects.remove(obj)
     bpy.data.collections.remove(collection)
-    with bpy.data.libraries.load(library, link=True) as (_found, wanted):
-        wanted.collections = ["RigCollection"]
-    instance = bpy.data.objects.new("Instance", None)
-    instance.instance_type, instance.instance_collection = "COLLECTION", wanted.collections[0]
-    scene.collection.objects.link(instance)
-    rig = wanted.collections[0].override_hierarchy_create(scene, bpy.context.view_layer, do_fully_editable=True).objects[0]
+    rig = link_override(scene, library, "RigCollection").objects[0]
     bpy.context.view_layer.objects.active = rig
     bpy.ops.object.mode_set(mode="POSE")
     before = [(p.swing_z, p.swing_x) for p in rig.pose.bones["b"].jointlimit.outline]
@@ -610,12 +593,7 @@ def test_an_override_of_a_rig_saved_without_jointlimit_opens_without_errors(scen
         pre.extend(ours)
     bpy.data.objects.remove(obj)
     bpy.data.collections.remove(collection)
-    with bpy.data.libraries.load(library, link=True) as (_found, wanted):
-        wanted.collections = ["RigCollection"]
-    instance = bpy.data.objects.new("Instance", None)
-    instance.instance_type, instance.instance_collection = "COLLECTION", wanted.collections[0]
-    scene.collection.objects.link(instance)
-    rig = wanted.collections[0].override_hierarchy_create(scene, bpy.context.view_layer, do_fully_editable=True).objects[0]
+    rig = link_override(scene, library, "RigCollection").objects[0]
     assert [pb.jointlimit.enabled for pb in rig.pose.bones] == [False, True]    # read, as the panel does
     rig.pose.bones["b"].jointlimit.hinge_max = D(45)
     shot = str(tmp_path / "shot.blend")

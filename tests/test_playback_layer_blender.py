@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from rigs import save_in_library
+from rigs import link_override, save_in_library
 from test_live_limits_blender import limited_rig, snapshot
 
 pytestmark = [pytest.mark.blender]
@@ -1470,13 +1470,7 @@ def overridden_rig(scene, tmp_path):
     bpy.ops.wm.save_as_mainfile(filepath=str(tmp_path / "character_narrower.blend"), copy=True)
     bpy.data.objects.remove(obj)
     bpy.data.collections.remove(collection)
-    with bpy.data.libraries.load(library, link=True) as (_found, wanted):
-        wanted.collections = ["CharacterCollection"]
-    instance = bpy.data.objects.new("Instance", None)
-    instance.instance_type, instance.instance_collection = "COLLECTION", wanted.collections[0]
-    scene.collection.objects.link(instance)
-    override = wanted.collections[0].override_hierarchy_create(scene, bpy.context.view_layer, do_fully_editable=True)
-    rig = override.objects[0]
+    rig = link_override(scene, library, "CharacterCollection").objects[0]
     assert rig.library is None and rig.override_library is not None and not rig.override_library.is_system_override
     pb = rig.pose.bones["a"]
     for frame, degrees in ((1, 170), (10, 10)):
