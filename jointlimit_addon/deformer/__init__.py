@@ -494,12 +494,13 @@ def upgrade(context):
     _upgrading.append(True)
     try:
         for obj, name, mode, blend, options, bound, enabled in redo:
+            blend = float(blend)
             try:
-                mod, _ = add(context, obj, source=options.get("source", "AUTO"), mode=mode, blend=clamp_blend(float(blend)),
+                mod, _ = add(context, obj, source=options.get("source", "AUTO"), mode=mode, blend=clamp_blend(blend),
                              strongest_two=bool(options.get("strongest_two", False)), take_over=bound)
-                if clamp_blend(float(blend)) != float(blend) and not math.isnan(float(blend)):
+                if clamp_blend(blend) != blend and not math.isnan(blend):
                     # a value set outside [0, 1] stays as set (the tree clamps it)
-                    compat.set_modifier_input(mod, tree.input_id(mod.node_group, tree.BLEND_INPUT), float(blend))
+                    compat.set_modifier_input(mod, tree.input_id(mod.node_group, tree.BLEND_INPUT), blend)
             except (data.DataError, ValueError) as err:
                 done.append((obj, str(err)))
                 continue
