@@ -40,7 +40,8 @@ used (Tolani, Goswami, Badler 2000, cited by [001]; the intervals are computed i
 
 All functions accept batches: targets ``(..., 3)``, swivels ``(...)``, target rotations
 ``(..., 4)`` broadcast together (and with a batched parent pose in the chain). A single target
-with an unbatched chain takes a scalar fast path (plain floats, same results to rounding).
+with an unbatched chain takes a scalar fast path (plain floats, same results to rounding;
+``limb_ik_scalar``).
 """
 
 import math
@@ -49,6 +50,7 @@ from typing import Any, NamedTuple, Optional
 
 import numpy as np
 
+from . import limb_ik_scalar as scalar
 from . import quat as Q
 from . import swivel_limits as SW
 
@@ -64,7 +66,6 @@ _DEGENERATE_SIN = 1e-6  # |n x axis| below which the bend direction falls back
 _ANTIPODE = 1e-12  # 1 + cos below which swivel 0 uses its antipodal fallback
 _TWO_PI = 2.0 * math.pi
 _FULL_CIRCLE = 1e-6  # a hinge range this close to 2 pi is the whole circle (float32 storage)
-_REST3 = np.array([[1.0, 0.0, 0.0, 0.0]] * 3)
 
 
 class LimbLimits(NamedTuple):
@@ -269,7 +270,7 @@ class LimbChain:
         self.root = base[..., :3, 3].copy()
         self.base_quat = Q.from_matrix(self.base_rot)
         self.batched = self.base_rot.ndim > 2
-        self._scalar = None if self.batched else _ScalarChain(self)
+        self._scalar = None if self.batched else scalar.ScalarChain(self)
         self._bands = {}
 
     def with_parent(self, parent_pose, parent_rest=None):
@@ -298,26 +299,6 @@ class LimbChain:
         return np.sqrt(np.maximum(self.k + self.r * np.cos(theta - self.theta0), 0.0))
 
 
-class _ScalarChain:
-    """Chain constants as Python floats for the single-target fast path."""
-
-    def __init__(self, c):
-        f = lambda v: tuple(float(x) for x in np.ravel(v))  # noqa: E731
-        self.rb = f(c.base_rot)
-        self.root = f(c.root)
-        self.scale = float(c.base_scale)
-        self.o_l = f(c.o_l)
-        self.rel_lower = f(c.rel_lower)
-        self.o_par, self.o_perp, self.o_cross = f(c.o_par), f(c.o_perp), f(c.o_cross)
-        self.axis, self.axis_upper = f(c.axis), f(c.axis_upper)
-        self.w_rest_hat, self.bend_rest = f(c.w_rest_hat), f(c.bend_rest)
-        self.k, self.r, self.theta0, self.rigid = c.k, c.r, c.theta0, c.rigid
-        self.d_min, self.d_max = c.d_min, c.d_max
-        self.close = _CLOSE_REL * c.reach
-        self.base_quat, self.q_rel_lower = f(c.base_quat), f(c.q_rel_lower)
-        self.q_rel_end = f(c.q_rel_end)
-
-
 # --------------------------------------------------------------------------------------------
 # geometry helpers (vectorised)
 
@@ -344,6 +325,11 @@ def _normalize(v):
 def _wrap(angle):
     """Wrap into (-pi, pi]."""
     return np.pi - np.mod(np.pi - angle, _TWO_PI)
+
+
+def _wrap_scalar(a):
+    """``_wrap`` of one float."""
+    return math.pi - (math.pi - a) % _TWO_PI
 
 
 def _bend_direction(w_hat, axis, elbow):
@@ -718,9 +704,10 @@ def solve_position(chain, target, swivel=0.0, limits=None, end_local=None, curre
     ``current`` (..., 3, 4): local rotations kept for TOO_CLOSE targets (default rest).
     """
     if end_local is None and current is None:
-        fast = _scalar_inputs(chain, target, swivel, limits)
-        if fast is not None:
-            return _solve_scalar(chain, *fast)
+        fast = scalar.inputs(chain, target, swivel, limits)
+        pose = None if fast is None else scalar.solve(chain, *fast)
+        if pose is not None:
+            return pose
     target, swivel, limits = _prepare(chain, target, swivel, limits)
     q1, theta, dist, close, hinge_clamped = _upper_rotation(chain, target, swivel, limits.hinge)
     q1, theta, info = _spend_swivel(chain, target, swivel, q1, theta, close, hinge_clamped, limits, None)
@@ -736,9 +723,10 @@ def solve_pose(chain, target, target_rotation, swivel=0.0, limits=None, current=
     swivel is chosen so that both ``R1`` and ``R2`` keep their limits (nearest the requested
     swivel); the end limit clamps only when no swivel fits both."""
     if current is None:
-        fast = _scalar_inputs(chain, target, swivel, limits, target_rotation)
-        if fast is not None:
-            return _solve_scalar(chain, *fast)
+        fast = scalar.inputs(chain, target, swivel, limits, target_rotation)
+        pose = None if fast is None else scalar.solve(chain, *fast)
+        if pose is not None:
+            return pose
     target, swivel, limits = _prepare(chain, target, swivel, limits)
     target_rotation = Q.as_unit_quats(target_rotation, "target_rotation")
     q1, theta, dist, close, hinge_clamped = _upper_rotation(chain, target, swivel, limits.hinge)
@@ -792,215 +780,3 @@ def forward(chain, local_quats):
     tail = wrist + s * (m[..., 2, :, 1] * chain.end_length)
     return np.stack((root, elbow, wrist, tail), axis=-2)
 
-
-# --------------------------------------------------------------------------------------------
-# scalar fast path: the same algorithm as _upper_rotation on plain floats
-
-
-def _scalar_inputs(chain, target, swivel, limits, target_rotation=None):
-    """Plain-float (target, swivel, target_rotation) for the fast path, or ``None`` when the
-    general path is needed (batch, batched chain, or anything to validate/reject)."""
-    if chain.batched:
-        return None
-    t = np.asarray(target)
-    if t.shape != (3,) or np.ndim(swivel) != 0:
-        return None
-    t = t.tolist()
-    try:
-        phi = float(swivel)
-    except (TypeError, ValueError):
-        return None
-    if not all(isinstance(x, (int, float)) and math.isfinite(x) for x in t) or not math.isfinite(phi):
-        return None
-    limits = _limb_limits(limits)
-    if target_rotation is None:
-        return t, phi, None, limits
-    r = np.asarray(target_rotation)
-    if r.shape != (4,):
-        return None
-    r = r.tolist()
-    if not all(isinstance(x, (int, float)) and math.isfinite(x) for x in r):
-        return None
-    norm = math.sqrt(sum(x * x for x in r))
-    if norm < 1e-12:
-        return None
-    return t, phi, tuple(x / norm for x in r), limits
-
-
-def _solve_scalar(chain, target, swivel, target_rotation, limits):
-    """``_upper_rotation`` + ``_finish`` on plain floats (same steps, same results to rounding)."""
-    c = chain._scalar
-    rb, s = c.rb, c.scale
-    px, py, pz = target
-    dx, dy, dz = px - c.root[0], py - c.root[1], pz - c.root[2]
-    tx = (rb[0] * dx + rb[3] * dy + rb[6] * dz) / s
-    ty = (rb[1] * dx + rb[4] * dy + rb[7] * dz) / s
-    tz = (rb[2] * dx + rb[5] * dy + rb[8] * dz) / s
-    dist = math.sqrt(tx * tx + ty * ty + tz * tz)
-    if dist <= c.close:  # TOO_CLOSE: the general path returns the rest pose and flags
-        if target_rotation is None:
-            return solve_position(chain, np.array(target), swivel, limits, end_local=Q.identity())
-        return solve_pose(chain, np.array(target), np.array(target_rotation), swivel, limits, current=_REST3)
-    n = (tx / dist, ty / dist, tz / dist)
-    theta, hinge_clamped = _hinge_scalar(c, min(max(dist, c.d_min), c.d_max), limits.hinge)
-    ct, st = math.cos(theta), math.sin(theta)
-    op, oq, oc, rl, ol = c.o_par, c.o_perp, c.o_cross, c.rel_lower, c.o_l
-    ox, oy, oz = (op[i] + ct * oq[i] + st * oc[i] for i in range(3))
-    w_vec = (ol[0] + rl[0] * ox + rl[1] * oy + rl[2] * oz,
-             ol[1] + rl[3] * ox + rl[4] * oy + rl[5] * oz,
-             ol[2] + rl[6] * ox + rl[7] * oy + rl[8] * oz)
-    wn = math.sqrt(w_vec[0] * w_vec[0] + w_vec[1] * w_vec[1] + w_vec[2] * w_vec[2])
-    w = (w_vec[0] / wn, w_vec[1] / wn, w_vec[2] / wn) if wn > 0.0 else c.w_rest_hat
-    b0 = _bend_scalar(w, c.axis_upper, ol)
-    # swivel 0 frame (see _swivel_zero)
-    wr, a = c.w_rest_hat, c.bend_rest
-    one_c = 1.0 + n[0] * wr[0] + n[1] * wr[1] + n[2] * wr[2]
-    if one_c > _ANTIPODE:
-        f = (a[0] * n[0] + a[1] * n[1] + a[2] * n[2]) / one_c
-        u = (a[0] - f * (wr[0] + n[0]), a[1] - f * (wr[1] + n[1]), a[2] - f * (wr[2] + n[2]))
-    else:
-        u = (-a[0], -a[1], -a[2])
-    un = u[0] * n[0] + u[1] * n[1] + u[2] * n[2]
-    u = _unit3((u[0] - un * n[0], u[1] - un * n[1], u[2] - un * n[2]))
-    v = _cross3(n, u)
-    cs, sn = math.cos(swivel), math.sin(swivel)
-    b = (cs * u[0] + sn * v[0], cs * u[1] + sn * v[1], cs * u[2] + sn * v[2])
-    f0 = (w, b0, _cross3(w, b0))
-    ft = (n, b, _cross3(n, b))
-    m = [[ft[0][i] * f0[0][j] + ft[1][i] * f0[1][j] + ft[2][i] * f0[2][j] for j in range(3)] for i in range(3)]
-    q1 = _quat_from_rows(m)
-    used, ub, eb, none = _wrap_scalar(swivel), False, False, False
-    if _needs_swivel_choice(limits, target_rotation):
-        ch = _choose_swivel(chain, np.array(n), np.array(q1), theta, hinge_clamped, limits,
-                            None if target_rotation is None else np.array(target_rotation), np.array(c.base_quat))
-        if ch.theta != theta:  # rare: the general path handles the other hinge branch
-            if target_rotation is None:
-                return solve_position(chain, np.array(target), swivel, limits, end_local=Q.identity())
-            return solve_pose(chain, np.array(target), np.array(target_rotation), swivel, limits, current=_REST3)
-        q1, used, ub, eb = tuple(ch.q1.tolist()), _wrap_scalar(swivel + ch.delta), ch.upper_blocked, ch.end_blocked
-        none = ch.none
-    upper_clamped = end_clamped = False
-    if limits.upper is not None and (none or not _needs_swivel_choice(limits, target_rotation)):
-        q1c, flag = _clamp(limits.upper, np.array(q1))
-        q1, upper_clamped = tuple(q1c.tolist()), bool(flag)
-    ha = math.sin(0.5 * theta)
-    ax = c.axis
-    qh = (math.cos(0.5 * theta), ha * ax[0], ha * ax[1], ha * ax[2])
-    q2, orient = (1.0, 0.0, 0.0, 0.0), None
-    if target_rotation is not None:
-        end_parent = _qmul(_qmul(_qmul(_qmul(c.base_quat, q1), c.q_rel_lower), qh), c.q_rel_end)
-        q2 = _qmul((end_parent[0], -end_parent[1], -end_parent[2], -end_parent[3]), target_rotation)
-        if q2[0] < 0.0:
-            q2 = (-q2[0], -q2[1], -q2[2], -q2[3])
-    if limits.end is not None:
-        q2c, flag = _clamp(limits.end, np.array(q2))
-        q2, end_clamped = tuple(q2c.tolist()), bool(flag)
-    if target_rotation is not None:
-        orient = _angle_scalar(_qmul(end_parent, q2), target_rotation)
-    if upper_clamped:
-        wx, wy, wz = _rotate3(q1, w_vec)
-        tip_error = s * math.sqrt((wx - tx) ** 2 + (wy - ty) ** 2 + (wz - tz) ** 2)
-    else:  # R1 maps w0 exactly onto the target direction, so only the lengths can differ.
-        tip_error = s * abs(wn - dist)
-    tol = _REACH_REL * chain.reach
-    d_lo, d_hi = (c.d_min, c.d_max) if limits.hinge is None else _distance_band(chain, limits.hinge)
-    return LimbPose(
-        quats=np.array((q1, qh, q2)), hinge_angle=np.float64(theta), tip_error=np.float64(tip_error),
-        reached=np.bool_(tip_error <= tol * s),
-        out_of_reach=np.bool_(dist < d_lo - tol or dist > d_hi + tol),
-        too_close=np.False_, hinge_clamped=np.bool_(hinge_clamped), upper_clamped=np.bool_(upper_clamped),
-        end_clamped=np.bool_(end_clamped), orientation_error=orient, swivel=np.float64(used),
-        swivel_requested=np.float64(_wrap_scalar(swivel)), upper_blocked=np.bool_(ub), end_blocked=np.bool_(eb),
-        no_feasible_swivel=np.bool_(none),
-    )
-
-
-def _hinge_scalar(c, dist, hinge_range):
-    """Scalar twin of ``_hinge_angle`` (``dist`` already clipped to [d_min, d_max])."""
-    if hinge_range is not None:
-        lo, hi = _check_range(hinge_range)
-    if c.rigid:
-        return (0.0, False) if hinge_range is None else _clip_to_range(0.0, lo, hi)
-    delta = math.acos(min(max((dist * dist - c.k) / c.r, -1.0), 1.0))
-    plus = _wrap_scalar(c.theta0 + delta)
-    if hinge_range is None:
-        return plus, False
-    for cand in (plus, _wrap_scalar(c.theta0 - delta)):
-        d = (cand - lo) % _TWO_PI
-        if d > _TWO_PI - 1e-12:
-            d = 0.0
-        if d <= (hi - lo) + 1e-12:
-            return _wrap_scalar(min(lo + d, hi)), False
-    dist_of = lambda t: math.sqrt(max(c.k + c.r * math.cos(t - c.theta0), 0.0))  # noqa: E731
-    return _wrap_scalar(lo if abs(dist_of(lo) - dist) <= abs(dist_of(hi) - dist) else hi), True
-
-
-def _wrap_scalar(a):
-    return math.pi - (math.pi - a) % _TWO_PI
-
-
-def _distance_band(chain, hinge_range):
-    """``distance_range`` in the base frame, cached per hinge range."""
-    key = _check_range(hinge_range)
-    band = chain._bands.get(key)
-    if band is None:
-        lo, hi = chain.distance_range(key)
-        band = chain._bands[key] = (lo / float(chain.base_scale), hi / float(chain.base_scale))
-    return band
-
-
-def _rotate3(q, v):
-    w, x, y, z = q
-    cx, cy, cz = y * v[2] - z * v[1], z * v[0] - x * v[2], x * v[1] - y * v[0]
-    return (v[0] + 2.0 * (w * cx + y * cz - z * cy),
-            v[1] + 2.0 * (w * cy + z * cx - x * cz),
-            v[2] + 2.0 * (w * cz + x * cy - y * cx))
-
-
-def _angle_scalar(a, b):
-    """Scalar twin of ``quat.angle_between``."""
-    if a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] < 0.0:
-        b = (-b[0], -b[1], -b[2], -b[3])
-    d = math.hypot(a[0] - b[0], a[1] - b[1], a[2] - b[2], a[3] - b[3])
-    p = math.hypot(a[0] + b[0], a[1] + b[1], a[2] + b[2], a[3] + b[3])
-    return np.float64(4.0 * math.atan2(d, p))
-
-
-_qmul = Q.mul1
-
-
-def _cross3(a, b):
-    return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
-
-
-def _unit3(v):
-    n = math.sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2])
-    return (v[0] / n, v[1] / n, v[2] / n)
-
-
-def _bend_scalar(w, axis, elbow):
-    """Scalar twin of ``_bend_direction``."""
-    b = _cross3(w, axis)
-    if math.sqrt(b[0] * b[0] + b[1] * b[1] + b[2] * b[2]) > _DEGENERATE_SIN:
-        return _unit3(b)
-    return tuple(float(x) for x in _bend_direction(np.array(w), np.array(axis), np.array(elbow)))
-
-
-def _quat_from_rows(m):
-    """Unit quaternion (w >= 0) of a rotation matrix given as nested rows (Shepperd's method)."""
-    tr = m[0][0] + m[1][1] + m[2][2]
-    if tr >= max(m[0][0], m[1][1], m[2][2]):
-        w = math.sqrt(1.0 + tr) * 2.0
-        q = (0.25 * w, (m[2][1] - m[1][2]) / w, (m[0][2] - m[2][0]) / w, (m[1][0] - m[0][1]) / w)
-    elif m[0][0] >= m[1][1] and m[0][0] >= m[2][2]:
-        x = math.sqrt(1.0 + m[0][0] - m[1][1] - m[2][2]) * 2.0
-        q = ((m[2][1] - m[1][2]) / x, 0.25 * x, (m[0][1] + m[1][0]) / x, (m[0][2] + m[2][0]) / x)
-    elif m[1][1] >= m[2][2]:
-        y = math.sqrt(1.0 + m[1][1] - m[0][0] - m[2][2]) * 2.0
-        q = ((m[0][2] - m[2][0]) / y, (m[0][1] + m[1][0]) / y, 0.25 * y, (m[1][2] + m[2][1]) / y)
-    else:
-        z = math.sqrt(1.0 + m[2][2] - m[0][0] - m[1][1]) * 2.0
-        q = ((m[1][0] - m[0][1]) / z, (m[0][2] + m[2][0]) / z, (m[1][2] + m[2][1]) / z, 0.25 * z)
-    n = math.sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3])
-    sign = 1.0 if q[0] >= 0.0 else -1.0
-    return tuple(sign * x / n for x in q)
