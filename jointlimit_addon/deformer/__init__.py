@@ -12,29 +12,29 @@ deformer can pass the Armature modifier's result through (no *Two Strongest Grou
 it deforms every vertex instead and a small *input* modifier right before it stores the positions
 it receives (``_configure``). Nothing runs in Python per frame: playback,
 scrubbing and renders evaluate the tree. ``remove(obj)`` undoes all of it; ``upgrade(context)``
-(run by ``add``) moves deformers saved with an older node-tree version to the current one. The numpy fallback
-(``bake``) lives in the bake operator; ``data.py`` reads weights, SDEF parameters and bone
-matrices for both; ``derive.py`` derives SDEF parameters; ``mmd.py`` writes mmd_tools' layout and
-takes over its SDEF binding. ``watch.check_updates`` (after each depsgraph update) keeps a deformer
-right after what is done to its character later (a copy gets a helper of its own, the Armature
-modifier's armature and switches are followed) and switches it off where it would deform wrongly
-or twice.
+(run by ``add``) moves deformers saved with an older node-tree version to the current one. The
+numpy fallback (``bake``) lives in the bake operator; ``data.py`` reads weights, SDEF parameters
+and bone matrices for both; ``build.py`` writes the helper and the mesh's attributes (its
+``prepare`` checks and reads their inputs, for the bake too); ``derive.py`` derives SDEF
+parameters; ``mmd.py`` writes mmd_tools' layout and takes over its SDEF binding.
+``watch.check_updates`` (after each depsgraph update) keeps a deformer right after what is done
+to its character later (a copy gets a helper of its own, the Armature modifier's armature and
+switches are followed) and switches it off where it would deform wrongly or twice.
 """
 
 import math
-from dataclasses import dataclass
 
 import bpy
 import numpy as np
 
 from .. import compat
-from ..core import quat, skinning
-from . import data, derive, mmd, tree, watch
+from ..core import skinning
+from . import build, data, mmd, tree, watch
+from .build import HELPER_SUFFIX, Prepared, prepare  # noqa: F401 (the package's API)
 
 MODIFIER_NAME = "JointLimit Deformer"
 INPUT_MODIFIER_NAME = "JointLimit Deformer Input"
 AUTO_DERIVED_FLAG = "jl_auto_derived"  # on the helper: add() derived the jl_sdef_* attributes
-HELPER_SUFFIX = " JL Bone Frames"
 HELPER_OPTIONS = "jl_options"  # on the helper: add()'s options, to add again on an upgrade
 PREV_REST_FLAG = "jl_prev_rest_position"  # on helpers of tree version <= 3: the mesh's flag before add()
 
@@ -45,162 +45,6 @@ def find(obj):
         if mod.type == "NODES" and tree.is_deformer_tree(mod.node_group):
             return mod, compat.modifier_input(mod, tree.input_id(mod.node_group, tree.FRAMES_INPUT))
     return None, None
-
-
-def _set_attribute(mesh, name, data_type, values, key):
-    if name in mesh.attributes:
-        mesh.attributes.remove(mesh.attributes[name])
-    attr = mesh.attributes.new(name, data_type, "POINT")
-    attr.data.foreach_set(key, np.ascontiguousarray(values).ravel())
-
-
-def _pairs(two):
-    """``(pairs (P, 2) bone indices, pair index per two-bone vertex)``."""
-    pairs, inverse = np.unique(np.stack([two.bone0, two.bone1], axis=1), axis=0, return_inverse=True)
-    return pairs, inverse.ravel()
-
-
-def _build_helper(obj, arm, names, pairs, lbs_through):
-    """Four points per bone (head, head + each rest axis), then one point per bone pair (see
-    ``tree._pair_slerp``; not in any group, so the Armature modifier leaves it)."""
-    frames = data.rest_frames(obj, arm, names)
-    k = len(names)
-    pts = np.zeros((4 * k + len(pairs), 3))
-    pts[:4 * k:4] = frames[:, :3, 3]
-    for axis in range(3):  # head + each axis
-        pts[axis + 1:4 * k:4] = frames[:, :3, 3] + frames[:, :3, axis]
-    mesh = bpy.data.meshes.new(obj.name + HELPER_SUFFIX)
-    mesh.vertices.add(len(pts))
-    mesh.vertices.foreach_set("co", pts.astype(np.float32).ravel())
-    def per_bone(values, width):
-        out = np.zeros((len(pts), width), np.float32)
-        out[:4 * k] = np.repeat(values.reshape(k, width), 4, axis=0)
-        return out
-    inv = np.linalg.inv(frames).transpose(0, 2, 1).reshape(k, 16)  # column-major storage
-    _set_attribute(mesh, tree.ATTR_REST_INV, "FLOAT4X4", per_bone(inv, 16), "value")
-    rot_inv = quat.from_matrix(frames[:, :3, :3].transpose(0, 2, 1))
-    _set_attribute(mesh, tree.ATTR_REST_ROT_INV, "QUATERNION", per_bone(rot_inv, 4), "value")
-    _set_attribute(mesh, tree.ATTR_REST_HEAD, "FLOAT_VECTOR", per_bone(frames[:, :3, 3], 3), "vector")
-    first = np.zeros(len(pts), bool)
-    first[:4 * k:4] = True
-    _set_attribute(mesh, tree.ATTR_BONE_FIRST, "BOOLEAN", first, "value")
-    for name, column in ((tree.ATTR_PAIR_I0, 0), (tree.ATTR_PAIR_I1, 1)):
-        ids = np.zeros(len(pts), np.int32)
-        ids[4 * k:] = 4 * pairs[:, column]
-        _set_attribute(mesh, name, "INT", ids, "value")
-    _set_attribute(mesh, tree.ATTR_LBS_THROUGH, "BOOLEAN", np.full(len(pts), bool(lbs_through)), "value")
-    _set_attribute(mesh, tree.ATTR_SKIP, "BOOLEAN", np.zeros(len(pts), bool), "value")  # see _configure
-    mesh.update()
-    helper = bpy.data.objects.new(obj.name + HELPER_SUFFIX, mesh)
-    for i, name in enumerate(names):
-        helper.vertex_groups.new(name=name).add(list(range(4 * i, 4 * i + 4)), 1.0, "REPLACE")
-    mod = helper.modifiers.new("Armature", "ARMATURE")
-    mod.object = arm
-    mod.use_vertex_groups, mod.use_bone_envelopes, mod.use_deform_preserve_volume = True, False, False
-    for coll in obj.users_collection:
-        coll.objects.link(helper)
-    helper.parent = obj
-    helper.matrix_parent_inverse.identity()
-    helper.matrix_basis.identity()
-    helper.hide_render = True
-    helper.hide_select = True
-    helper.display_type = "WIRE"
-    return helper
-
-
-def hide(helper):
-    """Hide the helper in the view layer (a new object is there before the view layer lists it)."""
-    try:
-        helper.hide_set(True)
-    except RuntimeError:    # not in this view layer (its collection excluded): nothing shows it
-        pass
-
-
-def _write_mesh_attributes(obj, two, c, r0, r1, heads, pair):
-    mesh = obj.data
-    n = len(mesh.vertices)
-    vec = np.zeros((n, 3), np.float32)
-    full = {name: ("FLOAT_VECTOR", vec.copy(), "vector")
-            for name in (tree.ATTR_C, tree.ATTR_UDR, tree.ATTR_TDR, tree.ATTR_BEZ_A0, tree.ATTR_BEZ_A1,
-                         tree.ATTR_BEZ_C)}
-    full[tree.ATTR_MASK] = ("BOOLEAN", np.zeros(n, bool), "value")
-    for name in (tree.ATTR_I0, tree.ATTR_I1, tree.ATTR_PAIR):
-        full[name] = ("INT", np.zeros(n, np.int32), "value")
-    for name in (tree.ATTR_T, tree.ATTR_U, tree.ATTR_BEZ_W1):
-        full[name] = ("FLOAT", np.zeros(n, np.float32), "value")
-    idx, t = two.index, two.weight0
-    u = 1.0 - t
-    dr = r0 - r1
-    a0, a1, w1, bez_c = _bezier_terms(t, c, dr, heads[two.bone1])
-    for name, values in ((tree.ATTR_MASK, True), (tree.ATTR_I0, 4 * two.bone0), (tree.ATTR_I1, 4 * two.bone1),
-                         (tree.ATTR_T, t), (tree.ATTR_U, u), (tree.ATTR_C, c),
-                         (tree.ATTR_UDR, u[:, None] * dr), (tree.ATTR_TDR, t[:, None] * dr),
-                         (tree.ATTR_BEZ_A0, a0), (tree.ATTR_BEZ_A1, a1), (tree.ATTR_BEZ_W1, w1),
-                         (tree.ATTR_BEZ_C, bez_c), (tree.ATTR_PAIR, 4 * len(two.bones) + pair)):
-        full[name][1][idx] = values
-    for name, (data_type, values, key) in full.items():
-        _set_attribute(mesh, name, data_type, values, key)
-    for name in tree.LEGACY_MESH_ATTRS:
-        if name in mesh.attributes:
-            mesh.attributes.remove(mesh.attributes[name])
-
-
-def _bezier_terms(t, c, dr, joint):
-    """Static parts of the Bezier centre [002 eq.24-26] as a two-point blend (see ``tree``):
-    ``A0 = (t r''_0 + 2u b) / (1 + u)``, ``A1 = r''_1``, ``u²`` and the rest centre."""
-    u = 1.0 - t
-    r0c, r1c = c + u[:, None] * dr, c - t[:, None] * dr       # r''_0, r''_1
-    a0 = (t[:, None] * r0c + 2.0 * u[:, None] * joint) / (1.0 + u)[:, None]
-    w1 = u * u
-    rest = (1.0 - w1)[:, None] * a0 + w1[:, None] * r1c
-    return a0, r1c, w1, rest
-
-
-@dataclass
-class Prepared:
-    """Validated inputs of :func:`add` and the bake (see :func:`prepare`)."""
-
-    arm_mod: object
-    two: data.TwoBone
-    c: np.ndarray
-    r0: np.ndarray
-    r1: np.ndarray
-    heads: np.ndarray
-    derived: bool = False  # SDEF parameters were derived because the mesh had none
-    axes: np.ndarray = None  # (K, 3) rest X axes: where a mirrored bone reflects (core.skinning.polar_decompose)
-
-
-def prepare(obj, source, strongest_two=False, derive_missing=False, check_scale=True, need_sdef=True):
-    """Validated inputs of :func:`add` (see :class:`Prepared`).
-
-    With ``derive_missing`` and ``source='AUTO'``, a mesh without SDEF data gets derived
-    parameters (``derive.derive``, written as ``jl_sdef_*`` attributes). Otherwise raises
-    :class:`data.DataError` for anything the user must fix and changes nothing; with
-    ``check_scale`` also for a mesh scaled unevenly against its armature
-    (``data.check_uniform_scale``). Without ``need_sdef`` (the bake's LBS mode) no SDEF data is
-    read: ``c``, ``r0``, ``r1`` are ``None``.
-    """
-    arm_mod = data.require_armature(obj)
-    if check_scale:
-        data.check_uniform_scale(obj, arm_mod.object)
-    data.check_modifiers(obj, arm_mod)
-    derived = False
-    data.check_mmd_complete(obj, source)
-    if need_sdef and derive_missing and source == "AUTO" and not (data.has_mmd(obj) or data.has_derived(obj)):
-        derive.derive(obj, strongest_two=strongest_two)
-        derived = True
-    two = data.two_bone_vertices(obj, arm_mod.object, strongest_two)
-    multiplied = [name for name in two.bones if arm_mod.object.data.bones[name].use_envelope_multiply]
-    if multiplied:
-        raise data.DataError(f"bone '{multiplied[0]}' multiplies its vertex group weights by its envelope "
-                             "(Multiply Vertex Group by Envelope), which the deformer cannot follow: switch that "
-                             "off on the bone, or leave this mesh to the Armature modifier")
-    c = r0 = r1 = None
-    if need_sdef:
-        two, c, r0, r1 = data.sdef_params(obj, two, source)
-    heads, _ = data.heads_tails(obj, arm_mod.object, two.bones)
-    axes = data.rest_frames(obj, arm_mod.object, two.bones)[:, :3, 0]
-    return Prepared(arm_mod, two, c, r0, r1, heads, derived, axes)
 
 
 def _move_modifier(context, obj, mod, index):
@@ -427,17 +271,17 @@ def add(context, obj, source="AUTO", mode="SDEF", blend=0.5, strongest_two=False
     groups_before = {ng.session_uid for ng in bpy.data.node_groups}    # a removed group's address may be reused
     helper = mod = prep = None
     try:
-        prep = prepare(obj, source, strongest_two, derive_missing=True, check_scale=not _upgrading)
+        prep = build.prepare(obj, source, strongest_two, derive_missing=True, check_scale=not _upgrading)
         arm_mod, two = prep.arm_mod, prep.two
-        pairs, pair = _pairs(two)
+        pairs, pair = build.pairs(two)
         # LBS equals the Armature modifier unless some vertex uses two of its three or more groups
-        helper = _build_helper(obj, arm_mod.object, two.bones, pairs, not (strongest_two and two.many))
+        helper = build.build_helper(obj, arm_mod.object, two.bones, pairs, not (strongest_two and two.many))
         if state is not None:
             helper[mmd.STATE_PROP] = state
         if prep.derived:
             helper[AUTO_DERIVED_FLAG] = True
         helper[HELPER_OPTIONS] = {"source": source, "strongest_two": bool(strongest_two)}
-        _write_mesh_attributes(obj, two, prep.c, prep.r0, prep.r1, prep.heads, pair)
+        build.write_mesh_attributes(obj, two, prep.c, prep.r0, prep.r1, prep.heads, pair)
         _configure(context, obj, helper, arm_mod, mode)
         ng = tree.get_tree()
         mod = obj.modifiers.new(MODIFIER_NAME, "NODES")
@@ -448,7 +292,7 @@ def add(context, obj, source="AUTO", mode="SDEF", blend=0.5, strongest_two=False
         compat.set_modifier_input(mod, tree.input_id(ng, tree.FRAMES_INPUT), helper)
         _move_modifier(context, obj, mod, list(obj.modifiers).index(arm_mod) + 1)
         helper[watch.VERTEX_COUNT] = len(obj.data.vertices)
-        hide(helper)
+        build.hide(helper)
     except Exception:
         _cleanup(obj, mod, helper, find_input(obj), groups_before)
         if state is not None:

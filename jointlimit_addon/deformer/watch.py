@@ -27,6 +27,7 @@ import bpy
 
 from .. import compat
 from . import data, mmd, tree
+from .build import HELPER_SUFFIX, hide
 
 VERTEX_COUNT = "jl_vertex_count"    # on the helper: the mesh's vertices when the deformer was added
 FOLLOWS = {"show_viewport": "jl_off_with_armature", "show_render": "jl_off_in_render_with_armature"}
@@ -112,7 +113,6 @@ def _helper_armature(helper):
 
 def _own_helper(obj, mod, helper):
     """Give ``obj`` a copy of ``helper`` of its own (parented to it) and read it."""
-    from . import HELPER_SUFFIX, hide
 
     copy = helper.copy()
     copy.data = helper.data.copy()
