@@ -149,10 +149,25 @@ def logical_chain(tip, count=0, connected=False, selected=()):
             bones.append(prev)
         if count and len(bones) < count:
             raise ChainError(f"'{tip.name}' has only {counted(len(bones), 'bone')} in its chain, not {count}: {why}")
-    for pb in bones:
+    for pb in bones[::-1]:
         if pb.length < 1e-6:
-            raise ChainError(f"'{pb.name}' has zero length")
+            raise ChainError(_zero_length(pb))
     return bones[::-1]
+
+
+def _zero_length(pose_bone):
+    """Why ``pose_bone`` has no length on the pose: its own or an ancestor's scale of zero, else
+    its rest length."""
+    if pose_bone.bone.length < 1e-6:
+        return f"'{pose_bone.name}' has zero length"
+    pb = pose_bone
+    while pb is not None and min(abs(c) for c in pb.scale) >= 1e-6:
+        pb = pb.parent
+    if pb is None:
+        return f"'{pose_bone.name}' has zero length on the pose"
+    if pb == pose_bone:
+        return f"'{pose_bone.name}' is scaled to zero"
+    return f"'{pose_bone.name}' has zero length on the pose: '{pb.name}' is scaled to zero"
 
 
 def selected_names(obj):

@@ -55,6 +55,20 @@ def _plain_link(parent, pose_bone):
             and bone.use_inherit_rotation and bone.inherit_scale == "FULL")
 
 
+def _scaled_as_base(pose_bone, scale):
+    """Whether the evaluated frame of ``pose_bone`` carries the chain base's uniform ``scale`` and no
+    scale of its own (a scaled bone moves its children's heads: the rest matrices miss that)."""
+    m = np.array(pose_bone.matrix)[:3, :3]
+    return np.allclose(m.T @ m, scale * scale * np.eye(3), rtol=0.0, atol=1e-6 * max(1.0, scale * scale))
+
+
+def model_lengths(bones, parent_pose, parent_rest):
+    """Each bone's length on the evaluated pose (its pose scale included), in the units of the
+    model of :func:`virtual_rests` (the chain base's uniform scale divided out)."""
+    scale = 1.0 if parent_pose is None else _rigid(np.asarray(parent_pose) @ np.linalg.inv(parent_rest))[1]
+    return np.array([(pb.tail - pb.head).length for pb in bones]) / max(scale, 1e-12)
+
+
 def virtual_rests(obj, bones):
     """``(rest matrices (n, 4, 4), parent_pose, parent_rest)`` for the core solvers such that their
     forward kinematics equals Blender's evaluated pose at the bones' current channels. Plain
@@ -74,7 +88,7 @@ def virtual_rests(obj, bones):
         scale = _rigid(parent_pose)[1]
     rests = [rest0]
     for prev, pb in zip(bones[:-1], bones[1:]):
-        if _plain_link(prev, pb):
+        if _plain_link(prev, pb) and _scaled_as_base(prev, scale):
             c = np.linalg.inv(np.array(prev.bone.matrix_local)) @ np.array(pb.bone.matrix_local)
         else:
             c = np.linalg.inv(_rigid(np.array(prev.matrix))[0]) @ _rigid(channel_frame(obj, pb))[0]

@@ -159,6 +159,70 @@ def test_modal_drag_confirm_and_cancel(scene, mods):
     assert {pb.name: tuple(pb.rotation_quaternion) for pb in obj.pose.bones} != original
 
 
+def test_a_confirmed_drag_is_what_adjust_last_operation_runs_again(scene, mods):
+    """The operator's Target holds the dragged target (Blender's redo panel runs ``execute`` with
+    it from the pose before the drag) and the status goes to the Info log."""
+    import bpy
+
+    obj = tail_chain(8)
+    for pb in obj.pose.bones:   # bent: the dragged target stays within reach
+        pb.rotation_quaternion = (math.cos(0.1), math.sin(0.1), 0.0, 0.0)
+    before = {pb.name: tuple(pb.rotation_quaternion) for pb in obj.pose.bones}
+    tip_world = _tip(obj) @ np.array(obj.matrix_world)[:3, :3].T + np.array(obj.matrix_world)[:3, 3]
+    region, rv3d, to_px = front_ortho_view(tip_world, 2.0)
+    ctx = ViewContext(region, rv3d)
+    op = OperatorStandIn(bpy.types.POSE_OT_jointlimit_ccd_ik, **PROPS)
+    op.invoke(ctx, Event("NONE"))
+    goal = tip_world + np.array([0.1, 0.0, -0.1])
+    op.modal(ctx, Event("MOUSEMOVE", x=to_px(goal)[0], y=to_px(goal)[1]))
+    target = op._session.target.copy()
+    assert op.modal(ctx, Event("LEFTMOUSE", value="PRESS")) == {"FINISHED"}
+    assert np.allclose(op.target, target) and not np.allclose(target, 0.0)
+    assert op.reports[-1][0] == {"INFO"} and op.reports[-1][1].startswith("reached")
+    for pb in obj.pose.bones:
+        pb.rotation_quaternion = before[pb.name]
+    assert bpy.ops.pose.jointlimit_ccd_ik(target=op.target) == {"FINISHED"}
+    assert np.linalg.norm(_tip(obj) - target) < 1e-3
+
+
+@pytest.mark.parametrize("scale, tip_scale", [((1.3, 1.3, 1.3), (1.5, 1.3, 0.6)), ((0.7, 0.7, 0.7), (0.7, 0.7, 0.7))])
+def test_bones_scaled_in_the_pose_reach_their_targets(scene, mods, scale, tip_scale):
+    """A chain bone's pose scale moves the heads after it and lengthens its tail: the model
+    follows the evaluated pose (it kept the rest offsets and lengths, and stopped short). The
+    tip bone's uneven scale only lengthens it."""
+    import bpy
+
+    obj = tail_chain(6)
+    obj.pose.bones["t01"].scale = scale
+    obj.pose.bones["t05"].scale = tip_scale
+    for pb in obj.pose.bones:
+        pb.rotation_quaternion = (math.cos(0.1), math.sin(0.1), 0.0, 0.0)
+    target = _tip(obj).copy()
+    for pb in obj.pose.bones:
+        pb.rotation_quaternion = (1.0, 0.0, 0.0, 0.0)
+    assert bpy.ops.pose.jointlimit_ccd_ik(target=target, use_limits=False) == {"FINISHED"}
+    assert np.linalg.norm(_tip(obj) - target) < 1e-3 * 0.6
+
+
+def test_a_bone_scaled_to_zero_is_named(scene, mods):
+    import bpy
+
+    obj = tail_chain(5)
+    obj.pose.bones["t02"].scale = (0.0, 0.0, 0.0)
+    with pytest.raises(RuntimeError, match="'t02' is scaled to zero"):
+        bpy.ops.pose.jointlimit_ccd_ik(target=(0.0, 0.3, 1.2))
+
+
+def test_an_unevenly_scaled_parent_is_refused_naming_the_chain(scene, mods):
+    import bpy
+
+    obj = tail_chain(5)
+    obj.pose.bones["t00"].scale = (1.4, 1.0, 0.7)
+    select_only(obj, {"t04"}, active="t04")
+    with pytest.raises(RuntimeError, match="'t01' to 't04': .*scaled unevenly"):
+        bpy.ops.pose.jointlimit_ccd_ik(target=(0.0, 0.3, 1.2), chain_length=4)
+
+
 HUMAN_LIMBS = {"arm": (("upper_arm.L", "SHOULDER"), ("forearm.L", "ELBOW"), ("hand.L", "WRIST")),
                "leg": (("thigh.L", "HIP"), ("shin.L", "KNEE"), ("foot.L", "ANKLE"))}
 

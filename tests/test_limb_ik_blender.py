@@ -109,6 +109,36 @@ def test_exec_respects_limits(arm, mods):
     assert -1e-5 <= theta <= math.radians(60) + 1e-5
 
 
+def test_targets_from_poses_at_the_limits_edge_are_not_called_out_of_range(arm, mods, capfd):
+    """A target taken from a pose clamped onto the edge of the limits is reached on the evaluated
+    pose, where the feasible swivels may be a single point the model's 1e-9 misses: the report
+    then says the pose is at the edge of the limits, not out of their range (a user trial read
+    'out of range of the limits; exact')."""
+    import bpy
+
+    upper, fore = arm.pose.bones["upper_arm"], arm.pose.bones["forearm"]
+    s = upper.jointlimit
+    s.enabled, s.kind, s.shape = True, "SWING_TWIST", "RECT"
+    s.swing_x_min, s.swing_x_max, s.swing_z_min, s.swing_z_max = -0.3, 0.3, -0.4, 0.4
+    s.use_twist_limit, s.twist_min, s.twist_max = True, -0.2, 0.2
+    h = fore.jointlimit
+    h.enabled, h.kind, h.hinge_min, h.hinge_max = True, "HINGE", 0.0, math.radians(120)
+    Q, rng, edges = mods["core.quat"], np.random.default_rng(5), 0
+    for _ in range(40):
+        upper.rotation_quaternion = Q.from_axis_angle(rng.normal(size=3), rng.uniform(0.5, 1.5))
+        fore.rotation_quaternion = Q.from_axis_angle([1, 0, 0], rng.uniform(0.0, 0.3))
+        bpy.ops.pose.select_all(action="SELECT")
+        bpy.ops.pose.jointlimit_apply()
+        target = _hand_head(arm).copy()
+        upper.rotation_quaternion = fore.rotation_quaternion = (1, 0, 0, 0)
+        capfd.readouterr()
+        bpy.ops.pose.jointlimit_limb_ik(target=target, swivel=0.0)
+        out = capfd.readouterr().out
+        assert np.linalg.norm(_hand_head(arm) - target) < 1e-5 * _limb_length(arm)
+        assert "out of range of the limits" not in out, out
+        edges += "at the edge of the limits" in out
+    print("EDGES", edges)
+
 def _inside(limit, q, mods):
     """Inside the limit up to the float32 rounding of the rotation channels."""
     return mods["core.quat"].angle_between(limit.clamp(q), q) < 1e-6
@@ -326,6 +356,44 @@ def test_modal_confirm_keys_with_autokey(arm, mods):
     assert 'pose.bones["forearm"].rotation_quaternion' in paths
     bpy.context.scene.tool_settings.use_keyframe_insert_auto = False
     edit.use_keyframe_insert_available = available
+
+
+def test_a_confirmed_drag_is_what_adjust_last_operation_runs_again(arm, mods):
+    """Blender's redo panel undoes the drag and runs ``execute`` with the operator's properties:
+    they hold the drag's target and swivel, and the status goes to the Info log."""
+    import bpy
+
+    before = {pb.name: tuple(pb.rotation_quaternion) for pb in arm.pose.bones}
+    op, ctx, to_px, world_hand = _start_modal(arm, mods)
+    op.invoke(ctx, Event("NONE"))
+    px = to_px(world_hand + np.array([-0.1, 0, -0.15]))
+    op.modal(ctx, Event("MOUSEMOVE", x=px[0], y=px[1]))
+    op.modal(ctx, Event("WHEELUPMOUSE", value="PRESS"))
+    session = op._session
+    assert op.modal(ctx, Event("LEFTMOUSE", value="PRESS")) == {"FINISHED"}
+    assert np.allclose(op.target, session.target) and op.swivel == session.swivel != 0.0
+    assert op.reports and op.reports[-1][0] == {"INFO"} and "exact" in op.reports[-1][1]
+    dragged = {pb.name: np.array(pb.rotation_quaternion) for pb in arm.pose.bones}
+    for pb in arm.pose.bones:
+        pb.rotation_quaternion = before[pb.name]
+    assert bpy.ops.pose.jointlimit_limb_ik(target=op.target, swivel=op.swivel) == {"FINISHED"}
+    for pb in arm.pose.bones:
+        q = np.array(pb.rotation_quaternion)
+        assert min(np.abs(q - dragged[pb.name]).max(), np.abs(q + dragged[pb.name]).max()) < 1e-5, pb.name
+
+
+def test_a_bone_scaled_in_the_pose_lengthens_the_limb(arm, mods):
+    """The upper arm's pose scale moves the elbow and the wrist (a plain parent link: the rest
+    matrices alone would put them where they were at scale 1)."""
+    import bpy
+
+    for scale in ((1.3, 1.3, 1.3), (1.0, 0.8, 1.0)):
+        arm.pose.bones["upper_arm"].scale = scale
+        bpy.context.view_layer.update()
+        reach = np.linalg.norm(_hand_head(arm) - np.array(arm.pose.bones["upper_arm"].head))
+        target = np.array(arm.pose.bones["upper_arm"].head) + 0.9 * reach * np.array([0.3, -0.4, -0.866]) / np.linalg.norm([0.3, -0.4, -0.866])
+        assert bpy.ops.pose.jointlimit_limb_ik(target=target, use_limits=False) == {"FINISHED"}
+        assert np.linalg.norm(_hand_head(arm) - target) < 1e-5 * reach, scale
 
 
 @pytest.mark.parametrize("gone", ["armature", "hand", "forearm"])

@@ -174,7 +174,8 @@ class Chain:
             raise ValueError("the root's parent transform must be invertible without mirroring")
         scale = det ** (1.0 / 3.0)
         if not np.allclose(m3.T @ m3, scale * scale * np.eye(3), atol=1e-6 * max(1.0, scale * scale)):
-            raise ValueError("the root's parent transform may only carry a uniform scale")
+            raise ValueError("the frame the root bone turns in (its parent's pose) is scaled unevenly; only a "
+                             "uniform scale is supported")
         return cls(offsets, rel_rot, lengths, quat.from_matrix(m3 / scale), base[:3, 3], scale)
 
     @classmethod

@@ -17,7 +17,9 @@ def view_from_context(context):
 
 
 class ModalDragMixin:
-    """``invoke``/``modal`` for a drag tool; subclasses provide ``begin_session(context, view)``."""
+    """``invoke``/``modal`` for a drag tool; subclasses provide ``begin_session(context, view)`` and
+    ``confirmed(session)``: the drag's result into the operator's properties (what *Adjust Last
+    Operation* shows and runs again) and its status into the Info log."""
 
     _session = None
     _handle = None
@@ -49,6 +51,7 @@ class ModalDragMixin:
             session.wheel(WHEEL[kind] * (-1 if getattr(event, "shift", False) else 1))
         elif kind in CONFIRM and pressed:
             session.key(context)
+            self.confirmed(session)
             return self._finish(context, {"FINISHED"})
         elif kind in CANCEL and pressed:
             session.cancel()

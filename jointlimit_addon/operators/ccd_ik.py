@@ -22,10 +22,14 @@ def chain_bones(tip, chain_length, stop_at_unconnected, selected=()):
 
 
 def build_chain(bones):
-    """The core chain modelled on the evaluated pose (``evaluated.virtual_rests``)."""
+    """The core chain modelled on the evaluated pose (``evaluated.virtual_rests``, the bones'
+    lengths as posed); a ``ValueError`` names the chain."""
     rests, parent_pose, parent_rest = evaluated.virtual_rests(bones[0].id_data, bones)
-    return ccd.Chain.from_rest_matrices(rests, np.array([pb.bone.length for pb in bones]),
-                                        parent_pose=parent_pose, parent_rest=parent_rest)
+    try:
+        return ccd.Chain.from_rest_matrices(rests, evaluated.model_lengths(bones, parent_pose, parent_rest),
+                                            parent_pose=parent_pose, parent_rest=parent_rest)
+    except ValueError as exc:
+        raise ValueError(f"CCD IK cannot use the chain from '{bones[0].name}' to '{bones[-1].name}': {exc}") from None
 
 
 def chain_limits(bones, use_limits=True):
@@ -159,6 +163,10 @@ class POSE_OT_jointlimit_ccd_ik(ModalDragMixin, ActiveBonePoll, bpy.types.Operat
         session = drag.DragSession(context.object, solver.bones, view, start, solver)
         session.info = {"error": 0.0, "iterations": 0, "reached": True, "length": solver.chain.length}
         return session
+
+    def confirmed(self, session):
+        self.target = session.target.tolist()
+        self.report({"INFO"} if session.info["reached"] else {"WARNING"}, status_text(session.info))
 
     @staticmethod
     def header_text(session):

@@ -203,7 +203,13 @@ def _reached(info, tolerance):
     what the limits allow and still be reached."""
     if info["status"] in ("OUT_OF_REACH", "LIMITED") and info["tip_error"] <= tolerance:
         info["status"] = "OK"
+    if info.get("swivel_note") == OUT_OF_RANGE and info["tip_error"] <= tolerance:
+        info["swivel_note"] = AT_EDGE
     return info
+
+
+OUT_OF_RANGE = "out of range of the limits"
+AT_EDGE = "at the edge of the limits"
 
 
 def swivel_info(pose, bones):
@@ -212,7 +218,7 @@ def swivel_info(pose, bones):
     ``at the edge of the limits`` when no swivel is strictly inside but the tip reached the target)."""
     note = ""
     if bool(pose.no_feasible_swivel):
-        note = "at the edge of the limits" if bool(pose.reached) else "out of range of the limits"
+        note = AT_EDGE if bool(pose.reached) else OUT_OF_RANGE
     elif bool(pose.swivel_moved):
         names = [pb.name for pb, blocked in ((bones[0], pose.upper_blocked), (bones[2], pose.end_blocked)) if blocked]
         asked, used = _degrees_apart(float(pose.swivel_requested), float(pose.swivel))
@@ -290,8 +296,7 @@ class POSE_OT_jointlimit_limb_ik(ModalDragMixin, ActiveBonePoll, bpy.types.Opera
         autokey.autokey(context, written)
         if solver.ignored:
             self.report({"WARNING"}, solver.ignored)
-        self.report({"WARNING"} if info["status"] in ("OUT_OF_REACH", "TOO_CLOSE", "LOCKED") or missed(info)
-                    else {"INFO"}, status_text(info))
+        self.report(_report_kind(info), status_text(info))
         return {"FINISHED"}
 
     def begin_session(self, context, view):
@@ -306,10 +311,18 @@ class POSE_OT_jointlimit_limb_ik(ModalDragMixin, ActiveBonePoll, bpy.types.Opera
             self.report({"WARNING"}, solver.ignored)
         return session
 
+    def confirmed(self, session):
+        self.target, self.swivel, self.use_orientation = session.target.tolist(), session.swivel, False
+        self.report(_report_kind(session.info), status_text(session.info))
+
     @staticmethod
     def header_text(session):
         return f"Limb IK  {ModalDragMixin.swivel_text(session)}{status_text(session.info)}   " \
                "Wheel/Ctrl+drag: swivel   LMB/Enter: confirm   RMB/Esc: cancel"
+
+
+def _report_kind(info):
+    return {"WARNING"} if info["status"] in ("OUT_OF_REACH", "TOO_CLOSE", "LOCKED") or missed(info) else {"INFO"}
 
 
 def missed(info):
