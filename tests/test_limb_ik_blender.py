@@ -289,6 +289,20 @@ def test_a_constraint_holding_the_limb_back_is_a_warning_not_exact(arm, capfd):
     assert "Warning: target missed on the evaluated pose" in out and "exact" not in out
 
 
+
+def test_a_bone_mirrored_by_a_negative_scale_is_named_when_the_target_is_missed(arm, capfd):
+    import bpy
+
+    arm.pose.bones["upper_arm"].scale = (-1.0, 1.0, 1.0)
+    bpy.context.view_layer.update()
+    shoulder = np.array(arm.pose.bones["upper_arm"].head)
+    target = shoulder + np.array((0.2, -0.3, -0.3))
+    capfd.readouterr()
+    assert bpy.ops.pose.jointlimit_limb_ik(target=target, use_limits=False) == {"FINISHED"}
+    out = capfd.readouterr().out
+    assert np.linalg.norm(_hand_head(arm) - target) > 1e-3 * _limb_length(arm)
+    assert "Warning: target missed on the evaluated pose: 'upper_arm' is mirrored by a negative scale" in out, out
+
 def _start_modal(arm, mods):
     import bpy
 

@@ -185,6 +185,7 @@ class LimbSolver:
         quats, info = evaluated.solve_through_rig(self.view_layer, written, once, lambda: self.bones[2].head,
                                                   target, tolerance)
         info["tip_error"] = info["evaluated_error"]
+        info["mirrored"] = next((pb.name for pb in self.bones if pb.matrix.determinant() < 0.0), None)
         if self.target_rotation is not None:   # as evaluated: the end bone's armature-space rotation
             info["orientation_error"] = _orientation_error(self.target_rotation, np.array(
                 self.bones[2].matrix.to_3x3().normalized().to_quaternion()))
@@ -339,6 +340,8 @@ def status_text(info):
               "TOO_CLOSE": "target too close to the shoulder/hip", "LOCKED": "target missed: locked channels hold the limb back"}
     if info["status"] == "OK" and missed(info):
         labels["OK"] = "target missed on the evaluated pose (a constraint or driver holds the limb?)"
+        if info.get("mirrored"):
+            labels["OK"] = f"target missed on the evaluated pose: '{info['mirrored']}' is mirrored by a negative scale"
     limits = "limits on" if info.get("limits") else "limits off"
     locked = info.get("locked") and f"locked rotation channels kept on {', '.join(info['locked'])}"
     turned = info.get("orientation_error", 0.0) > ORIENTATION_TOLERANCE and \
