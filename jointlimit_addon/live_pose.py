@@ -355,7 +355,7 @@ def tag_written(obj):
     The transform tag re-evaluates the object and everything after it (its pose, the meshes it
     deforms) like the pose's own update (``rna_Pose_update``: a geometry tag), without also
     tagging the armature's data, whose copy and evaluation made a written frame of Rigify's rig
-    cost about 0.8 of a frame more (README, Live limits)."""
+    cost about 0.8 of a frame more (docs/benchmarks.md)."""
     obj.update_tag(refresh={"OBJECT"})
 
 

@@ -2,7 +2,7 @@
 
 The playback clamp in ``frame_change_post`` writes the clamped pose after Blender evaluated the
 frame, which makes Blender evaluate it a second time: on Rigify's rig that second pass (a copy of
-the whole armature object and its pose) costs about two frames more (README, Live limits).
+the whole armature object and its pose) costs about two frames more (docs/benchmarks.md).
 During playback (between ``animation_playback_pre`` and ``_post``), and outside it with the
 scene's Fast Scrubbing on for the frames of the window's scene (scrubbing, stepping frames, a
 script's ``frame_set``; not a render's, ``render_init`` to ``render_complete``), this layer makes

@@ -22,7 +22,7 @@ def best_of(fn, repeat=5, number=1):
 
 
 def table(headers, rows):
-    """Render rows as a Markdown table (the README quotes it as printed)."""
+    """Render rows as a Markdown table (docs/benchmarks.md quotes it as printed)."""
     widths = [max(len(str(h)), *(len(str(r[i])) for r in rows)) for i, h in enumerate(headers)]
     line = lambda cells: "| " + " | ".join(str(c).ljust(w) for c, w in zip(cells, widths)) + " |"  # noqa: E731
     out = [line(headers), "|" + "|".join("-" * (w + 2) for w in widths) + "|"]
