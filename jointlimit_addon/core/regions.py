@@ -17,6 +17,8 @@ import numpy as np
 
 from . import projection
 
+_TWO_PI = 2.0 * math.pi
+
 
 class PlaneRegion:
     """Base class of swing regions on the (s, t) plane [000 §3].
@@ -264,7 +266,11 @@ def _near_outline(s, t, outline, tol, ops):
 
 
 def _inside_parity(s, t, outline, ops):
-    """Even-odd inside test: chord polygon XOR the circular segments cut off by the arcs."""
+    """Even-odd inside test: the crossings of the ray toward +s with the outline itself, its
+    straight edges and the pieces of its arcs that are monotone in ``t``, each counted by the same
+    half-open rule (``(t0 > t) != (t1 > t)``, the vertices' own ``t``), so that no point inside is
+    special (a chord polygon XOR the arcs' segments left the points on a chord out: the rest pose
+    on the chord of a circle made of two half-circle edges)."""
     inside = s * 0.0 > 1.0
     scalar = ops is projection.MATH
     for a_s, a_t, b_s, b_t, inv_dt in outline.chords:
@@ -272,12 +278,31 @@ def _inside_parity(s, t, outline, ops):
         if scalar and not cross:
             continue
         inside = inside ^ (cross & (s < a_s + (t - a_t) * (b_s - a_s) * inv_dt))
-    for a_s, a_t, c_s, c_t, r, m_s, m_t in outline.segments:
-        if scalar and not (c_t - r <= t <= c_t + r):
+    for t0, t1, c_s, c_t, r, side in outline.pieces:
+        cross = (t0 > t) != (t1 > t)
+        if scalar and not cross:
             continue
-        ds, dt = s - c_s, t - c_t
-        inside = inside ^ ((ds * ds + dt * dt < r * r) & ((s - a_s) * m_s + (t - a_t) * m_t > 0.0))
+        dt = t - c_t
+        inside = inside ^ (cross & (s < c_s + side * ops.sqrt(ops.maximum(r * r - dt * dt, 0.0))))
     return inside
+
+
+def _monotone_pieces(a, b, centre, radius, bulge):
+    """The arc from ``a`` to ``b`` about ``centre`` (counter-clockwise for a positive ``bulge``)
+    split at the circle's top and bottom: ``[(t0, t1, c_s, c_t, r, side)]``, each piece monotone
+    in ``t`` on the side ``side`` (+1 right of the centre, -1 left); the ends keep the vertices'
+    own ``t``."""
+    c_s, c_t = centre
+    start = math.atan2(a[1] - c_t, a[0] - c_s)
+    turn = 1.0 if bulge > 0.0 else -1.0
+    sweep = turn * math.atan2(b[1] - c_t, b[0] - c_s) - turn * start
+    sweep = sweep % _TWO_PI or _TWO_PI      # (unsigned; a whole turn where the ends round together)
+    cuts = sorted(off for off in ((turn * (k * math.pi / 2.0 - start)) % _TWO_PI for k in (1, 3)) if 0.0 < off < sweep)
+    offsets = [0.0, *cuts, sweep]
+    ts = [a[1], *(c_t + radius * math.sin(start + turn * off) for off in cuts), b[1]]
+    return [(ts[i], ts[i + 1], c_s, c_t, radius,
+             1.0 if math.cos(start + turn * 0.5 * (offsets[i] + offsets[i + 1])) >= 0.0 else -1.0)
+            for i in range(len(offsets) - 1)]
 
 
 def _circle_frame(centre, n, a3):
@@ -309,7 +334,7 @@ class _Outline:
     def __init__(self, vertices, bulges):
         self.vertices = [tuple(map(float, v)) for v in vertices]
         self.bulges = [float(b) for b in bulges]
-        self.edges2, self.edges3, self.chords, self.segments, self.arcs = [], [], [], [], []
+        self.edges2, self.edges3, self.chords, self.pieces, self.arcs = [], [], [], [], []
         self.spans = []  # signed angle of each edge about its circle's axis
         self.vertices3 = [tuple(map(float, projection._plane_to_sphere(*v))) for v in self.vertices]
         n_edges = len(self.vertices)
@@ -335,11 +360,11 @@ class _Outline:
         d_s, d_t = b[0] - a[0], b[1] - a[1]
         l2 = d_s * d_s + d_t * d_t
         length = np.sqrt(l2)
-        self.chords.append((a_s, a_t, b[0], b[1], 1.0 / d_t if d_t != 0.0 else 0.0))
         # Right-hand normal of the chord; a positive bulge puts the arc's midpoint on that side.
         r_s, r_t = d_t / length, -d_s / length
         mid = (a_s + 0.5 * d_s + 0.5 * bulge * length * r_s, a_t + 0.5 * d_t + 0.5 * bulge * length * r_t)
         if bulge == 0.0:
+            self.chords.append((a_s, a_t, b[0], b[1], 1.0 / d_t if d_t != 0.0 else 0.0))
             self.edges2.append(("line", a_s, a_t, d_s, d_t, 1.0 / l2))
             # Line  a s + b t = c  ->  plane n·X = h with n = (-a, -c, b), h = c.
             la, lb = -d_t, d_s
@@ -353,7 +378,7 @@ class _Outline:
             c_s, c_t = mid[0] - sgn * radius * r_s, mid[1] - sgn * radius * r_t
             m_s, m_t = sgn * r_s, sgn * r_t
             self.edges2.append(("arc", a_s, a_t, c_s, c_t, radius, m_s, m_t))
-            self.segments.append((a_s, a_t, c_s, c_t, radius, m_s, m_t))
+            self.pieces += _monotone_pieces(a, b, (c_s, c_t), radius, bulge)
             # Circle (c, r): power of the origin K = |c|² - r² = 2 c·a - |a|² (no cancellation);
             # plane n = (2 c_s, K - 1, -2 c_t), h = -(1 + K), |n|² - h² = 4 r².
             k_pow = 2.0 * (c_s * a_s + c_t * a_t) - (a_s * a_s + a_t * a_t)

@@ -434,6 +434,57 @@ def test_full_circle_from_two_arcs_and_either_orientation():
     np.testing.assert_allclose(ccw.clamp_optimal(P), [0.0, 0.0, 1.0], atol=1e-15)
 
 
+
+@pytest.mark.parametrize("bulge", [1.0, -1.0, 3.0, -0.4])
+@pytest.mark.parametrize("axis", [0, 1])
+def test_points_on_the_chord_of_an_arc_are_inside(bulge, axis):
+    """The chord joining an arc's ends runs inside the region when the arc bulges outward: the
+    rest pose and pure bends on the chord of a circle of two half-circle edges are inside (a user
+    trial saw Apply move the rest pose 30° onto a vertex: the old parity test, a chord polygon XOR
+    the arcs' segments, left every point of a chord out)."""
+    a = math.tan(math.radians(30) / 2)
+    ends = [(-a, 0.0), (a, 0.0)] if axis == 0 else [(0.0, -a), (0.0, a)]
+    reg = PolygonRegion([(*ends[0], bulge), (*ends[1], bulge)])
+    on_chord = [(f * a * (axis == 0), f * a * (axis == 1)) for f in (0.0, 0.3, -0.7, 0.97)]
+    for s, t in on_chord:
+        assert reg.contains1(s, t) and reg.contains_st(s, t), (s, t)
+    assert reg.contains_st(*np.array(on_chord).T).all()
+    assert JointLimit("POLYGON", outline=[(*ends[0], bulge), (*ends[1], bulge)]).contains(quat.identity())
+
+
+def _parity_of_polyline(s, t, poly):
+    """Even-odd test against a dense polyline (the reference)."""
+    x, y = poly[:, 0], poly[:, 1]
+    inside = np.zeros(len(s), dtype=bool)
+    for a_s, a_t, b_s, b_t in zip(x, y, np.roll(x, -1), np.roll(y, -1)):
+        cross = (a_t > t) != (b_t > t)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            inside ^= cross & (s < a_s + (t - a_t) * (b_s - a_s) / (b_t - a_t))
+    return inside
+
+
+@pytest.mark.parametrize("outline", OUTLINES + [
+    [(-0.3, -0.3, 0.4), (0.3, -0.3, 0.4), (0.3, 0.3, 0.4), (-0.3, 0.3, 0.4)],   # every edge bulged out
+    [(0.0, -0.2, 2.5), (0.0, 0.2, 0.5)],
+    [(-0.4, -0.1), (0.1, -0.35, -0.5), (0.45, 0.1, 1.2), (0.0, 0.3), (-0.3, 0.25, -0.2)],
+])
+def test_inside_test_equals_a_dense_outline_and_holds_on_chords(outline):
+    reg = PolygonRegion(outline)
+    poly = reg.boundary_points(20000)
+    lo, hi = poly.min(axis=0), poly.max(axis=0)
+    rng = np.random.default_rng(7)
+    P = rng.uniform(lo - 0.3 * (hi - lo), hi + 0.3 * (hi - lo), size=(4000, 2))
+    vertices = np.array([v[:2] for v in outline])
+    arcs = [(a, b) for a, b, v in zip(vertices, np.roll(vertices, -1, axis=0), outline) if len(v) > 2 and v[2]]
+    P = np.concatenate([P] + [a + np.linspace(0.05, 0.95, 7)[:, None] * (b - a) for a, b in arcs])
+    near = np.concatenate([np.min(np.hypot(c[:, None, 0] - poly[None, :, 0], c[:, None, 1] - poly[None, :, 1]), axis=1)
+                           for c in np.array_split(P, 40)])
+    far = near > 1e-4 * np.max(hi - lo)     # the polyline's chords cut the arcs by less
+    got = reg.contains_st(P[:, 0], P[:, 1])
+    ref = _parity_of_polyline(P[:, 0] + 1e-12, P[:, 1] + 1e-12, poly)
+    assert np.array_equal(got[far], ref[far])
+    assert [reg.contains1(*p) for p in P[:500]] == got[:500].tolist()
+
 @pytest.mark.parametrize("bad", [[np.nan, 0, 0, 1], [0, 0, 0, 0], [1, 0, 0], [[0, 0, 0, 0], [1, 0, 0, 0]]])
 def test_bad_quaternions_raise(bad):
     lim = make("RECT")
