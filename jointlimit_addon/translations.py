@@ -553,6 +553,11 @@ MESSAGES = {
     "angle, the conversion at the middle of the two (check those ranges)":
         "{bones} の回転制限コンストレイントに最小が最大より大きい軸があります：Blender はその軸を一つの角度に固定し、"
         "変換では二つの中間に固定します（範囲を確認してください）",
+    "'{name}' has no joint limit: copying it would switch off the limits of {bones}. Make a bone with a limit "
+    "active, or switch those limits off":
+        "'{name}' には関節制限がありません：コピーすると {bones} の制限がオフになります。制限のあるボーンを"
+        "アクティブにするか、それらの制限をオフにしてください",
+    "{bones} had no joint limit: mirrored from the other side": "{bones} には関節制限がありませんでした：反対側からミラーしました",
     "Replace Limits": "制限を置き換え",
     "Limit Kind": "制限の種類",
     "What a Limit Rotation constraint becomes (IK limits always become Swing & Twist)":

@@ -814,6 +814,37 @@ def test_copy_to_selected(rig):
         assert tuple(s.euler_max) == pytest.approx(tuple(rig.pose.bones["upper_arm.L"].jointlimit.euler_max))
 
 
+
+def test_copy_from_a_bone_without_a_limit_keeps_the_targets_limits(rig):
+    """An active bone without a limit would switch off the selected bones' limits: refused (a user
+    trial lost a Polygon limit that way, with 'Copied the joint limit' reported)."""
+    import bpy
+
+    configure(rig.pose.bones["upper_arm.L"].jointlimit, "SWING_TWIST")
+    select_only(rig, {"upper_arm.L", "forearm.L"}, active="forearm.L")
+    with pytest.raises(RuntimeError, match="'forearm.L' has no joint limit: copying it would switch off the limits "
+                                           "of upper_arm.L"):
+        bpy.ops.pose.jointlimit_copy()
+    assert rig.pose.bones["upper_arm.L"].jointlimit.enabled
+    select_only(rig, {"spine", "forearm.L"}, active="forearm.L")     # no limit to lose: copied as before
+    assert bpy.ops.pose.jointlimit_copy() == {"FINISHED"}
+
+
+def test_mirror_of_a_selected_bone_without_a_limit_takes_its_partners(rig):
+    """Selecting the side that still needs its limit and mirroring gives it the other side's limit,
+    not the other side a blank one."""
+    import bpy
+    from modal_harness import OperatorStandIn
+
+    left, right = rig.pose.bones["upper_arm.L"], rig.pose.bones["upper_arm.R"]
+    configure(left.jointlimit, "SWING_TWIST")
+    select_only(rig, {"upper_arm.R"}, active="upper_arm.R")
+    op = OperatorStandIn(bpy.types.POSE_OT_jointlimit_mirror)
+    assert op.execute(bpy.context) == {"FINISHED"}
+    assert left.jointlimit.enabled and right.jointlimit.enabled
+    assert right.jointlimit.swing_z_max == pytest.approx(-left.jointlimit.swing_z_min)
+    assert any("upper_arm.R had no joint limit: mirrored from the other side" in text for _, text in op.reports)
+
 def _flip(q):
     return np.array([q[0], q[1], -q[2], -q[3]])
 

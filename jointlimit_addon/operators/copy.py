@@ -3,7 +3,8 @@
 import bpy
 
 from .. import settings_io
-from ._common import ActiveBonePoll, refuse_invalid_limits, report_count, report_rest_pose, selected_pose_bones
+from ._common import (ActiveBonePoll, refuse_invalid_limits, report_count, report_rest_pose, report_text,
+                      selected_pose_bones)
 
 
 class POSE_OT_jointlimit_copy(ActiveBonePoll, bpy.types.Operator):
@@ -18,6 +19,12 @@ class POSE_OT_jointlimit_copy(ActiveBonePoll, bpy.types.Operator):
         targets = [pb for pb in selected_pose_bones(context) if pb != active]
         if not targets:
             self.report({"ERROR"}, "Select the bones to copy to, and make the source bone active")
+            return {"CANCELLED"}
+        limited = [pb.name for pb in targets if pb.jointlimit.enabled]
+        if not active.jointlimit.enabled and limited:
+            self.report({"ERROR"}, report_text(
+                "'{name}' has no joint limit: copying it would switch off the limits of {bones}. Make a bone with "
+                "a limit active, or switch those limits off", name=active.name, bones=", ".join(limited[:5])))
             return {"CANCELLED"}
         if refuse_invalid_limits(self, [active]):
             return {"CANCELLED"}

@@ -33,9 +33,12 @@ class POSE_OT_jointlimit_mirror(PosePoll, bpy.types.Operator):
             return {"CANCELLED"}
         active = context.active_pose_bone
         chosen = {pb.name for pb, _ in pairs}
-        # both sides selected: each pair from the side the animator set up (``_source``), once
-        pairs_used = [(src, dst) for src, dst in pairs
-                      if dst.name not in chosen or _source(src, dst, active) == src]
+        # both sides selected: each pair from the side the animator set up (``_source``), once; one
+        # side selected: from it, unless only its partner has a limit (never overwritten from none)
+        pairs_used = [(src, dst) for src, dst in pairs if dst.name not in chosen or _source(src, dst, active) == src]
+        pulled = [pb.name for pb, other in pairs_used
+                  if other.name not in chosen and other.jointlimit.enabled and not pb.jointlimit.enabled]
+        pairs_used = [(other, pb) if pb.name in pulled else (pb, other) for pb, other in pairs_used]
         if refuse_invalid_limits(self, [src for src, _ in pairs_used]):
             return {"CANCELLED"}
         try:    # (before any change)
@@ -53,6 +56,9 @@ class POSE_OT_jointlimit_mirror(PosePoll, bpy.types.Operator):
         if unmatched:
             message += f"; no mirror bone for: {', '.join(unmatched[:5])}"
         self.report({"INFO"}, message)
+        if pulled:
+            self.report({"INFO"}, report_text("{bones} had no joint limit: mirrored from the other side",
+                                              bones=", ".join(pulled[:5])))
         uneven = [(dst.name, angle) for src, dst in pairs_used for angle in [_off_mirror_degrees(src, dst)]
                   if angle > MIRROR_TOL_DEGREES]
         if uneven:
