@@ -845,6 +845,24 @@ def test_mirror_of_a_selected_bone_without_a_limit_takes_its_partners(rig):
     assert right.jointlimit.swing_z_max == pytest.approx(-left.jointlimit.swing_z_min)
     assert any("upper_arm.R had no joint limit: mirrored from the other side" in text for _, text in op.reports)
 
+
+def test_add_vertex_builds_a_valid_outline_from_none(rig, core):
+    """Add Vertex on an empty Polygon outline: the first three vertices go round the rest pose, a
+    valid outline (each Add repeated the first vertex: 'outline has a zero-length edge')."""
+    import bpy
+
+    pb = rig.pose.bones["upper_arm.L"]
+    s = pb.jointlimit
+    s.enabled, s.kind, s.shape = True, "SWING_TWIST", "POLYGON"
+    s.outline.clear()
+    select_only(rig, {"upper_arm.L"}, active="upper_arm.L")
+    for _ in range(4):
+        assert bpy.ops.pose.jointlimit_outline_edit(action="ADD") == {"FINISHED"}
+    points = [(p.swing_z, p.swing_x) for p in s.outline]
+    assert len(set(points)) == 4
+    limit = core["bone_limits"].build_limit(s)
+    assert limit.contains(core["quat"].identity())
+
 def _flip(q):
     return np.array([q[0], q[1], -q[2], -q[3]])
 

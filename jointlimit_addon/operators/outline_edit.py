@@ -44,12 +44,16 @@ class POSE_OT_jointlimit_outline_edit(ActiveBonePoll, bpy.types.Operator):
             settings.outline_index = 0
         elif self.action == "ADD":
             index = min(settings.outline_index, len(outline) - 1)
-            p = outline.add()
-            if index >= 0:
-                a, b = outline[index], outline[(index + 1) % (len(outline) - 1)]
-                p.swing_z, p.swing_x = 0.5 * (a.swing_z + b.swing_z), 0.5 * (a.swing_x + b.swing_x)
+            if len(outline) < 3:    # the first three go round the rest pose (a midpoint would repeat a vertex)
+                index = len(outline) - 1
+                z, x = _first_vertex(outline)
+                turn = 2.0 * math.pi / 3.0 * len(outline)
+                z, x = z * math.cos(turn) - x * math.sin(turn), z * math.sin(turn) + x * math.cos(turn)
             else:
-                p.swing_z, p.swing_x = math.radians(30.0), 0.0
+                a, b = outline[index], outline[(index + 1) % len(outline)]
+                z, x = 0.5 * (a.swing_z + b.swing_z), 0.5 * (a.swing_x + b.swing_x)
+            p = outline.add()
+            p.swing_z, p.swing_x = z, x
             outline.move(len(outline) - 1, index + 1)
             settings.outline_index = index + 1
         else:
@@ -59,3 +63,11 @@ class POSE_OT_jointlimit_outline_edit(ActiveBonePoll, bpy.types.Operator):
             outline.remove(min(settings.outline_index, len(outline) - 1))
             settings.outline_index = max(0, min(settings.outline_index, len(outline) - 1))
         return {"FINISHED"}
+
+
+def _first_vertex(outline):
+    """``(swing_z, swing_x)`` of the outline's first vertex, or 30° along Z where there is none or it
+    lies on the rest pose (the vertices added after it turn it by 120° about the rest pose)."""
+    if len(outline) and math.hypot(outline[0].swing_z, outline[0].swing_x) > 1e-6:
+        return outline[0].swing_z, outline[0].swing_x
+    return math.radians(30.0), 0.0
