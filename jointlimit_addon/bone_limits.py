@@ -13,7 +13,7 @@ import numpy as np
 from . import chains, compat, settings_io
 from .core import ccd_steps, grouped_shapes, locks, quat
 from .core.euler_limits import EulerLimit, EulerMultiLimit, HingeLimit, QuatSwingLimit
-from .core.limits import SMOOTH_SHAPES, JointLimit
+from .core.limits import MIN_SWING_WIDTHS, SMOOTH_SHAPES, JointLimit
 
 EULER_MODES = quat.EULER_ORDERS
 # Blender stores rotations as float32: a rotation clamped exactly onto a limit's boundary reads
@@ -48,6 +48,15 @@ def twist_range(lo, hi):
     return max(lo, -math.pi), min(hi, math.pi)
 
 
+def _swing_width(rng, what, shape):
+    """A smooth shape needs a range of some width (``MIN_SWING_WIDTHS``), named in panel terms."""
+    width = MIN_SWING_WIDTHS.get(shape, 0.0)
+    if rng[1] - rng[0] < width * (1.0 - 1e-6):
+        raise ValueError(f"{what}: the {shape.title()} shape needs a range at least {math.degrees(width):.3g}° wide "
+                         f"(got {math.degrees(rng[1] - rng[0]):.3g}°)")
+    return rng
+
+
 def _axes_range(rng, what):
     """The AXES fit measures the shape from the rest pose: the range must hold 0° strictly."""
     if not rng[0] < 0.0 < rng[1]:
@@ -77,8 +86,8 @@ def _swing_limit(settings):
             raise ValueError("Polygon: the outline needs at least two vertices")
         outline = [(math.tan(p.swing_z / 2), math.tan(p.swing_x / 2), p.bulge) for p in settings.outline]
     else:
-        swing_x = _range(settings.swing_x_min, settings.swing_x_max, "Swing X")
-        swing_z = _range(settings.swing_z_min, settings.swing_z_max, "Swing Z")
+        swing_x = _swing_width(_range(settings.swing_x_min, settings.swing_x_max, "Swing X"), "Swing X", settings.shape)
+        swing_z = _swing_width(_range(settings.swing_z_min, settings.swing_z_max, "Swing Z"), "Swing Z", settings.shape)
         if settings.fit == "AXES" and settings.shape in SMOOTH_SHAPES:
             _axes_range(swing_x, "Swing X")
             _axes_range(swing_z, "Swing Z")

@@ -967,6 +967,18 @@ def test_invalid_range_message_names_the_bone_in_apply_and_bake(rig):
     assert rig.animation_data is None
 
 
+
+def test_a_too_narrow_smooth_shape_range_is_named_in_panel_terms(rig):
+    import bpy
+
+    pb = rig.pose.bones["forearm.L"]
+    configure(pb.jointlimit, "SWING_TWIST")
+    pb.jointlimit.shape = "ELLIPSE"
+    pb.jointlimit.swing_z_min, pb.jointlimit.swing_z_max = math.radians(10.0), math.radians(10.05)
+    select_only(rig, {"forearm.L"}, active="forearm.L")
+    assert _error_of(bpy.ops.pose.jointlimit_apply).endswith(
+        "Bone 'forearm.L': Swing Z: the Ellipse shape needs a range at least 0.1° wide (got 0.05°)")
+
 @pytest.mark.parametrize("kind, field", [("HINGE", "hinge_min"), ("SWING_TWIST", "swing_x_max"), ("SWING_TWIST", "twist_min"),
                                          ("EULER", "euler_min")])
 def test_a_range_a_script_set_to_nan_is_named_as_not_a_number(rig, kind, field):

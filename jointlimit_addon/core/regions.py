@@ -681,7 +681,7 @@ def _parse_outline(outline):
     x, y = poly[:, 0], poly[:, 1]
     area = 0.5 * np.sum(x * np.roll(y, -1) - np.roll(x, -1) * y)
     extent = float(np.ptp(poly, axis=0).max())
-    if abs(area) <= 1e-12 * extent * extent:
+    if abs(area) <= 1e-12 * extent * extent and not _self_intersects(poly):     # (a bow tie's halves cancel)
         raise ValueError("outline encloses no area")
     if _self_intersects(poly):
         raise ValueError("outline intersects itself; it must be a simple closed curve")

@@ -423,6 +423,14 @@ def test_bad_outlines_raise(outline):
         PolygonRegion(outline)
 
 
+def test_a_symmetric_bow_tie_is_named_as_crossing_itself():
+    """Its halves' areas cancel: it said the outline encloses no area."""
+    with pytest.raises(ValueError, match="intersects itself"):
+        PolygonRegion([(-1, -1), (1, 1), (1, -1), (-1, 1)])
+    with pytest.raises(ValueError, match="encloses no area"):
+        PolygonRegion([(0, 0), (1, 0), (2, 0)])
+
+
 def test_full_circle_from_two_arcs_and_either_orientation():
     ccw = PolygonRegion([(1.0, 0.0, 1.0), (-1.0, 0.0, 1.0)])
     cw = PolygonRegion([(1.0, 0.0, -1.0), (-1.0, 0.0, -1.0)])
