@@ -27,6 +27,8 @@ MESSAGES = {
     "No active bone": "アクティブなボーンがありません",
     "Inside the limit": "制限の内側",
     "Outside the limit": "制限の外側",
+    "twist {twist}": "ひねり {twist}",
+    "Outline ({count} vertices)": "輪郭（頂点 {count} 個）",
     "Max": "最大",
     "Z": "Z",
     "X": "X",

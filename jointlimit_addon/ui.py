@@ -10,6 +10,11 @@ from .core.limits import SMOOTH_SHAPES
 from .core.projection import swing_twist
 
 
+def _iface(template):
+    """A layout text's template translated before it is formatted (a formatted text matches no msgid)."""
+    return bpy.app.translations.pgettext_iface(template)
+
+
 def _deg(value):
     return f"{math.degrees(value):.1f}°"
 
@@ -23,7 +28,7 @@ def draw_readout(layout, pb):
         return
     s, t, psi = (float(v) for v in swing_twist(q))
     col = layout.column(align=True)
-    col.label(text=f"s {s:+.3f}   t {t:+.3f}   twist {_deg(psi)}")
+    col.label(text=f"s {s:+.3f}   t {t:+.3f}   " + _iface("twist {twist}").format(twist=_deg(psi)), translate=False)
     limit, error = bone_limits.cached_limit(pb.jointlimit)
     if error:
         return
@@ -43,7 +48,7 @@ def _range_row(layout, settings, lo, hi, label, show_tan):
 
 def draw_outline(layout, settings):
     box = layout.box()
-    box.label(text=f"Outline ({len(settings.outline)} vertices)")
+    box.label(text=_iface("Outline ({count} vertices)").format(count=len(settings.outline)), translate=False)
     for i, point in enumerate(settings.outline):
         row = box.row(align=True)
         row.label(text=f"{i}", icon="RADIOBUT_ON" if i == settings.outline_index else "RADIOBUT_OFF")

@@ -202,6 +202,18 @@ def test_panel_has_a_fit_choice_and_shows_the_warning_in_red(rig, mods):
     assert "fit" not in [e[1] for e in log if e[0] == "prop"]
 
 
+
+def test_panel_texts_with_numbers_are_formatted_from_translatable_templates(rig, mods):
+    pb = rig.pose.bones["upper_arm.L"]
+    s = pb.jointlimit
+    s.enabled, s.kind, s.shape = True, "SWING_TWIST", "POLYGON"
+    log = []
+    mods["ui"].draw_outline(Recorder(log), s)
+    mods["ui"].draw_readout(Recorder(log), pb)
+    texts = [e[1] for e in log if e[0] == "label"]
+    assert f"Outline ({len(s.outline)} vertices)" in texts
+    assert any(t.startswith("s +0.000   t +0.000   twist 0.0°") for t in texts), texts
+
 @pytest.mark.parametrize("key", sorted(JOINTS))
 def test_every_builtin_preset_holds_the_rest_pose_on_both_sides(rig, mods, key):
     import bpy
