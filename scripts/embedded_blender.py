@@ -38,6 +38,7 @@ A script's ``sys.exit(n)`` ends Blender with exit code ``n``, as in Blender. The
 import importlib.machinery
 import os
 import runpy
+import shutil
 import sys
 import traceback
 
@@ -265,8 +266,44 @@ def release_data():
         pass
 
 
+def end_process(code):
+    """Exit with ``code`` as ``sys.exit(code)`` would, after Python's exit functions (the bpy
+    module's own clean-up among them) and with every stream flushed, but without the C++ static
+    destructors that come after them: the bpy 4.5 module can wait there forever (a thread's
+    condition variable, after ``rigify_generate``), where Blender itself exits. The session's
+    temporary folder, which Blender removes at that point, is removed here."""
+    bpy = sys.modules.get("bpy")
+    session_temp = os.path.normpath(bpy.app.tempdir) if bpy is not None and bpy.app.tempdir else None
+    if code is None:
+        code = 0
+    elif not isinstance(code, int):
+        print(code, file=sys.stderr)
+        code = 1
+    import atexit
+
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()
+    if os.name != "posix":
+        sys.exit(code)
+    import ctypes
+
+    ctypes.CDLL(None).fflush(None)     # what Blender's C code printed
+    if session_temp is not None and os.path.basename(session_temp).startswith("blender_"):
+        shutil.rmtree(session_temp, ignore_errors=True)
+    os._exit(code)
+
+
 if __name__ == "__main__":
     try:
-        sys.exit(main())
-    finally:
-        release_data()
+        exit_code = main()
+    except SystemExit as exc:
+        exit_code = exc.code
+    except KeyboardInterrupt:
+        traceback.print_exc()
+        exit_code = 130
+    except BaseException:   # as Python reports an uncaught exception
+        traceback.print_exc()
+        exit_code = 1
+    release_data()
+    end_process(exit_code)

@@ -5,6 +5,7 @@ command, the JSON report, and a worker that dies."""
 import importlib
 import json
 import math
+import pathlib
 import stat
 import subprocess
 import sys
@@ -90,6 +91,21 @@ def test_launcher_ends_a_script_run_without_an_add_on_error(tmp_path):
     assert result.returncode == 0 and "done" in result.stdout
     assert result.stderr.strip() == ""
 
+
+
+def test_launcher_exits_after_rigify_generates_a_rig_and_removes_its_temporary_folder():
+    """The README's Rigify how-to run headless: the bpy 4.5 module waited forever in its C++
+    teardown after ``rigify_generate`` (a user trial's batch job never ended); the run's code, what
+    Blender's C code printed, and no session folder left behind."""
+    script = ("import addon_utils, bpy, sys\naddon_utils.enable('rigify', default_set=True)\n"
+              "bpy.ops.object.armature_human_metarig_add()\nbpy.ops.pose.rigify_generate()\n"
+              "print('TEMP', bpy.app.tempdir)\nsys.exit(4)\n")
+    result = subprocess.run([str(launcher()), "-b", "--factory-startup", "--python-expr", script],
+                            capture_output=True, text=True, timeout=240)
+    assert result.returncode == 4, result.stderr[-2000:]
+    assert 'Successfully generated: "rig"' in result.stdout
+    temp = next(line.split(" ", 1)[1] for line in result.stdout.splitlines() if line.startswith("TEMP "))
+    assert not pathlib.Path(temp).exists()
 
 @pytest.mark.parametrize("flags, runs", [([], False), (["-y"], True), (["--enable-autoexec"], True),
                                          (["-y", "-Y"], False)])
