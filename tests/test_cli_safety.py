@@ -483,6 +483,20 @@ def test_frames_outside_blenders_range_are_bad_input(run, scene, tmp_path, args)
     assert rig.read_bytes() == before
 
 
+def test_a_folder_marked_read_only_is_refused_also_to_root(run, scene, tmp_path):
+    spine_rig()
+    rig = save(tmp_path / "rig.blend")
+    out = tmp_path / "published"
+    out.mkdir()
+    out.chmod(0o555)
+    try:
+        result = run("apply", "--output-dir", out, rig)
+        assert result.returncode == 2 and f"output folder {out} is not writable" in one_error_line(result)
+        assert not list(out.iterdir())
+    finally:
+        out.chmod(0o755)
+
+
 def test_read_only_output_folder_is_one_line(run, scene, tmp_path):
     spine_rig()
     rig = save(tmp_path / "rig.blend")
@@ -575,6 +589,9 @@ def test_an_output_that_is_a_folder_or_read_only_is_refused_in_one_line(run, bat
             pytest.skip("setpriv cannot drop the capability here")
     result = subprocess.run([*prefix, *command("apply", rig)], env=batch_env, capture_output=True, text=True,
                             timeout=300)
+    assert result.returncode == 2 and "is read-only" in one_error_line(result)
+    assert rig.read_bytes() == before
+    result = run("apply", rig)     # as whoever runs the tests: root too (a user trial saved over it as root)
     assert result.returncode == 2 and "is read-only" in one_error_line(result)
     assert rig.read_bytes() == before
     rig.chmod(0o644)

@@ -56,14 +56,20 @@ def output_path(args, source):
         raise UsageError(f"output {path} must end with .blend")
     if not os.path.isdir(folder):
         raise UsageError(f"output folder {folder} does not exist")
-    if not os.access(folder, os.W_OK):
+    if not _writable(folder):
         raise UsageError(f"output folder {folder} is not writable")
     if os.path.isdir(path):
         raise UsageError(f"output {path} is a folder (give a .blend file's path, or the folder as --output-dir)")
-    if os.path.exists(path) and not os.access(path, os.W_OK):   # as Blender refuses to save over it
+    if os.path.exists(path) and not _writable(path):   # as Blender refuses to save over it
         raise UsageError(f"output {path} is read-only (not writable: a published or locked file?); "
                          f"write elsewhere with --output or --output-dir")
     return path
+
+
+def _writable(path):
+    """Writable, and not marked read-only: a file or folder with no write permission for anyone is
+    refused also to root, who could write through it (the mark is its owner's word)."""
+    return os.access(path, os.W_OK) and bool(os.stat(path).st_mode & 0o222)
 
 
 def new_record(args, path):
