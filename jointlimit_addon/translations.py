@@ -560,6 +560,7 @@ MESSAGES = {
         "'{name}' には関節制限がありません：コピーすると {bones} の制限がオフになります。制限のあるボーンを"
         "アクティブにするか、それらの制限をオフにしてください",
     "{bones} had no joint limit: mirrored from the other side": "{bones} には関節制限がありませんでした：反対側からミラーしました",
+    "{error} (frame {frame})": "{error}（フレーム {frame}）",
     "Replace Limits": "制限を置き換え",
     "Limit Kind": "制限の種類",
     "What a Limit Rotation constraint becomes (IK limits always become Swing & Twist)":

@@ -437,6 +437,34 @@ def test_remove_leaves_the_object_as_before_add(limb):
 
 
 
+@pytest.mark.parametrize("how", ["convert", "apply"])
+def test_remove_clears_what_a_converted_or_applied_deformer_left(limb, mods, how):
+    """The README's two ways to keep the deformed mesh (Convert to Mesh; the Armature modifier and
+    the deformer applied in stack order) leave the helper, the skip group and the deformer's mesh
+    attributes: Remove clears them (it answered 'no JointLimit deformer'; a user trial)."""
+    import bpy
+
+    arm, obj, truth = limb
+    pose(arm, 9)
+    bpy.ops.object.jointlimit_deformer_add()
+    positions = evaluated(obj)
+    with bpy.context.temp_override(object=obj, active_object=obj, selected_objects=[obj],
+                                   selected_editable_objects=[obj]):
+        if how == "convert":
+            bpy.ops.object.convert(target="MESH")
+        else:
+            for name in [m.name for m in obj.modifiers if m.type in ("ARMATURE", "NODES")]:
+                bpy.ops.object.modifier_apply(modifier=name)
+    assert not [m for m in obj.modifiers if m.type == "NODES"] and mods["deformer"].has_leftovers(obj)
+    assert np.abs(evaluated(obj) - positions).max() < 1e-6
+    assert bpy.ops.object.jointlimit_deformer_remove() == {"FINISHED"}
+    tree = mods["deformer.tree"]
+    assert not obj.children and tree.SKIP_GROUP not in obj.vertex_groups
+    assert not [name for name in tree.MESH_ATTRS if name in obj.data.attributes]
+    assert not [o for o in bpy.data.objects if o.name.endswith(mods["deformer"].HELPER_SUFFIX)]
+    assert np.abs(evaluated(obj) - positions).max() < 1e-6
+    assert not mods["deformer"].has_leftovers(obj)
+
 def test_remove_also_clears_attributes_of_an_older_deformer_version(limb):
     """A file saved with tree version 2 carries ``jl_def_joint``; removing the deformer clears it."""
     import bpy
@@ -1427,7 +1455,7 @@ def test_switching_keeps_the_armature_modifier_consistent(limb, mods):
     assert np.abs(evaluated(obj) - sdef).max() < tol
     # the deformer's modifier deleted by hand: Remove clears the leftover mask
     obj.modifiers.remove(obj.modifiers["JointLimit Deformer"])
-    assert deformer.has_leftover_mask(obj)
+    assert deformer.has_leftovers(obj)
     assert bpy.ops.object.jointlimit_deformer_remove() == {"FINISHED"}
     assert arm_mod.vertex_group == "" and tree.SKIP_GROUP not in obj.vertex_groups
     assert not obj.children and "jl_def_mask" not in obj.data.attributes  # the helper and attributes too

@@ -615,6 +615,22 @@ def test_smooth_motion_takes_a_subframe_key_pose_at_its_own_time(rig, mods):
 
 
 @pytest.mark.parametrize("operator", ["bake", "motion"])
+def test_the_scene_time_comes_back_with_its_subframe(rig, mods, operator):
+    """The operators evaluate frame after frame; the scene then shows the time it showed before,
+    its subframe included (it came back on the whole frame: a user trial)."""
+    import bpy
+
+    Q = mods["core.quat"]
+    pb, _s, _limit = _limited_quaternion_joint(rig, mods)
+    for frame, z in ((1, 0.0), (20, 40.0)):
+        _key(pb, Q.from_axis_angle([0, 0, 1], math.radians(z)), frame, mods)
+    scene = bpy.context.scene
+    scene.frame_set(10, subframe=0.5)
+    assert getattr(bpy.ops.pose, f"jointlimit_{operator}")(frame_start=1, frame_end=20) == {"FINISHED"}
+    assert (scene.frame_current, scene.frame_subframe) == (10, 0.5)
+
+
+@pytest.mark.parametrize("operator", ["bake", "motion"])
 def test_a_subframe_key_inside_the_range_goes(rig, mods, operator):
     """Keys at 1, 10, 20 inside the limit and one at frame 15.5 far outside (Z 90°): Bake and
     Smooth Motion key whole frames and remove the key between them, so that the curve stays

@@ -75,10 +75,10 @@ def cmd_deformer_remove(args):
     if args.mesh:
         meshes = pick_meshes(args.mesh)
     else:   # (also a deformer whose Armature modifier was deleted)
-        meshes = [o for o in scene_objects("MESH") if has_deformer(o) or deformer.has_leftover_mask(o)]
+        meshes = [o for o in scene_objects("MESH") if has_deformer(o) or deformer.has_leftovers(o)]
         if not meshes:
             raise UsageError("no mesh in the scene has the JointLimit deformer")
-    without = [o for o in meshes if not has_deformer(o) and not deformer.has_leftover_mask(o)]
+    without = [o for o in meshes if not has_deformer(o) and not deformer.has_leftovers(o)]
     if without and (args.mesh or len(without) == len(meshes)):
         raise UsageError(f"{', '.join(repr(o.name) for o in without)} "
                          f"{'has' if len(without) == 1 else 'have'} no JointLimit deformer")

@@ -400,10 +400,21 @@ def find_input(obj):
     return None
 
 
-def has_leftover_mask(obj):
-    """``obj`` has no deformer, yet an Armature modifier still skips the vertices of the skip group
-    (the deformer's modifier was deleted by hand): :func:`remove` clears it."""
-    return find(obj)[0] is None and bool(_masked(obj))
+def has_leftovers(obj):
+    """``obj`` has no deformer, yet what it added is there: an Armature modifier that still skips
+    the vertices of the skip group (the deformer's modifier deleted by hand), or its helper, its
+    mesh attributes and skip group after *Convert to Mesh* or the modifiers applied: :func:`remove`
+    clears them."""
+    if find(obj)[0] is not None:
+        return False
+    ours = any(name in obj.data.attributes for name in tree.MESH_ATTRS) and not shares_deformer(obj)
+    return bool(_masked(obj)) or _leftover_helper(obj) is not None or ours
+
+
+def _leftover_helper(obj):
+    """A helper of ``obj``'s deformer that no deformer uses any more."""
+    return next((c for c in obj.children if c.type == "MESH" and tree.ATTR_REST_INV in c.data.attributes
+                 and not _helper_users(c)), None)
 
 
 def check_local(obj, baking_keys=False):
@@ -430,13 +441,11 @@ def from_library(obj, mod):
 def remove(obj):
     """Remove the deformer of ``obj`` (both modifiers, unused node groups, helper, its attributes,
     auto-derived SDEF attributes) and give a taken-over mmd_tools SDEF binding back; with no
-    deformer but a leftover skip mask (:func:`has_leftover_mask`), clear that."""
+    deformer but what it left (:func:`has_leftovers`), clear that."""
     mod, helper = find(obj)
     if mod is None:
-        if has_leftover_mask(obj):  # the deformer's modifier was deleted by hand: the rest goes too
-            leftover = [c for c in obj.children if c.type == "MESH" and tree.ATTR_REST_INV in c.data.attributes
-                        and not _helper_users(c)]
-            _cleanup(obj, None, leftover[0] if leftover else None, find_input(obj))
+        if has_leftovers(obj):  # the deformer's modifier deleted by hand, or the mesh converted: the rest goes
+            _cleanup(obj, None, _leftover_helper(obj), find_input(obj))
             obj.update_tag()
             return
         raise data.DataError(f"'{obj.name}' has no JointLimit deformer")

@@ -5,7 +5,7 @@ import numpy as np
 from bpy.props import BoolProperty, IntProperty
 
 from .. import animation, bone_limits, compat
-from ._common import PosePoll, report_count, target_bones_skipping
+from ._common import PosePoll, report_count, report_text, target_bones_skipping
 
 
 def sample_rotations(scene, bones, frames):
@@ -17,8 +17,16 @@ def sample_rotations(scene, bones, frames):
         animation.set_scene_time(scene, frame)     # (a key pose on a subframe at its own time)
         stored.append([stored_rotation(pb) for pb in bones])
         for b, pb in enumerate(bones):
-            out[f, b] = bone_limits.read_rotation(pb)
+            try:
+                out[f, b] = bone_limits.read_rotation(pb)
+            except ValueError as exc:
+                raise ValueError(report_text("{error} (frame {frame})", error=exc, frame=_time_text(frame))) from None
     return out, stored
+
+
+def _time_text(time):
+    """A frame as the timeline shows it: ``12``, or ``24.5`` on a subframe."""
+    return f"{time:g}" if time != int(time) else str(int(time))
 
 
 def stored_rotation(pose_bone):
@@ -123,13 +131,13 @@ class POSE_OT_jointlimit_bake(PosePoll, bpy.types.Operator):
             self.report({"ERROR"}, refused)
             return {"CANCELLED"}
         scene = context.scene
-        original_frame = scene.frame_current
+        original_frame = scene.frame_current_final     # (a subframe kept)
         frames = list(range(self.frame_start, self.frame_end + 1))
         try:
             limits = [bone_limits.bone_limit(pb) for pb in bones]
             sampled, stored = sample_rotations(scene, bones, frames)     # ValueError for a zero quaternion
         except ValueError as exc:
-            scene.frame_set(original_frame)
+            animation.set_scene_time(scene, original_frame)
             self.report({"ERROR"}, str(exc))
             return {"CANCELLED"}
         clamped = np.stack([limit.clamp(sampled[:, b]) for b, limit in enumerate(limits)], axis=1)
@@ -147,7 +155,7 @@ class POSE_OT_jointlimit_bake(PosePoll, bpy.types.Operator):
                     if before is None and pb.name not in held:
                         held.append(pb.name)
         key_rotations(bones, frames, clamped, stored, corrected, verbatim)
-        scene.frame_set(original_frame)
+        animation.set_scene_time(scene, original_frame)
         self.report({"INFO"}, report_count("Baked 1 limited bone over frames {start}-{end}",
                                            "Baked {count} limited bones over frames {start}-{end}", len(bones),
                                            start=frames[0], end=frames[-1]) + bone_limits.skipped_text(skipped))

@@ -21,10 +21,10 @@ class OBJECT_OT_jointlimit_deformer_remove(MeshPoll, bpy.types.Operator):
     def execute(self, context):
         def work(obj):
             mod = deformer.find(obj)[0]
-            if mod is None and deformer.has_leftover_mask(obj):
+            if mod is None and deformer.has_leftovers(obj):
                 deformer.remove(obj)
-                return (f"Cleared the Armature modifier's skip mask of '{obj.name}' (its JointLimit deformer "
-                        "modifier had been deleted)")
+                return (f"Cleared what the JointLimit deformer of '{obj.name}' left (its modifier had been deleted, "
+                        "applied or converted)")
             name = mod.name if mod is not None else ""
             deformer.remove(obj)  # DataError when there is none
             return f"Removed '{name}' from '{obj.name}'"

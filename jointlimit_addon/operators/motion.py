@@ -136,7 +136,7 @@ class POSE_OT_jointlimit_motion(PosePoll, bpy.types.Operator):
             self.report({"ERROR"}, str(exc))
             return {"CANCELLED"}
         scene = context.scene
-        original_frame = scene.frame_current
+        original_frame = scene.frame_current_final     # (a subframe kept)
         written, overshoot, over_pole, jumps, held = [], {}, {}, {}, []
         for pb, keys, limit in plans:
             frames = output_frames(keys, self.step)
@@ -159,7 +159,7 @@ class POSE_OT_jointlimit_motion(PosePoll, bpy.types.Operator):
                     raise ValueError(f"Bone '{pb.name}': {exc}") from exc
             except ValueError as exc:
                 self.report({"ERROR"}, str(exc))
-                scene.frame_set(original_frame)
+                animation.set_scene_time(scene, original_frame)
                 return {"CANCELLED"}
             written.append((pb, frames, result, stored[0][0], locked, limit))
             pairs = motion.swing_pole_segments(quats) if self.channels == motion.SWING_TWIST else []
@@ -185,7 +185,7 @@ class POSE_OT_jointlimit_motion(PosePoll, bpy.types.Operator):
                 bone_limits.write_posed_rotation(pb, q)
                 pb.keyframe_insert(data_path=path, frame=frame, group=pb.name)
             animation.remove_keys_between(pb, path, frames)
-        scene.frame_set(original_frame)
+        animation.set_scene_time(scene, original_frame)
         message = report_count("Smoothed 1 bone", "Smoothed {count} bones", len(written))
         if skipped:
             message += f"; skipped (fewer than two keys): {', '.join(skipped[:5])}"
