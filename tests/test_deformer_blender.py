@@ -1854,7 +1854,7 @@ def overridden_character(scene, arm, obj, tmp_path):
     return next(o for o in override.objects if o.type == "MESH" and o.override_library is not None)
 
 
-def test_add_and_bake_refuse_what_a_library_override_would_not_keep(limb, mods, tmp_path):
+def test_add_bake_and_derive_refuse_what_a_library_override_would_not_keep(limb, mods, tmp_path):
     """An overridden character's mesh (its mesh data the library's): Add refuses in one line (it
     raised a traceback linking its helper into the overridden collection); Bake into shape keys
     refuses (the keys went into the linked mesh and were gone on reopening, while Disable
@@ -1869,11 +1869,15 @@ def test_add_and_bake_refuse_what_a_library_override_would_not_keep(limb, mods, 
         bpy.ops.object.jointlimit_deformer_add(mode="SDEF")
     assert mods["deformer"].find(mesh)[0] is None
     shown = [m.show_viewport for m in mesh.modifiers]
-    with pytest.raises(RuntimeError, match="comes from a library: shape keys baked into it are not kept"):
+    with pytest.raises(RuntimeError, match="comes from a library: shape keys baked into it would not be kept"):
         bpy.ops.object.jointlimit_deformer_bake(use_scene_range=False, frame_start=1, frame_end=2, mute_modifiers=True)
     assert mesh.data.shape_keys is None and [m.show_viewport for m in mesh.modifiers] == shown
     assert bpy.ops.object.jointlimit_deformer_bake(use_scene_range=False, frame_start=1, frame_end=2, mode="LBS",
                                                    output="MESHES") == {"FINISHED"}
+    keys_before = [k.name for k in mesh.data.shape_keys.key_blocks] if mesh.data.shape_keys else None
+    with pytest.raises(RuntimeError, match="comes from a library: SDEF parameters derived into it would not be kept"):
+        bpy.ops.object.jointlimit_sdef_derive(write_mmd=True)     # (it said it derived them: gone on reopening)
+    assert (mesh.data.shape_keys and [k.name for k in mesh.data.shape_keys.key_blocks]) == keys_before
 
 
 def test_remove_refuses_a_deformer_that_comes_from_the_library(limb, mods, tmp_path):

@@ -33,6 +33,8 @@ def _check(label, obj, kind, source, strongest_two, baking_keys=False):
     try:
         if kind == "add" or baking_keys:
             deformer.check_local(obj, baking_keys)
+        elif kind == "derive":
+            data.check_mesh_local(obj, "SDEF parameters derived into it", "derive them in the library's file")
         mod = data.require_armature(obj)
         data.check_uniform_scale(obj, mod.object)
         data.check_mmd_complete(obj, source)

@@ -424,9 +424,7 @@ def check_local(obj, baking_keys=False):
     (``baking_keys``) writes into the mesh data."""
     mesh = obj.data
     if baking_keys:
-        if mesh.library is not None or mesh.override_library is not None:
-            raise data.DataError(f"the mesh data '{mesh.name}' of '{obj.name}' comes from a library: shape keys baked "
-                                 "into it are not kept with this file; bake as Meshes, or in the library's file")
+        data.check_mesh_local(obj, "shape keys baked into it", "bake as Meshes, or in the library's file")
         return
     if obj.library is not None or obj.override_library is not None or mesh.library is not None:
         raise data.DataError(f"'{obj.name}' is linked or a library override: the deformer's data (mesh attributes, a "

@@ -32,6 +32,16 @@ class DataError(ValueError):
     """Input the user has to fix; the message is shown in the operator report."""
 
 
+def check_mesh_local(obj, written, instead):
+    """``DataError`` when the mesh data of ``obj`` comes from a library (linked, or the linked data of
+    a library override): what is ``written`` into it would be lost on saving; ``instead`` says what
+    to do."""
+    mesh = obj.data
+    if mesh.library is not None or mesh.override_library is not None:
+        raise DataError(f"the mesh data '{mesh.name}' of '{obj.name}' comes from a library: {written} would not be "
+                        f"kept with this file; {instead}")
+
+
 @dataclass
 class TwoBone:
     """Two-bone vertices of a mesh (n of them) and the bones they use (K)."""

@@ -19,6 +19,7 @@ def derive(obj, centre="project", boundary="fit", pad=0.0, strongest_two=False, 
 
     Raises :class:`data.DataError` (or ``ValueError`` from the core) before writing anything.
     """
+    data.check_mesh_local(obj, "SDEF parameters derived into it", "derive them in the library's file")
     arm = data.require_armature(obj).object
     data.check_uniform_scale(obj, arm)
     two = data.two_bone_vertices(obj, arm, strongest_two)
