@@ -1015,6 +1015,20 @@ def mmd_layout(obj):
     return out
 
 
+def test_derive_says_when_it_replaces_a_models_own_mmd_sdef_data(scene, mods):
+    """A PMX model's own mmd_sdef_* keys replaced by Derive's Write as mmd_tools SDEF Data: the
+    report says so (it said only 'also as mmd_tools shape keys')."""
+    import bpy
+    from modal_harness import OperatorStandIn
+
+    arm, obj, truth = build_limb(scene)
+    op = OperatorStandIn(bpy.types.OBJECT_OT_jointlimit_sdef_derive, write_mmd=True, use_selected=False)
+    assert op.execute(bpy.context) == {"FINISHED"}
+    assert not any("replacing" in text for _, text in op.reports), op.reports
+    op = OperatorStandIn(bpy.types.OBJECT_OT_jointlimit_sdef_derive, write_mmd=True, use_selected=False)
+    assert op.execute(bpy.context) == {"FINISHED"}
+    assert any("replacing the SDEF data they held" in text for _, text in op.reports), op.reports
+
 @pytest.mark.parametrize("group_order", [("lower", "upper", "other"), ("upper", "lower", "other")])
 def test_derive_writes_mmd_layout_and_it_reads_back_the_same(scene, mods, group_order):
     """derive -> write mmd_tools layout -> read (source MMD) -> the same deformation as the derived

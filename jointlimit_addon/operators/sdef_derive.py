@@ -3,7 +3,7 @@
 import bpy
 from bpy.props import BoolProperty, EnumProperty, FloatProperty
 
-from ..deformer import derive
+from ..deformer import data, derive
 from ..wording import counted
 from ._common import MeshPoll, run_on_meshes, target_meshes
 from .deformer_add import selected_prop, strongest_two_prop
@@ -40,6 +40,7 @@ class OBJECT_OT_jointlimit_sdef_derive(MeshPoll, bpy.types.Operator):
 
     def execute(self, context):
         def work(obj):
+            replaced = self.write_mmd and data.has_mmd(obj)     # (a PMX model's own SDEF data)
             two, swapped = derive.derive(obj, self.centre, self.boundary, self.pad, self.strongest_two,
                                          self.write_mmd)
             if swapped:
@@ -49,6 +50,8 @@ class OBJECT_OT_jointlimit_sdef_derive(MeshPoll, bpy.types.Operator):
                             "ID, then name: bones without an ID by name), or give the bones MMD bone IDs in the "
                             "vertex groups' order, before exporting")
             where = " (also as mmd_tools shape keys)" if self.write_mmd else ""
+            if replaced:
+                where = " (also as mmd_tools shape keys, replacing the SDEF data they held: undo to keep the model's own)"
             return f"Derived SDEF parameters for {counted(len(two.index), 'vertex', 'vertices')} of '{obj.name}'{where}"
 
         return run_on_meshes(self, target_meshes(context, self.use_selected), work, "derive SDEF parameters")
