@@ -561,6 +561,10 @@ MESSAGES = {
         "アクティブにするか、それらの制限をオフにしてください",
     "{bones} had no joint limit: mirrored from the other side": "{bones} には関節制限がありませんでした：反対側からミラーしました",
     "{error} (frame {frame})": "{error}（フレーム {frame}）",
+    "Left {bones} unkeyed: no rotation keys, inside the limits on every frame":
+        "{bones} はキーを打ちませんでした：回転キーがなく、すべてのフレームで制限の内側です",
+    "Key poses of {bones} were outside their limits: the motion passes through them clamped":
+        "{bones} のキーポーズが制限の外側でした：モーションは制限内に補正したポーズを通ります",
     "Replace Limits": "制限を置き換え",
     "Limit Kind": "制限の種類",
     "What a Limit Rotation constraint becomes (IK limits always become Swing & Twist)":

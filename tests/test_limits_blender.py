@@ -439,6 +439,29 @@ def test_bake_keys_clamped_rotations_on_limited_bones_only(rig, core, kind, mode
     assert _keyed_frames(rig, 'pose.bones["forearm.L"]') == free_keys_before == {1, 10, 20}
 
 
+def test_bake_leaves_a_limited_bone_without_keys_alone_where_it_is_inside(rig, core):
+    """Bake (All Limited Bones) keyed every frame of every limited bone, also the ones nobody had
+    animated and that rest inside their limits (a user trial: 36 new F-curves for the untouched
+    side); such a bone is left unkeyed and named, one posed outside is keyed clamped."""
+    import bpy
+    from modal_harness import OperatorStandIn
+
+    Q = core["quat"]
+    keyed, still, outside = (rig.pose.bones[n] for n in ("upper_arm.L", "upper_arm.R", "forearm.R"))
+    for pb in (keyed, still, outside):
+        configure(pb.jointlimit, "SWING_TWIST")
+        pb.rotation_mode = "QUATERNION"
+    for frame, angle in ((1, 0.0), (10, 200.0)):
+        _key_rotation(keyed, Q.from_axis_angle([1, 0, 0], math.radians(angle)), frame)
+    outside.rotation_quaternion = Q.from_axis_angle([1, 0, 0], math.radians(170))
+    op = OperatorStandIn(bpy.types.POSE_OT_jointlimit_bake, frame_start=1, frame_end=10)
+    assert op.execute(bpy.context) == {"FINISHED"}
+    assert _keyed_frames(rig, 'pose.bones["upper_arm.L"]') == set(range(1, 11))
+    assert _keyed_frames(rig, 'pose.bones["forearm.R"]') == set(range(1, 11))
+    assert _keyed_frames(rig, 'pose.bones["upper_arm.R"]') == set()
+    assert any("Left upper_arm.R unkeyed: no rotation keys, inside the limits on every frame" in text
+               for _, text in op.reports), op.reports
+
 def _key_any(pb, q, frame, core):
     """Key a rotation in the bone's own mode."""
     core["bone_limits"].write_rotation(pb, q)

@@ -29,6 +29,13 @@ def _time_text(time):
     return f"{time:g}" if time != int(time) else str(int(time))
 
 
+def _keyed_or_corrected(bones, corrected):
+    """Per bone whether Bake keys it: its rotation keyed or driven, or outside its limit on some frame."""
+    animated = {(obj, name) for obj in {pb.id_data for pb in bones}
+                for name in animation.animated_rotations(obj, [pb for pb in bones if pb.id_data == obj])}
+    return np.array([(pb.id_data, pb.name) in animated or bool(corrected[:, b].any()) for b, pb in enumerate(bones)])
+
+
 def stored_rotation(pose_bone):
     """The values of the pose bone's rotation channel in its own mode, as a tuple."""
     path, _ = bone_limits.rotation_path(pose_bone)
@@ -142,6 +149,12 @@ class POSE_OT_jointlimit_bake(PosePoll, bpy.types.Operator):
             return {"CANCELLED"}
         clamped = np.stack([limit.clamp(sampled[:, b]) for b, limit in enumerate(limits)], axis=1)
         corrected = ~np.stack([limit.contains(sampled[:, b]) for b, limit in enumerate(limits)], axis=1)
+        keep = _keyed_or_corrected(bones, corrected)     # a bone without keys held inside: nothing to bake
+        unkeyed = [pb.name for pb, k in zip(bones, keep) if not k]
+        if unkeyed:
+            bones, limits = [pb for pb, k in zip(bones, keep) if k], [lim for lim, k in zip(limits, keep) if k]
+            sampled, clamped, corrected = sampled[:, keep], clamped[:, keep], corrected[:, keep]
+            stored = [[values for values, k in zip(row, keep) if k] for row in stored]
         verbatim, held = np.zeros_like(corrected), []
         for b, pb in enumerate(bones):
             if bone_limits.with_rotation_lock(pb, None) is not None:    # its locked channels keep their keys
@@ -156,9 +169,13 @@ class POSE_OT_jointlimit_bake(PosePoll, bpy.types.Operator):
                         held.append(pb.name)
         key_rotations(bones, frames, clamped, stored, corrected, verbatim)
         animation.set_scene_time(scene, original_frame)
-        self.report({"INFO"}, report_count("Baked 1 limited bone over frames {start}-{end}",
-                                           "Baked {count} limited bones over frames {start}-{end}", len(bones),
-                                           start=frames[0], end=frames[-1]) + bone_limits.skipped_text(skipped))
+        if bones or not unkeyed:
+            self.report({"INFO"}, report_count("Baked 1 limited bone over frames {start}-{end}",
+                                               "Baked {count} limited bones over frames {start}-{end}", len(bones),
+                                               start=frames[0], end=frames[-1]) + bone_limits.skipped_text(skipped))
+        if unkeyed:
+            self.report({"INFO"}, report_text("Left {bones} unkeyed: no rotation keys, inside the limits on every "
+                                              "frame", bones=", ".join(unkeyed[:5]) + (" …" if len(unkeyed) > 5 else "")))
         if held:
             self.report({"WARNING"}, bone_limits.held_text(held))
         return {"FINISHED"}

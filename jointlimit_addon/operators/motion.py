@@ -14,6 +14,7 @@ from .bake import sample_rotations
 
 # In-betweens further than this outside the range of their keys get a warning (degrees).
 OVERSHOOT_WARNING_DEGREES = 3.0
+KEY_MOVED_RADIANS = 1e-4   # a key pose the clamp moved further is named in the report
 STEP_WARNING_DEGREES = 45.0     # per frame: a turn no joint makes in one frame of animation
 
 
@@ -137,7 +138,7 @@ class POSE_OT_jointlimit_motion(PosePoll, bpy.types.Operator):
             return {"CANCELLED"}
         scene = context.scene
         original_frame = scene.frame_current_final     # (a subframe kept)
-        written, overshoot, over_pole, jumps, held = [], {}, {}, {}, []
+        written, overshoot, over_pole, jumps, held, moved_keys = [], {}, {}, {}, [], []
         for pb, keys, limit in plans:
             frames = output_frames(keys, self.step)
             order = pb.rotation_mode if pb.rotation_mode in bone_limits.EULER_MODES else "XYZ"
@@ -148,8 +149,11 @@ class POSE_OT_jointlimit_motion(PosePoll, bpy.types.Operator):
                 # locked channels keep the animation's value on each frame: read it there
                 locked = sample_rotations(scene, [pb], frames)[1] if _locked_bone(pb) else None
                 if limit is not None:   # the key poses inside the limit first (whether Clamp Playback clamped them)
+                    posed = quats
                     quats = (np.asarray(limit.clamp(quats), dtype=np.float64) if locked is None else
                              np.array([_inside_locked(pb, limit, q, values[0]) for q, values in zip(quats, stored)]))
+                    if np.max(quat.angle_between(quats, posed)) > KEY_MOVED_RADIANS:
+                        moved_keys.append(pb.name)
                 args = (np.array(keys, dtype=np.float64), quats, np.array(frames, dtype=np.float64), self.profile,
                         self.channels)
                 try:    # (a locked bone's frames are clamped with its lock when written)
@@ -190,6 +194,9 @@ class POSE_OT_jointlimit_motion(PosePoll, bpy.types.Operator):
         if skipped:
             message += f"; skipped (fewer than two keys): {', '.join(skipped[:5])}"
         self.report({"INFO"}, message)
+        if moved_keys:
+            self.report({"INFO"}, _rpt("Key poses of {bones} were outside their limits: the motion passes through "
+                                       "them clamped", bones=", ".join(moved_keys[:5])))
         if overshoot:
             self.report({"WARNING"}, _rpt(
                 "The motion of {bones} leaves the range of its keys by up to {angle:.1f}°: "
