@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from . import chains, compat, settings_io
+from . import chains, compat, props, settings_io
 from .core import ccd_steps, grouped_shapes, locks, quat
 from .core.euler_limits import EulerLimit, EulerMultiLimit, HingeLimit, QuatSwingLimit
 from .core.limits import MIN_SWING_WIDTHS, SMOOTH_SHAPES, JointLimit
@@ -49,10 +49,11 @@ def twist_range(lo, hi):
 
 
 def _swing_width(rng, what, shape):
-    """A smooth shape needs a range of some width (``MIN_SWING_WIDTHS``), named in panel terms."""
+    """A shape's range needs some width (``MIN_SWING_WIDTHS``), named in panel terms."""
     width = MIN_SWING_WIDTHS.get(shape, 0.0)
     if rng[1] - rng[0] < width * (1.0 - 1e-6):
-        raise ValueError(f"{what}: the {shape.title()} shape needs a range at least {math.degrees(width):.3g}° wide "
+        name = next((label for key, label, _ in props.SHAPE_ITEMS if key == shape), shape)
+        raise ValueError(f"{what}: the {name} shape needs a range at least {math.degrees(width):.3g}° wide "
                          f"(got {math.degrees(rng[1] - rng[0]):.3g}°)")
     return rng
 

@@ -267,11 +267,12 @@ def release_data():
 
 
 def end_process(code):
-    """Exit with ``code`` as ``sys.exit(code)`` would, after Python's exit functions (the bpy
-    module's own clean-up among them) and with every stream flushed, but without the C++ static
-    destructors that come after them: the bpy 4.5 module can wait there forever (a thread's
-    condition variable, after ``rigify_generate``), where Blender itself exits. The session's
-    temporary folder, which Blender removes at that point, is removed here."""
+    """Exit with ``code`` as ``sys.exit(code)`` would, after what the interpreter does on its way
+    out (waiting for the scripts' threads, Python's exit functions, the bpy module's own clean-up
+    among them, files still open flushed), but without the C++ static destructors that come after
+    it: the bpy 4.5 module can wait there forever (a thread's condition variable, after
+    ``rigify_generate``), where Blender itself exits. The session's temporary folder, which
+    Blender removes at that point, is removed here."""
     bpy = sys.modules.get("bpy")
     session_temp = os.path.normpath(bpy.app.tempdir) if bpy is not None and bpy.app.tempdir else None
     if code is None:
@@ -280,8 +281,19 @@ def end_process(code):
         print(code, file=sys.stderr)
         code = 1
     import atexit
+    import gc
+    import io
+    import threading
 
+    threading._shutdown()      # the scripts' threads end, as at the interpreter's exit
     atexit._run_exitfuncs()
+    gc.collect()
+    for obj in gc.get_objects():    # files a script left open: their buffers written
+        if isinstance(obj, io.IOBase) and not obj.closed:
+            try:
+                obj.flush()
+            except (OSError, ValueError):
+                pass
     for stream in (sys.stdout, sys.stderr):
         stream.flush()
     if os.name != "posix":

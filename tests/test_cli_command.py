@@ -107,6 +107,20 @@ def test_launcher_exits_after_rigify_generates_a_rig_and_removes_its_temporary_f
     temp = next(line.split(" ", 1)[1] for line in result.stdout.splitlines() if line.startswith("TEMP "))
     assert not pathlib.Path(temp).exists()
 
+
+def test_launcher_lets_a_scripts_thread_finish_and_its_open_file_be_written(tmp_path):
+    """Ending the process itself (above) still does what the interpreter's exit does: a script's
+    thread that is still working finishes, a file a script left open is written out."""
+    done, kept = tmp_path / "done.txt", tmp_path / "kept.txt"
+    script = ("import sys, threading, time\n"
+              f"def work():\n    time.sleep(0.5)\n    open({str(done)!r}, 'w').write('done')\n"
+              "threading.Thread(target=work).start()\n"
+              f"f = open({str(kept)!r}, 'w')\nf.write('buffered')\nsys.modules['kept_file'] = f\n")
+    result = subprocess.run([str(launcher()), "-b", "--factory-startup", "--python-expr", script],
+                            capture_output=True, text=True, timeout=240)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert done.read_text() == "done" and kept.read_text() == "buffered"
+
 @pytest.mark.parametrize("flags, runs", [([], False), (["-y"], True), (["--enable-autoexec"], True),
                                          (["-y", "-Y"], False)])
 def test_launcher_runs_a_files_scripts_with_y(tmp_path, flags, runs):

@@ -147,7 +147,7 @@ def check_report_path(path):
     folder = os.path.dirname(os.path.abspath(path))
     if not path.endswith(".json"):
         raise UsageError(f"--report {path} must end with .json")
-    if not os.path.isdir(folder) or not os.access(folder, os.W_OK):
+    if not os.path.isdir(folder) or not _writable(folder):
         raise UsageError(f"--report {path}: the folder {folder} does not exist or is not writable")
 
 

@@ -278,20 +278,24 @@ def _inside_parity(s, t, outline, ops):
         if scalar and not cross:
             continue
         inside = inside ^ (cross & (s < a_s + (t - a_t) * (b_s - a_s) * inv_dt))
-    for t0, t1, c_s, c_t, r, side in outline.pieces:
+    for t0, t1, c_s, c_t, side, a_s, a_t in outline.pieces:
         cross = (t0 > t) != (t1 > t)
         if scalar and not cross:
             continue
-        dt = t - c_t
-        inside = inside ^ (cross & (s < c_s + side * ops.sqrt(ops.maximum(r * r - dt * dt, 0.0))))
+        # left of the piece: left of the centre, and within the circle on the right half or beyond it
+        # on the left; |p - c|² - r² taken from the arc's end a (exact for a nearly flat arc's huge r)
+        d_s, d_t = s - a_s, t - a_t
+        in_circle = d_s * d_s + d_t * d_t + 2.0 * (d_s * (a_s - c_s) + d_t * (a_t - c_t)) < 0.0
+        left = (s < c_s) | in_circle if side > 0.0 else (s < c_s) & (in_circle ^ True)
+        inside = inside ^ (cross & left)
     return inside
 
 
 def _monotone_pieces(a, b, centre, radius, bulge):
     """The arc from ``a`` to ``b`` about ``centre`` (counter-clockwise for a positive ``bulge``)
-    split at the circle's top and bottom: ``[(t0, t1, c_s, c_t, r, side)]``, each piece monotone
-    in ``t`` on the side ``side`` (+1 right of the centre, -1 left); the ends keep the vertices'
-    own ``t``."""
+    split at the circle's top and bottom: ``[(t0, t1, c_s, c_t, side, a_s, a_t)]``, each piece
+    monotone in ``t`` on the side ``side`` (+1 right of the centre, -1 left); the ends keep the
+    vertices' own ``t``; ``a`` is on the circle (the circle's test is taken from it)."""
     c_s, c_t = centre
     start = math.atan2(a[1] - c_t, a[0] - c_s)
     turn = 1.0 if bulge > 0.0 else -1.0
@@ -300,8 +304,8 @@ def _monotone_pieces(a, b, centre, radius, bulge):
     cuts = sorted(off for off in ((turn * (k * math.pi / 2.0 - start)) % _TWO_PI for k in (1, 3)) if 0.0 < off < sweep)
     offsets = [0.0, *cuts, sweep]
     ts = [a[1], *(c_t + radius * math.sin(start + turn * off) for off in cuts), b[1]]
-    return [(ts[i], ts[i + 1], c_s, c_t, radius,
-             1.0 if math.cos(start + turn * 0.5 * (offsets[i] + offsets[i + 1])) >= 0.0 else -1.0)
+    return [(ts[i], ts[i + 1], c_s, c_t,
+             1.0 if math.cos(start + turn * 0.5 * (offsets[i] + offsets[i + 1])) >= 0.0 else -1.0, a[0], a[1])
             for i in range(len(offsets) - 1)]
 
 
@@ -681,9 +685,10 @@ def _parse_outline(outline):
     x, y = poly[:, 0], poly[:, 1]
     area = 0.5 * np.sum(x * np.roll(y, -1) - np.roll(x, -1) * y)
     extent = float(np.ptp(poly, axis=0).max())
-    if abs(area) <= 1e-12 * extent * extent and not _self_intersects(poly):     # (a bow tie's halves cancel)
+    crossing = _self_intersects(poly)
+    if abs(area) <= 1e-12 * extent * extent and not crossing:     # (a bow tie's halves cancel)
         raise ValueError("outline encloses no area")
-    if _self_intersects(poly):
+    if crossing:
         raise ValueError("outline intersects itself; it must be a simple closed curve")
     return verts, bulges
 
