@@ -137,7 +137,7 @@ def test_targets_from_poses_at_the_limits_edge_are_not_called_out_of_range(arm, 
         assert np.linalg.norm(_hand_head(arm) - target) < 1e-5 * _limb_length(arm)
         assert "out of range of the limits" not in out, out
         edges += "at the edge of the limits" in out
-    print("EDGES", edges)
+    assert edges > 0    # the case the note is for came up (13 of the 40 here)
 
 def _inside(limit, q, mods):
     """Inside the limit up to the float32 rounding of the rotation channels."""

@@ -885,6 +885,14 @@ def test_add_vertex_builds_a_valid_outline_from_none(rig, core):
     assert len(set(points)) == 4
     limit = core["bone_limits"].build_limit(s)
     assert limit.contains(core["quat"].identity())
+    # two vertices joined by arcs are a shape already: a vertex goes halfway along the active edge
+    s.outline.clear()
+    for z in (-0.5, 0.5):
+        p = s.outline.add()
+        p.swing_z, p.swing_x, p.bulge = z, 0.0, 1.0
+    s.outline_index = 0
+    assert bpy.ops.pose.jointlimit_outline_edit(action="ADD") == {"FINISHED"}
+    assert [(round(p.swing_z, 6), p.swing_x) for p in s.outline] == [(-0.5, 0.0), (0.0, 0.0), (0.5, 0.0)]
 
 def _flip(q):
     return np.array([q[0], q[1], -q[2], -q[3]])
@@ -1001,6 +1009,9 @@ def test_a_too_narrow_smooth_shape_range_is_named_in_panel_terms(rig):
     select_only(rig, {"forearm.L"}, active="forearm.L")
     assert _error_of(bpy.ops.pose.jointlimit_apply).endswith(
         "Bone 'forearm.L': Swing Z: the Ellipse shape needs a range at least 0.1° wide (got 0.05°)")
+    pb.jointlimit.shape = "RECT"
+    pb.jointlimit.swing_z_min, pb.jointlimit.swing_z_max = 0.0, 1e-12     # (a script's: the sliders cannot)
+    assert "Swing Z: the Rectangle shape needs a range at least" in _error_of(bpy.ops.pose.jointlimit_apply)
 
 @pytest.mark.parametrize("kind, field", [("HINGE", "hinge_min"), ("SWING_TWIST", "swing_x_max"), ("SWING_TWIST", "twist_min"),
                                          ("EULER", "euler_min")])

@@ -244,7 +244,7 @@ def _near_outline(s, t, outline, tol, ops):
         lo_s, hi_s, lo_t, hi_t = outline.box
         if not (lo_s - tol <= s <= hi_s + tol and lo_t - tol <= t <= hi_t + tol):
             return False
-    for e, (lo_s, hi_s, lo_t, hi_t) in zip(outline.edges2, outline.edge_boxes):
+    for i, (e, (lo_s, hi_s, lo_t, hi_t)) in enumerate(zip(outline.edges2, outline.edge_boxes)):
         if scalar and not (lo_s - tol <= s <= hi_s + tol and lo_t - tol <= t <= hi_t + tol):
             continue  # one point, clearly away from this edge: skip the arithmetic
         if e[0] == "line":
@@ -253,11 +253,16 @@ def _near_outline(s, t, outline, tol, ops):
             ds, dt = s - a_s - u * d_s, t - a_t - u * d_t
             near = near | (ds * ds + dt * dt <= tol2)
         else:
-            _, a_s, a_t, c_s, c_t, r, m_s, m_t = e
-            vs, vt = s - c_s, t - c_t
-            dr = ops.sqrt(vs * vs + vt * vt) - r
-            # on the arc's side of its chord, checked at the radial projection (sign of m·(v))
-            on_arc = (vs * m_s + vt * m_t) * r >= ((a_s - c_s) * m_s + (a_t - c_t) * m_t) * (dr + r)
+            _, a_s, a_t, c_s, c_t, r, _m_s, _m_t = e
+            b_s, b_t, turn, major = outline.arc_ends[i]
+            # taken from the arc's ends (exact for a nearly flat arc's huge r): |p - c|² - r² and
+            # the sides of the radii to a and b, whose angle holds the arc
+            d_s, d_t = s - a_s, t - a_t
+            power = d_s * d_s + d_t * d_t + 2.0 * (d_s * (a_s - c_s) + d_t * (a_t - c_t))
+            dr = power / (ops.sqrt(ops.maximum(power + r * r, 0.0)) + r)
+            after_a = turn * ((a_s - c_s) * d_t - (a_t - c_t) * d_s) >= 0.0
+            before_b = turn * ((s - b_s) * (b_t - c_t) - (t - b_t) * (b_s - c_s)) >= 0.0
+            on_arc = (after_a | before_b) if major else (after_a & before_b)
             near = near | (on_arc & (dr * dr <= tol2))
     for v_s, v_t in outline.vertices:
         ds, dt = s - v_s, t - v_t
@@ -339,6 +344,7 @@ class _Outline:
         self.vertices = [tuple(map(float, v)) for v in vertices]
         self.bulges = [float(b) for b in bulges]
         self.edges2, self.edges3, self.chords, self.pieces, self.arcs = [], [], [], [], []
+        self.arc_ends = []  # per edge: None for a line, (b_s, b_t, turn, major) for an arc
         self.spans = []  # signed angle of each edge about its circle's axis
         self.vertices3 = [tuple(map(float, projection._plane_to_sphere(*v))) for v in self.vertices]
         n_edges = len(self.vertices)
@@ -370,6 +376,7 @@ class _Outline:
         if bulge == 0.0:
             self.chords.append((a_s, a_t, b[0], b[1], 1.0 / d_t if d_t != 0.0 else 0.0))
             self.edges2.append(("line", a_s, a_t, d_s, d_t, 1.0 / l2))
+            self.arc_ends.append(None)
             # Line  a s + b t = c  ->  plane n·X = h with n = (-a, -c, b), h = c.
             la, lb = -d_t, d_s
             lc = la * a_s + lb * a_t
@@ -382,6 +389,7 @@ class _Outline:
             c_s, c_t = mid[0] - sgn * radius * r_s, mid[1] - sgn * radius * r_t
             m_s, m_t = sgn * r_s, sgn * r_t
             self.edges2.append(("arc", a_s, a_t, c_s, c_t, radius, m_s, m_t))
+            self.arc_ends.append((float(b[0]), float(b[1]), sgn, abs(bulge) > 1.0))
             self.pieces += _monotone_pieces(a, b, (c_s, c_t), radius, bulge)
             # Circle (c, r): power of the origin K = |c|² - r² = 2 c·a - |a|² (no cancellation);
             # plane n = (2 c_s, K - 1, -2 c_t), h = -(1 + K), |n|² - h² = 4 r².

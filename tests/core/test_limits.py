@@ -460,6 +460,21 @@ def test_points_on_the_chord_of_an_arc_are_inside(bulge, axis):
     assert JointLimit("POLYGON", outline=[(*ends[0], bulge), (*ends[1], bulge)]).contains(quat.identity())
 
 
+
+@pytest.mark.parametrize("bulge", [1e-8, -1.69e-8, 3e-6, -1e-5])
+def test_a_nearly_flat_arc_keeps_points_beyond_its_ends_out(bulge):
+    """Its circle's radius is up to 1e8: its crossings and distances are taken from the arc's ends
+    (from the centre, ``sqrt(r² - dt²)`` and ``|p - c| - r`` lost every digit: points 0.01 to
+    0.07 beyond the ends read as inside; a review)."""
+    w = 1.164
+    reg = PolygonRegion([(-w, 0.0, bulge), (w, 0.0), (0.0, 0.8)])
+    for s in (w + 0.01, w + 0.07, -w - 0.01, -w - 0.05):
+        for t in (0.0, 1e-9, -1e-9, 0.003):
+            assert not reg.contains1(s, t) and not reg.contains_st(s, t), (s, t)
+    points = reg.boundary_points(400)
+    assert reg.contains_st(points[:, 0], points[:, 1]).all()
+    assert all(reg.contains1(*p) for p in points)
+
 def _parity_of_polyline(s, t, poly):
     """Even-odd test against a dense polyline (the reference)."""
     x, y = poly[:, 0], poly[:, 1]
