@@ -62,6 +62,13 @@ def _scaled_as_base(pose_bone, scale):
     return np.allclose(m.T @ m, scale * scale * np.eye(3), rtol=0.0, atol=1e-6 * max(1.0, scale * scale))
 
 
+def mirrored_bone(bones):
+    """The first of ``bones`` mirrored by a negative scale (its own channels, two negative axes
+    included, or inherited: a frame that turns inside out), whose turns the rotation model cannot
+    follow; ``None``."""
+    return next((pb.name for pb in bones if min(pb.scale) < 0.0 or pb.matrix.determinant() < 0.0), None)
+
+
 def model_lengths(bones, parent_pose, parent_rest):
     """Each bone's length on the evaluated pose (its pose scale included), in the units of the
     model of :func:`virtual_rests` (the chain base's uniform scale divided out)."""

@@ -95,7 +95,7 @@ class CCDSolver:
                                                   target, tolerance)
         self.current = np.array(quats)
         info.update(error=info["evaluated_error"], reached=info["evaluated_error"] <= tolerance,
-                    iterations=sum(sweeps), restarts=sum(restarts))
+                    iterations=sum(sweeps), restarts=sum(restarts), mirrored=evaluated.mirrored_bone(self.bones))
         return quats, info
 
 
@@ -175,6 +175,8 @@ class POSE_OT_jointlimit_ccd_ik(ModalDragMixin, ActiveBonePoll, bpy.types.Operat
 
 def status_text(info):
     state = "reached" if info["reached"] else "not reached"
+    if not info["reached"] and info.get("mirrored"):
+        state += f" ('{info['mirrored']}' is mirrored by a negative scale)"
     restarts = info.get("restarts", 0)
     more = f", {restarts} restarts" if restarts else ""
     return (f"{state}: error {info['error']:.2e} ({info['error'] / info['length']:.1e} of chain), "

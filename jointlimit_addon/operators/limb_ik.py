@@ -185,7 +185,7 @@ class LimbSolver:
         quats, info = evaluated.solve_through_rig(self.view_layer, written, once, lambda: self.bones[2].head,
                                                   target, tolerance)
         info["tip_error"] = info["evaluated_error"]
-        info["mirrored"] = next((pb.name for pb in self.bones if pb.matrix.determinant() < 0.0), None)
+        info["mirrored"] = evaluated.mirrored_bone(self.bones if self.target_rotation is not None else self.bones[:2])
         if self.target_rotation is not None:   # as evaluated: the end bone's armature-space rotation
             info["orientation_error"] = _orientation_error(self.target_rotation, np.array(
                 self.bones[2].matrix.to_3x3().normalized().to_quaternion()))
