@@ -461,6 +461,11 @@ def test_bake_leaves_a_limited_bone_without_keys_alone_where_it_is_inside(rig, c
     assert _keyed_frames(rig, 'pose.bones["upper_arm.R"]') == set()
     assert any("Left upper_arm.R unkeyed: no rotation keys, inside the limits on every frame" in text
                for _, text in op.reports), op.reports
+    select_only(rig, {"upper_arm.R"}, active="upper_arm.R")      # nothing else to bake: said all the same
+    op = OperatorStandIn(bpy.types.POSE_OT_jointlimit_bake, frame_start=1, frame_end=10, all_bones=False)
+    assert op.execute(bpy.context) == {"FINISHED"}
+    assert [text for _, text in op.reports] == ["Left upper_arm.R unkeyed: no rotation keys, inside the limits on "
+                                                "every frame"]
 
 def _key_any(pb, q, frame, core):
     """Key a rotation in the bone's own mode."""

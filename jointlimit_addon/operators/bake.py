@@ -175,7 +175,8 @@ class POSE_OT_jointlimit_bake(PosePoll, bpy.types.Operator):
                                                start=frames[0], end=frames[-1]) + bone_limits.skipped_text(skipped))
         if unkeyed:
             self.report({"INFO"}, report_text("Left {bones} unkeyed: no rotation keys, inside the limits on every "
-                                              "frame", bones=", ".join(unkeyed[:5]) + (" …" if len(unkeyed) > 5 else "")))
+                                              "frame", bones=", ".join(unkeyed[:5]) + (" …" if len(unkeyed) > 5 else ""))
+                        + ("" if bones else bone_limits.skipped_text(skipped)))
         if held:
             self.report({"WARNING"}, bone_limits.held_text(held))
         return {"FINISHED"}
