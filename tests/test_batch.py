@@ -236,6 +236,7 @@ def test_no_save_and_output(run, rig_file, tmp_path):
 
 def test_bake_keys_every_frame_inside_the_limit(run, scene, tmp_path):
     obj = build_rig()
+    obj.pose.bones["tail"].jointlimit.enabled = True    # no keys, at rest inside: left unkeyed, and said so
     pb = obj.pose.bones["spine"]
     for frame, angle in ((1, 0), (11, 60)):
         pb.rotation_quaternion = axis_x(angle)
@@ -243,6 +244,7 @@ def test_bake_keys_every_frame_inside_the_limit(run, scene, tmp_path):
     path = save(tmp_path / "bake.blend")
     out = ok(run("bake", "--frames", 1, 11, blend=path))
     assert "bake: frames 11/11" in out
+    assert "baked 1 limited bones of 'Rig' over frames 1..11; left 1 without rotation keys unkeyed" in out
     obj = load(path)
     angles = [angle_of(q) for q in sampled(obj, "spine", range(1, 12))]
     assert max(angles) == pytest.approx(20.0, abs=1e-3) and angles[0] == pytest.approx(0.0, abs=1e-3)

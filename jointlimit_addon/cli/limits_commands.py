@@ -112,8 +112,11 @@ def cmd_bake(args):
     refuse_unkeyable(arm)
     with active_in_mode(arm, "POSE"), bone_selection(arm, args.bones), frame_progress("bake", end - start + 1):
         run_op(bpy.ops.pose.jointlimit_bake, "bake", frame_start=start, frame_end=end, all_bones=args.bones is None)
-    return Outcome(f"baked {len(targets)} limited bones of {arm.name!r} over frames {start}..{end}", bones=targets,
-                   objects=[arm.name])
+    baked = set(animation.animated_rotations(arm, [arm.pose.bones[n] for n in targets]))
+    left = [n for n in targets if n not in baked]   # no rotation keys and inside: the operator keys none
+    note = f"; left {len(left)} without rotation keys unkeyed (inside their limits)" if left else ""
+    return Outcome(f"baked {len(targets) - len(left)} limited bones of {arm.name!r} over frames {start}..{end}{note}",
+                   bones=[n for n in targets if n in baked], objects=[arm.name])
 
 
 def cmd_convert(args):
