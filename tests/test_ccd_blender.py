@@ -195,11 +195,7 @@ def test_bones_scaled_in_the_pose_reach_their_targets(scene, mods, scale, tip_sc
     obj = tail_chain(6)
     obj.pose.bones["t01"].scale = scale
     obj.pose.bones["t05"].scale = tip_scale
-    for pb in obj.pose.bones:
-        pb.rotation_quaternion = (math.cos(0.1), math.sin(0.1), 0.0, 0.0)
-    target = _tip(obj).copy()
-    for pb in obj.pose.bones:
-        pb.rotation_quaternion = (1.0, 0.0, 0.0, 0.0)
+    target = _bent_tip(obj)
     assert bpy.ops.pose.jointlimit_ccd_ik(target=target, use_limits=False) == {"FINISHED"}
     assert np.linalg.norm(_tip(obj) - target) < 1e-3 * 0.6
 
@@ -212,16 +208,24 @@ def test_a_bone_mirrored_by_a_negative_scale_is_named_when_the_target_is_missed(
 
     obj = tail_chain(6)
     obj.pose.bones["t01"].scale = scale
-    for pb in obj.pose.bones:
-        pb.rotation_quaternion = (math.cos(0.1), math.sin(0.1), 0.0, 0.0)
-    target = _tip(obj).copy()
-    for pb in obj.pose.bones:
-        pb.rotation_quaternion = (1.0, 0.0, 0.0, 0.0)
+    target = _bent_tip(obj)
     capfd.readouterr()
     assert bpy.ops.pose.jointlimit_ccd_ik(target=target, use_limits=False) == {"FINISHED"}
     out = capfd.readouterr().out
     assert np.linalg.norm(_tip(obj) - target) > 1e-3
     assert "not reached ('t01' is mirrored by a negative scale)" in out, out
+
+
+def _bent_tip(obj):
+    """Where the chain's tip is with every bone bent 11.5° about X (a reachable target), the chain
+    put back at rest."""
+    for pb in obj.pose.bones:
+        pb.rotation_quaternion = (math.cos(0.1), math.sin(0.1), 0.0, 0.0)
+    target = _tip(obj).copy()
+    for pb in obj.pose.bones:
+        pb.rotation_quaternion = (1.0, 0.0, 0.0, 0.0)
+    return target
+
 
 def test_a_bone_scaled_to_zero_is_named(scene, mods):
     import bpy
