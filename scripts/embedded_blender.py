@@ -285,22 +285,31 @@ def end_process(code):
     import io
     import threading
 
-    threading._shutdown()      # the scripts' threads end, as at the interpreter's exit
-    atexit._run_exitfuncs()
+    threading._shutdown()      # (done already before release_data: idempotent)
+    try:
+        atexit._run_exitfuncs()
+    except BaseException:   # as the interpreter reports an exit function's error, and goes on
+        traceback.print_exc()
     gc.collect()
     for obj in gc.get_objects():    # files a script left open: their buffers written
-        if isinstance(obj, io.IOBase) and not obj.closed:
-            try:
+        try:
+            if issubclass(type(obj), io.IOBase) and not obj.closed:
                 obj.flush()
-            except (OSError, ValueError):
-                pass
+        except Exception:   # a file gone bad, a freed object: nothing to write
+            pass
     for stream in (sys.stdout, sys.stderr):
-        stream.flush()
+        try:
+            stream.flush()
+        except Exception:   # closed by a script, a pipe whose reader left
+            pass
     if os.name != "posix":
         sys.exit(code)
     import ctypes
 
-    ctypes.CDLL(None).fflush(None)     # what Blender's C code printed
+    try:
+        ctypes.CDLL(None).fflush(None)     # what Blender's C code printed
+    except Exception:
+        pass
     if session_temp is not None and os.path.basename(session_temp).startswith("blender_"):
         shutil.rmtree(session_temp, ignore_errors=True)
     os._exit(code)
@@ -317,5 +326,8 @@ if __name__ == "__main__":
     except BaseException:   # as Python reports an uncaught exception
         traceback.print_exc()
         exit_code = 1
+    import threading
+
+    threading._shutdown()      # the scripts' threads end (as at the interpreter's exit) before the data goes
     release_data()
     end_process(exit_code)

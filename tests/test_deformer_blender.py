@@ -1027,7 +1027,7 @@ def test_derive_says_when_it_replaces_a_models_own_mmd_sdef_data(scene, mods):
     assert not any("replacing" in text for _, text in op.reports), op.reports
     op = OperatorStandIn(bpy.types.OBJECT_OT_jointlimit_sdef_derive, write_mmd=True, use_selected=False)
     assert op.execute(bpy.context) == {"FINISHED"}
-    assert any("replacing the SDEF data they held" in text for _, text in op.reports), op.reports
+    assert any("replacing the SDEF data they held: undo to keep it" in text for _, text in op.reports), op.reports
 
 @pytest.mark.parametrize("group_order", [("lower", "upper", "other"), ("upper", "lower", "other")])
 def test_derive_writes_mmd_layout_and_it_reads_back_the_same(scene, mods, group_order):

@@ -344,6 +344,23 @@ def test_a_key_far_outside_the_limit_is_clamped_before_the_motion_is_made(rig, m
     assert Q.angle_between(path[9], limit.clamp(far)) < 1e-5
 
 
+def test_the_clamped_key_poses_are_named_with_clamp_playback_on_too(rig, mods, capfd):
+    """With Clamp Playback on, the pose read at a key is clamped already: the report compares with
+    the keys themselves (a review: no bone was named then)."""
+    import bpy
+
+    Q = mods["core.quat"]
+    pb, _s, _limit = _limited_quaternion_joint(rig, mods)
+    for frame, z in ((1, 0.0), (10, 166.0), (20, 0.0)):
+        _key(pb, Q.from_axis_angle([0, 0, 1], math.radians(z)), frame, mods)
+    bpy.context.scene.jointlimit.clamp_playback = True
+    try:
+        capfd.readouterr()
+        assert bpy.ops.pose.jointlimit_motion(frame_start=1, frame_end=20) == {"FINISHED"}
+        assert f"Key poses of {pb.name} were outside their limits" in capfd.readouterr().out
+    finally:
+        bpy.context.scene.jointlimit.clamp_playback = False
+
 def test_locked_channels_keep_their_value(rig, mods):
     """A bone whose X angle is locked (keyed the same at every key): the generated keys keep it
     exactly, with Swing & Twist channels too (which interpolate other numbers)."""
@@ -630,6 +647,13 @@ def test_the_scene_time_comes_back_with_its_subframe(rig, mods, operator):
     scene.frame_set(10, subframe=0.5)
     assert getattr(bpy.ops.pose, f"jointlimit_{operator}")(frame_start=1, frame_end=20) == {"FINISHED"}
     assert (scene.frame_current, scene.frame_subframe) == (10, 0.5)
+    scene.render.frame_map_old, scene.render.frame_map_new = 100, 200   # Time Remapping: the scene time is not
+    try:                                                                # the frame (a review: back on frame 20)
+        scene.frame_set(40, subframe=0.25)
+        assert getattr(bpy.ops.pose, f"jointlimit_{operator}")(frame_start=1, frame_end=20) == {"FINISHED"}
+        assert (scene.frame_current, scene.frame_subframe) == (40, 0.25)
+    finally:
+        scene.render.frame_map_old = scene.render.frame_map_new = 100
 
 
 @pytest.mark.parametrize("operator", ["bake", "motion"])

@@ -112,7 +112,9 @@ def cmd_bake(args):
     refuse_unkeyable(arm)
     with active_in_mode(arm, "POSE"), bone_selection(arm, args.bones), frame_progress("bake", end - start + 1):
         run_op(bpy.ops.pose.jointlimit_bake, "bake", frame_start=start, frame_end=end, all_bones=args.bones is None)
-    baked = set(animation.animated_rotations(arm, [arm.pose.bones[n] for n in targets]))
+    if args.bones is None:  # the operator bakes the bones an animator poses
+        targets = [pb.name for pb in bone_limits.animator_bones([arm.pose.bones[n] for n in targets])[0]]
+    baked = set(animation.animated_limited_bones(arm))
     left = [n for n in targets if n not in baked]   # no rotation keys and inside: the operator keys none
     note = f"; left {len(left)} without rotation keys unkeyed (inside their limits)" if left else ""
     return Outcome(f"baked {len(targets) - len(left)} limited bones of {arm.name!r} over frames {start}..{end}{note}",

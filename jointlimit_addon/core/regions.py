@@ -177,20 +177,22 @@ def _nearest_on_plane(s, t, outline):
     cur = (s * 0.0 + v0[0], t * 0.0 + v0[1])
     ds, dt = s - v0[0], t - v0[1]
     best = ds * ds + dt * dt
-    for e in outline.edges2:
+    for i, e in enumerate(outline.edges2):
         if e[0] == "line":
             _, a_s, a_t, d_s, d_t, inv_l2 = e
             u = np.clip(((s - a_s) * d_s + (t - a_t) * d_t) * inv_l2, 0.0, 1.0)
             qs, qt = a_s + u * d_s, a_t + u * d_t
             on_edge = True
         else:
-            _, a_s, a_t, c_s, c_t, r, m_s, m_t = e
+            _, a_s, a_t, c_s, c_t, r, _m_s, _m_t = e
             vs, vt = s - c_s, t - c_t
             vl = np.sqrt(vs * vs + vt * vt)
             ok = vl > 1e-300
-            f = r / np.where(ok, vl, 1.0)
-            qs, qt = c_s + vs * f, c_t + vt * f
-            on_edge = ok & ((qs - a_s) * m_s + (qt - a_t) * m_t >= 0.0)
+            dr = _radial_offset(s, t, a_s, a_t, c_s, c_t, r, projection.NP)
+            near_p = _from_the_point(s, t, dr, c_s, c_t, r)
+            f = np.where(near_p, -dr, r) / np.where(ok, vl, 1.0)
+            qs, qt = np.where(near_p, s, c_s) + vs * f, np.where(near_p, t, c_t) + vt * f
+            on_edge = ok & _in_arc_wedge(s, t, outline, i, projection.NP)
         ds, dt = s - qs, t - qt
         d = ds * ds + dt * dt
         best, cur = _take(on_edge & (d < best), d, best, (qs, qt), cur, projection.NP)
@@ -206,7 +208,7 @@ def _nearest_on_plane1(s, t, outline):
     best point so far is skipped."""
     best_s, best_t = outline.vertices[0]
     best = (s - best_s) ** 2 + (t - best_t) ** 2
-    for e, (lo_s, hi_s, lo_t, hi_t) in zip(outline.edges2, outline.edge_boxes):
+    for i, (e, (lo_s, hi_s, lo_t, hi_t)) in enumerate(zip(outline.edges2, outline.edge_boxes)):
         gs = lo_s - s if s < lo_s else (s - hi_s if s > hi_s else 0.0)
         gt = lo_t - t if t < lo_t else (t - hi_t if t > hi_t else 0.0)
         if gs * gs + gt * gt >= best:
@@ -217,14 +219,16 @@ def _nearest_on_plane1(s, t, outline):
             u = 0.0 if u < 0.0 else (1.0 if u > 1.0 else u)
             qs, qt = a_s + u * d_s, a_t + u * d_t
         else:
-            _, a_s, a_t, c_s, c_t, r, m_s, m_t = e
+            _, a_s, a_t, c_s, c_t, r, _m_s, _m_t = e
             vs, vt = s - c_s, t - c_t
             vl = math.sqrt(vs * vs + vt * vt)
-            if not vl > 1e-300:
+            if not vl > 1e-300 or not _in_arc_wedge(s, t, outline, i, projection.MATH):
                 continue
-            qs, qt = c_s + vs * r / vl, c_t + vt * r / vl
-            if (qs - a_s) * m_s + (qt - a_t) * m_t < 0.0:
-                continue
+            dr = _radial_offset(s, t, a_s, a_t, c_s, c_t, r, projection.MATH)
+            if _from_the_point(s, t, dr, c_s, c_t, r):
+                qs, qt = s - vs * dr / vl, t - vt * dr / vl
+            else:
+                qs, qt = c_s + vs * r / vl, c_t + vt * r / vl
         d = (s - qs) ** 2 + (t - qt) ** 2
         if d < best:
             best, best_s, best_t = d, qs, qt
@@ -233,6 +237,31 @@ def _nearest_on_plane1(s, t, outline):
         if d < best:
             best, best_s, best_t = d, v_s, v_t
     return best_s, best_t
+
+
+def _radial_offset(s, t, a_s, a_t, c_s, c_t, r, ops):
+    """``|p - c| - r`` for the circle about ``c`` through ``a``, from ``|p - c|² - r²`` taken at
+    ``a`` (exact for a nearly flat arc's huge radius, where ``|p - c|`` and ``r`` cancel)."""
+    d_s, d_t = s - a_s, t - a_t
+    power = d_s * d_s + d_t * d_t + 2.0 * (d_s * (a_s - c_s) + d_t * (a_t - c_t))
+    return power / (ops.sqrt(ops.maximum(power + r * r, 0.0)) + r)
+
+
+def _from_the_point(s, t, dr, c_s, c_t, r):
+    """Whether the foot on the circle is better taken as ``p`` moved by ``-dr`` than as ``c`` plus
+    ``r`` (the smaller numbers round less: a point near a huge circle, or far from a small one)."""
+    return abs(s) + abs(t) + abs(dr) < abs(c_s) + abs(c_t) + r
+
+
+def _in_arc_wedge(s, t, outline, i, ops):
+    """Whether (s, t) lies in the angle of arc edge ``i`` seen from its centre (between the radii
+    to its ends, on the arc's side): the sides of those radii, each taken from its end (exact
+    for a nearly flat arc's huge radius, where a point rebuilt on the circle is not)."""
+    _, a_s, a_t, c_s, c_t, _r, _m_s, _m_t = outline.edges2[i]
+    b_s, b_t, turn, major = outline.arc_ends[i]
+    after_a = turn * ((a_s - c_s) * (t - a_t) - (a_t - c_t) * (s - a_s)) >= 0.0
+    before_b = turn * ((s - b_s) * (b_t - c_t) - (t - b_t) * (b_s - c_s)) >= 0.0
+    return (after_a | before_b) if major else (after_a & before_b)
 
 
 def _near_outline(s, t, outline, tol, ops):
@@ -254,16 +283,8 @@ def _near_outline(s, t, outline, tol, ops):
             near = near | (ds * ds + dt * dt <= tol2)
         else:
             _, a_s, a_t, c_s, c_t, r, _m_s, _m_t = e
-            b_s, b_t, turn, major = outline.arc_ends[i]
-            # taken from the arc's ends (exact for a nearly flat arc's huge r): |p - c|² - r² and
-            # the sides of the radii to a and b, whose angle holds the arc
-            d_s, d_t = s - a_s, t - a_t
-            power = d_s * d_s + d_t * d_t + 2.0 * (d_s * (a_s - c_s) + d_t * (a_t - c_t))
-            dr = power / (ops.sqrt(ops.maximum(power + r * r, 0.0)) + r)
-            after_a = turn * ((a_s - c_s) * d_t - (a_t - c_t) * d_s) >= 0.0
-            before_b = turn * ((s - b_s) * (b_t - c_t) - (t - b_t) * (b_s - c_s)) >= 0.0
-            on_arc = (after_a | before_b) if major else (after_a & before_b)
-            near = near | (on_arc & (dr * dr <= tol2))
+            dr = _radial_offset(s, t, a_s, a_t, c_s, c_t, r, ops)
+            near = near | (_in_arc_wedge(s, t, outline, i, ops) & (dr * dr <= tol2))
     for v_s, v_t in outline.vertices:
         ds, dt = s - v_s, t - v_t
         near = near | (ds * ds + dt * dt <= tol2)

@@ -583,6 +583,8 @@ def _monotone1(ga, gb, ha, hb, J, w):
     its ends and ``|f'''| <= J``? Taylor bounds from each end cover the whole interval."""
     if ga + gb < 0.0:
         ga, gb, ha, hb = -ga, -gb, -ha, -hb
+    if ga < 0.0 or gb < 0.0:    # signs that differ, their product underflowed to -0: nothing proven
+        return False
     if not (0.0 < J < math.inf and -math.inf < ha < math.inf and -math.inf < hb < math.inf):
         return _positive_reach1(ga, ha, J) + _positive_reach1(gb, -hb, J) > w
     da, db = math.sqrt(ha * ha + 2.0 * J * ga), math.sqrt(hb * hb + 2.0 * J * gb)

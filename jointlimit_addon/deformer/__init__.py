@@ -402,13 +402,12 @@ def find_input(obj):
 
 def has_leftovers(obj):
     """``obj`` has no deformer, yet what it added is there: an Armature modifier that still skips
-    the vertices of the skip group (the deformer's modifier deleted by hand), or its helper, its
-    mesh attributes and skip group after *Convert to Mesh* or the modifiers applied: :func:`remove`
-    clears them."""
-    if find(obj)[0] is not None:
-        return False
-    ours = any(name in obj.data.attributes for name in tree.MESH_ATTRS) and not shares_deformer(obj)
-    return bool(_masked(obj)) or _leftover_helper(obj) is not None or ours
+    the vertices of the skip group (the deformer's modifier deleted by hand), or its helper (with
+    the mesh's attributes and skip group, after *Convert to Mesh* or the modifiers applied; a mesh
+    baked from the deformed one carries the attributes but no helper): :func:`remove` clears them."""
+    if find(obj)[0] is not None or obj.data.library is not None or obj.data.override_library is not None:
+        return False    # (the library's data: a change would not be kept)
+    return bool(_masked(obj)) or _leftover_helper(obj) is not None
 
 
 def _leftover_helper(obj):
@@ -443,7 +442,11 @@ def remove(obj):
     mod, helper = find(obj)
     if mod is None:
         if has_leftovers(obj):  # the deformer's modifier deleted by hand, or the mesh converted: the rest goes
-            _cleanup(obj, None, _leftover_helper(obj), find_input(obj))
+            helper = _leftover_helper(obj)
+            state = _taken_over_state(helper)
+            _cleanup(obj, None, helper, find_input(obj))
+            if state:
+                mmd.restore(obj, state)
             obj.update_tag()
             return
         raise data.DataError(f"'{obj.name}' has no JointLimit deformer")
@@ -452,12 +455,17 @@ def remove(obj):
                              "here it would come back when the file is opened again; switch it off with Toggle, "
                              "or remove it in the library's file")
     helper = helper if isinstance(helper, bpy.types.Object) else None
-    state = helper.get(mmd.STATE_PROP) if helper is not None else None
-    state = state.to_dict() if hasattr(state, "to_dict") else state
+    state = _taken_over_state(helper)
     _cleanup(obj, mod, helper, find_input(obj))
     if state:
         mmd.restore(obj, state)
     obj.update_tag()
+
+
+def _taken_over_state(helper):
+    """The mmd_tools SDEF binding ``add`` took over, as kept on the helper (``None``)."""
+    state = helper.get(mmd.STATE_PROP) if helper is not None else None
+    return state.to_dict() if hasattr(state, "to_dict") else state
 
 
 def set_mode(obj, mode):

@@ -30,9 +30,9 @@ def _time_text(time):
 
 
 def _keyed_or_corrected(bones, corrected):
-    """Per bone whether Bake keys it: its rotation keyed or driven, or outside its limit on some frame."""
-    animated = {(obj, name) for obj in {pb.id_data for pb in bones}
-                for name in animation.animated_rotations(obj, [pb for pb in bones if pb.id_data == obj])}
+    """Per bone whether Bake keys it: its rotation animated (the action, an NLA strip that plays, a
+    driver), or outside its limit on some frame."""
+    animated = {(obj, name) for obj in {pb.id_data for pb in bones} for name in animation.animated_limited_bones(obj)}
     return np.array([(pb.id_data, pb.name) in animated or bool(corrected[:, b].any()) for b, pb in enumerate(bones)])
 
 
@@ -138,13 +138,13 @@ class POSE_OT_jointlimit_bake(PosePoll, bpy.types.Operator):
             self.report({"ERROR"}, refused)
             return {"CANCELLED"}
         scene = context.scene
-        original_frame = scene.frame_current_final     # (a subframe kept)
+        original_frame = (scene.frame_current, scene.frame_subframe)     # (its subframe kept)
         frames = list(range(self.frame_start, self.frame_end + 1))
         try:
             limits = [bone_limits.bone_limit(pb) for pb in bones]
             sampled, stored = sample_rotations(scene, bones, frames)     # ValueError for a zero quaternion
         except ValueError as exc:
-            animation.set_scene_time(scene, original_frame)
+            scene.frame_set(original_frame[0], subframe=original_frame[1])
             self.report({"ERROR"}, str(exc))
             return {"CANCELLED"}
         clamped = np.stack([limit.clamp(sampled[:, b]) for b, limit in enumerate(limits)], axis=1)
@@ -168,14 +168,15 @@ class POSE_OT_jointlimit_bake(PosePoll, bpy.types.Operator):
                     if before is None and pb.name not in held:
                         held.append(pb.name)
         key_rotations(bones, frames, clamped, stored, corrected, verbatim)
-        animation.set_scene_time(scene, original_frame)
+        scene.frame_set(original_frame[0], subframe=original_frame[1])
         if bones or not unkeyed:
             self.report({"INFO"}, report_count("Baked 1 limited bone over frames {start}-{end}",
                                                "Baked {count} limited bones over frames {start}-{end}", len(bones),
                                                start=frames[0], end=frames[-1]) + bone_limits.skipped_text(skipped))
         if unkeyed:
             self.report({"INFO"}, report_text("Left {bones} unkeyed: no rotation keys, inside the limits on every "
-                                              "frame", bones=", ".join(unkeyed[:5]) + (" …" if len(unkeyed) > 5 else ""))
+                                              "frame", bones=", ".join(unkeyed[:5]) + (f" (+{len(unkeyed) - 5} more)"
+                                                                                      if len(unkeyed) > 5 else ""))
                         + ("" if bones else bone_limits.skipped_text(skipped)))
         if held:
             self.report({"WARNING"}, bone_limits.held_text(held))

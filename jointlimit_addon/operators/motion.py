@@ -24,6 +24,14 @@ def output_frames(keys, step):
     return sorted(set(range(math.ceil(keys[0]), math.floor(keys[-1]) + 1, step)) | set(keys))
 
 
+def _keys_moved(pose_bone, keys, inside):
+    """Whether the key poses ``inside`` the limit differ from what the keys hold (read from the
+    F-curves: with Clamp Playback on, the pose sampled at a key is clamped already)."""
+    keyed = [animation.keyed_rotation(pose_bone, key) for key in keys]
+    return any(q is not None and quat.angle_between(np.asarray(q, dtype=np.float64), p) > KEY_MOVED_RADIANS
+               for q, p in zip(keyed, inside))
+
+
 def _largest_step_degrees(frames, quats, skip=()):
     """The largest turn between generated frames, per frame of time (degrees), leaving out the steps
     within the frame spans ``skip`` (``(start, end)``: where another warning says why). A key on a
@@ -137,7 +145,7 @@ class POSE_OT_jointlimit_motion(PosePoll, bpy.types.Operator):
             self.report({"ERROR"}, str(exc))
             return {"CANCELLED"}
         scene = context.scene
-        original_frame = scene.frame_current_final     # (a subframe kept)
+        original_frame = (scene.frame_current, scene.frame_subframe)     # (its subframe kept)
         written, overshoot, over_pole, jumps, held, moved_keys = [], {}, {}, {}, [], []
         for pb, keys, limit in plans:
             frames = output_frames(keys, self.step)
@@ -149,10 +157,9 @@ class POSE_OT_jointlimit_motion(PosePoll, bpy.types.Operator):
                 # locked channels keep the animation's value on each frame: read it there
                 locked = sample_rotations(scene, [pb], frames)[1] if _locked_bone(pb) else None
                 if limit is not None:   # the key poses inside the limit first (whether Clamp Playback clamped them)
-                    posed = quats
                     quats = (np.asarray(limit.clamp(quats), dtype=np.float64) if locked is None else
                              np.array([_inside_locked(pb, limit, q, values[0]) for q, values in zip(quats, stored)]))
-                    if np.max(quat.angle_between(quats, posed)) > KEY_MOVED_RADIANS:
+                    if _keys_moved(pb, keys, quats):
                         moved_keys.append(pb.name)
                 args = (np.array(keys, dtype=np.float64), quats, np.array(frames, dtype=np.float64), self.profile,
                         self.channels)
@@ -163,7 +170,7 @@ class POSE_OT_jointlimit_motion(PosePoll, bpy.types.Operator):
                     raise ValueError(f"Bone '{pb.name}': {exc}") from exc
             except ValueError as exc:
                 self.report({"ERROR"}, str(exc))
-                animation.set_scene_time(scene, original_frame)
+                scene.frame_set(original_frame[0], subframe=original_frame[1])
                 return {"CANCELLED"}
             written.append((pb, frames, result, stored[0][0], locked, limit))
             pairs = motion.swing_pole_segments(quats) if self.channels == motion.SWING_TWIST else []
@@ -189,7 +196,7 @@ class POSE_OT_jointlimit_motion(PosePoll, bpy.types.Operator):
                 bone_limits.write_posed_rotation(pb, q)
                 pb.keyframe_insert(data_path=path, frame=frame, group=pb.name)
             animation.remove_keys_between(pb, path, frames)
-        animation.set_scene_time(scene, original_frame)
+        scene.frame_set(original_frame[0], subframe=original_frame[1])
         message = report_count("Smoothed 1 bone", "Smoothed {count} bones", len(written))
         if skipped:
             message += f"; skipped (fewer than two keys): {', '.join(skipped[:5])}"

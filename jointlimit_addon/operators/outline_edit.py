@@ -44,8 +44,9 @@ class POSE_OT_jointlimit_outline_edit(ActiveBonePoll, bpy.types.Operator):
             settings.outline_index = 0
         elif self.action == "ADD":
             index = min(settings.outline_index, len(outline) - 1)
-            if len(outline) < 3 and not any(p.bulge for p in outline):     # the first three go round the rest pose
-                # (a midpoint would repeat a vertex; two vertices joined by arcs are a shape already)
+            if len(outline) < 2 or (len(outline) == 2 and not any(p.bulge for p in outline)):
+                # the first three go round the rest pose (a midpoint would repeat a vertex; two
+                # vertices joined by arcs are a shape already)
                 index = len(outline) - 1
                 z, x = _first_vertex(outline)
                 turn = 2.0 * math.pi / 3.0 * len(outline)

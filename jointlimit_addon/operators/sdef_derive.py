@@ -40,7 +40,7 @@ class OBJECT_OT_jointlimit_sdef_derive(MeshPoll, bpy.types.Operator):
 
     def execute(self, context):
         def work(obj):
-            replaced = self.write_mmd and data.has_mmd(obj)     # (a PMX model's own SDEF data)
+            replaced = self.write_mmd and data.has_mmd(obj)     # (a PMX model's own, or a Derive's before)
             two, swapped = derive.derive(obj, self.centre, self.boundary, self.pad, self.strongest_two,
                                          self.write_mmd)
             if swapped:
@@ -51,7 +51,7 @@ class OBJECT_OT_jointlimit_sdef_derive(MeshPoll, bpy.types.Operator):
                             "vertex groups' order, before exporting")
             where = " (also as mmd_tools shape keys)" if self.write_mmd else ""
             if replaced:
-                where = " (also as mmd_tools shape keys, replacing the SDEF data they held: undo to keep the model's own)"
+                where = " (also as mmd_tools shape keys, replacing the SDEF data they held: undo to keep it)"
             return f"Derived SDEF parameters for {counted(len(two.index), 'vertex', 'vertices')} of '{obj.name}'{where}"
 
         return run_on_meshes(self, target_meshes(context, self.use_selected), work, "derive SDEF parameters")

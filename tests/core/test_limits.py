@@ -474,6 +474,10 @@ def test_a_nearly_flat_arc_keeps_points_beyond_its_ends_out(bulge):
     points = reg.boundary_points(400)
     assert reg.contains_st(points[:, 0], points[:, 1]).all()
     assert all(reg.contains1(*p) for p in points)
+    # the SIMPLE correction lands on the outline, not on the arc's circle beyond its ends
+    P = np.random.default_rng(1).uniform(-2.0, 2.0, size=(300, 2))
+    assert reg.contains_st(*reg.clamp_simple(P[:, 0], P[:, 1])).all()
+    assert all(reg.contains1(*reg.clamp_simple1(*p)) for p in P)
 
 def _parity_of_polyline(s, t, poly):
     """Even-odd test against a dense polyline (the reference)."""
