@@ -120,6 +120,12 @@ def test_launcher_lets_a_scripts_thread_finish_and_its_open_file_be_written(tmp_
                             capture_output=True, text=True, timeout=240)
     assert result.returncode == 0, result.stderr[-2000:]
     assert done.read_text() == "done" and kept.read_text() == "buffered"
+    # a dead weak proxy among the objects looked through, a closed stdout: the run's code all the same
+    script = ("import sys, weakref\nclass A: pass\na = A()\nsys.modules['dead'] = [weakref.proxy(a)]\ndel a\n"
+              "sys.stdout.close()\nsys.exit(5)\n")
+    result = subprocess.run([str(launcher()), "-b", "--factory-startup", "--python-expr", script],
+                            capture_output=True, text=True, timeout=240)
+    assert result.returncode == 5, result.stderr[-2000:]
 
 @pytest.mark.parametrize("flags, runs", [([], False), (["-y"], True), (["--enable-autoexec"], True),
                                          (["-y", "-Y"], False)])

@@ -1164,6 +1164,22 @@ def test_take_over_an_mmd_tools_binding_and_restore_it(scene, mods):
     assert np.array_equal(evaluated(obj), bound)
 
 
+def test_remove_after_the_modifier_was_deleted_gives_the_taken_over_binding_back(scene, mods):
+    """The deformer's modifier deleted by hand after a take-over: Remove clears what is left and
+    gives mmd_tools' binding back as Add found it (the leftover path deleted the helper that kept
+    it; a review)."""
+    import bpy
+
+    arm, obj, truth, kb, fc, skinned = bound_and_posed(scene, mods)
+    before = snapshot(obj)
+    assert bpy.ops.object.jointlimit_deformer_add(take_over=True, mode="SDEF") == {"FINISHED"}
+    obj.modifiers.remove(obj.modifiers["JointLimit Deformer"])
+    assert mods["deformer"].has_leftovers(obj)
+    assert bpy.ops.object.jointlimit_deformer_remove() == {"FINISHED"}
+    mod = obj.modifiers["mmd_armature"]
+    assert mod.vertex_group == "mmd_sdef_mask" and mod.invert_vertex_group and not kb.mute and not fc.mute
+    assert snapshot(obj) == before
+
 def test_mmd_tools_binding_again_switches_the_deformer_off(scene, mods, capfd):
     """After the take-over, mmd_tools' Bind SDEF (its key and driver playing, its mask back on
     the Armature modifier) and its Use SDEF off (the mask cleared) would let the SDEF vertices be

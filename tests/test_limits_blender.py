@@ -466,6 +466,15 @@ def test_bake_leaves_a_limited_bone_without_keys_alone_where_it_is_inside(rig, c
     assert op.execute(bpy.context) == {"FINISHED"}
     assert [text for _, text in op.reports] == ["Left upper_arm.R unkeyed: no rotation keys, inside the limits on "
                                                 "every frame"]
+    # animated by an NLA strip that plays (not the active action): baked (a review: it was left out)
+    action = rig.animation_data.action
+    track = rig.animation_data.nla_tracks.new()
+    track.strips.new("Keys", 1, action)
+    rig.animation_data.action = None
+    select_only(rig, {"upper_arm.L"}, active="upper_arm.L")
+    op = OperatorStandIn(bpy.types.POSE_OT_jointlimit_bake, frame_start=1, frame_end=10, all_bones=False)
+    assert op.execute(bpy.context) == {"FINISHED"}
+    assert not any("unkeyed" in text for _, text in op.reports), op.reports
 
 def _key_any(pb, q, frame, core):
     """Key a rotation in the bone's own mode."""

@@ -385,6 +385,8 @@ def _cleanup(obj, mod, helper, pre=None, groups_before=None):
         bpy.data.objects.remove(helper)
         if mesh.users == 0:
             bpy.data.meshes.remove(mesh)
+    if mod is None:     # (the modifier deleted by hand: its group left without a user)
+        groups += [ng for ng in bpy.data.node_groups if tree.is_deformer_tree(ng)]
     for ng in groups + tree.core_trees():  # the core once its wrappers are gone
         _remove_group(ng, groups_before)
     for name in () if shared else tree.MESH_ATTRS + tree.LEGACY_MESH_ATTRS + (tree.ATTR_PRE,):

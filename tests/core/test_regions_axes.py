@@ -383,3 +383,12 @@ def test_pieces_of_an_unevenly_bending_outline_keep_a_true_bound():
     tau = region._nearest_tau(P)
     B = projection.plane_to_sphere(*region._outline(tau)[:2])
     assert geodesic(P, np.asarray(B).reshape(1, 3))[0] <= d_ref[0] + 1e-9
+
+
+def test_a_slope_product_that_underflows_proves_nothing():
+    """Slopes of opposite sign whose product underflows to -0 (a hypothesis find: the one-point
+    search raised 'math domain error')."""
+    from jointlimit_addon.core import regions_search
+
+    assert regions_search._monotone1(-1e-300, 1e-10, 1e-200, 0.0, 1.0, 1.0) is False
+    assert regions_search._no_max1(-1e-300, 1e-10, 1e-200, 0.0, 1.0, 4.0, 1.0) is False
