@@ -907,6 +907,12 @@ def test_add_vertex_builds_a_valid_outline_from_none(rig, core):
     s.outline_index = 0
     assert bpy.ops.pose.jointlimit_outline_edit(action="ADD") == {"FINISHED"}
     assert [(round(p.swing_z, 6), p.swing_x) for p in s.outline] == [(-0.5, 0.0), (0.0, 0.0), (0.5, 0.0)]
+    # one vertex with a bulge: the next goes round the rest pose too (a midpoint repeated it)
+    s.outline.clear()
+    p = s.outline.add()
+    p.swing_z, p.swing_x, p.bulge = 0.5, 0.0, 1.0
+    assert bpy.ops.pose.jointlimit_outline_edit(action="ADD") == {"FINISHED"}
+    assert len({(round(p.swing_z, 6), round(p.swing_x, 6)) for p in s.outline}) == 2
 
 def _flip(q):
     return np.array([q[0], q[1], -q[2], -q[3]])
