@@ -66,6 +66,15 @@ def save_in_library(scene, obj, collection_name, path):
     return collection
 
 
+def overridden_rig(scene, obj, path, collection_name="RigCollection", fully_editable=True):
+    """``obj`` saved as a character library at ``path`` (``save_in_library``), the local copy
+    removed, then linked back and overridden (``link_override``): the overriding rig."""
+    collection = save_in_library(scene, obj, collection_name, path)
+    bpy.data.objects.remove(obj)
+    bpy.data.collections.remove(collection)
+    return link_override(scene, path, collection_name, fully_editable).objects[0]
+
+
 def link_override(scene, path, collection_name, fully_editable=True):
     """Link the collection ``collection_name`` of the library file ``path`` into ``scene`` through
     an instance, as File > Link does, and make a library override of it (editable or a system

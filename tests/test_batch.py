@@ -894,16 +894,13 @@ def test_a_rig_that_is_not_editable_is_refused_in_one_line(run, scene, tmp_path)
     saying what to do (they crashed in Pose Mode's poll with a traceback, exit 1)."""
     import bpy
 
-    from rigs import link_override, save_in_library
+    from rigs import overridden_rig
 
     obj = build_rig()
     obj.pose.bones["spine"].rotation_quaternion = axis_x(60)
     obj.pose.bones["spine"].keyframe_insert("rotation_quaternion", frame=1)
     library = str(tmp_path / "character.blend")
-    collection = save_in_library(bpy.context.scene, obj, "CHAR", library)
-    bpy.data.objects.remove(obj)
-    bpy.data.collections.remove(collection)
-    rig = link_override(bpy.context.scene, library, "CHAR", fully_editable=False).objects[0]
+    rig = overridden_rig(bpy.context.scene, obj, library, "CHAR", fully_editable=False)
     assert rig.override_library.is_system_override
     path = save(tmp_path / "shot.blend")
     before = path.read_bytes()

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from rigs import compat, link_override, make_armature, save_in_library, select_only
+from rigs import compat, link_override, make_armature, overridden_rig, save_in_library, select_only
 
 pytestmark = [pytest.mark.blender]
 
@@ -494,11 +494,7 @@ def test_a_system_override_rig_is_clamped(scene, mods, tmp_path):
     configure(pb.jointlimit, "HINGE", None, None)
     pb.rotation_mode = "XYZ"
     pb.rotation_euler = (D(170), 0.0, 0.0)
-    library = str(tmp_path / "library.blend")
-    collection = save_in_library(scene, obj, "RigCollection", library)
-    bpy.data.objects.remove(obj)
-    bpy.data.collections.remove(collection)
-    rig = link_override(scene, library, "RigCollection", fully_editable=False).objects[0]
+    rig = overridden_rig(scene, obj, str(tmp_path / "library.blend"), fully_editable=False)
     assert rig.library is None and rig.override_library.is_system_override
     assert mods["handlers"].clamp_object(rig, False) == 1
     assert math.degrees(rig.pose.bones["b"].rotation_euler[0]) == pytest.approx(140, abs=1e-4)
@@ -517,11 +513,7 @@ def test_limits_edited_on_an_override_are_saved_with_the_shot(scene, mods, tmp_p
 
     obj = make_armature([("a", (0, 0, 0), (0, 0, 1), None, 0.0), ("b", (0, 0, 1), (0, 0, 2), "a", 0.0)], "Arm")
     configure(obj.pose.bones["b"].jointlimit, "HINGE", None, None)
-    library = str(tmp_path / "library.blend")
-    collection = save_in_library(scene, obj, "RigCollection", library)
-    bpy.data.objects.remove(obj)
-    bpy.data.collections.remove(collection)
-    rig = link_override(scene, library, "RigCollection").objects[0]
+    rig = overridden_rig(scene, obj, str(tmp_path / "library.blend"))
     rig.pose.bones["b"].jointlimit.hinge_max = D(45)
     a = rig.pose.bones["a"].jointlimit
     a.enabled, a.kind = True, "HINGE"
@@ -549,11 +541,7 @@ def test_a_polygon_outline_on_an_override_is_refused_cleanly(scene, mods, tmp_pa
             p = s.outline.add()
             p.swing_z, p.swing_x = D(z), D(x)
     configure(obj.pose.bones["c"].jointlimit, "HINGE", None, None)
-    library = str(tmp_path / "library.blend")
-    collection = save_in_library(scene, obj, "RigCollection", library)
-    bpy.data.objects.remove(obj)
-    bpy.data.collections.remove(collection)
-    rig = link_override(scene, library, "RigCollection").objects[0]
+    rig = overridden_rig(scene, obj, str(tmp_path / "library.blend"))
     bpy.context.view_layer.objects.active = rig
     bpy.ops.object.mode_set(mode="POSE")
     before = [(p.swing_z, p.swing_x) for p in rig.pose.bones["b"].jointlimit.outline]
