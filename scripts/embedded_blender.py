@@ -268,8 +268,8 @@ def release_data():
 
 def end_process(code):
     """Exit with ``code`` as ``sys.exit(code)`` would, after what the interpreter does on its way
-    out (waiting for the scripts' threads, Python's exit functions, the bpy module's own clean-up
-    among them, files still open flushed), but without the C++ static destructors that come after
+    out (the caller has waited for the scripts' threads; Python's exit functions, the bpy module's
+    own clean-up among them, files still open flushed), but without the C++ static destructors that come after
     it: the bpy 4.5 module can wait there forever (a thread's condition variable, after
     ``rigify_generate``), where Blender itself exits. The session's temporary folder, which
     Blender removes at that point, is removed here."""
@@ -283,9 +283,7 @@ def end_process(code):
     import atexit
     import gc
     import io
-    import threading
 
-    threading._shutdown()      # (done already before release_data: idempotent)
     try:
         atexit._run_exitfuncs()
     except BaseException:   # as the interpreter reports an exit function's error, and goes on

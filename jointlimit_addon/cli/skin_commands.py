@@ -3,6 +3,7 @@
 import bpy
 
 from .. import deformer
+from ..deformer import derive
 from .common import Outcome, UsageError
 from .scene import active_in_mode, deformer_of, frame_progress, frames_of, pick_meshes, run_op, scene_objects
 
@@ -34,7 +35,7 @@ def _check(label, obj, kind, source, strongest_two, baking_keys=False):
         if kind == "add" or baking_keys:
             deformer.check_local(obj, baking_keys)
         elif kind == "derive":
-            data.check_mesh_local(obj, "SDEF parameters derived into it", "derive them in the library's file")
+            derive.check_local(obj)
         mod = data.require_armature(obj)
         data.check_uniform_scale(obj, mod.object)
         data.check_mmd_complete(obj, source)

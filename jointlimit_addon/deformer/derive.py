@@ -12,6 +12,12 @@ from ..core import skinning
 from . import data, mmd
 
 
+def check_local(obj):
+    """``data.DataError`` when the mesh data of ``obj`` comes from a library: what ``derive``
+    writes into it would be lost on saving."""
+    data.check_mesh_local(obj, "SDEF parameters derived into it", "derive them in the library's file")
+
+
 def derive(obj, centre="project", boundary="fit", pad=0.0, strongest_two=False, write_mmd=False):
     """Derive and store the SDEF parameters of ``obj``; returns the :class:`data.TwoBone` used and,
     with ``write_mmd``, how many vertices mmd_tools' PMX export would write with R0 and R1
@@ -19,7 +25,7 @@ def derive(obj, centre="project", boundary="fit", pad=0.0, strongest_two=False, 
 
     Raises :class:`data.DataError` (or ``ValueError`` from the core) before writing anything.
     """
-    data.check_mesh_local(obj, "SDEF parameters derived into it", "derive them in the library's file")
+    check_local(obj)
     arm = data.require_armature(obj).object
     data.check_uniform_scale(obj, arm)
     two = data.two_bone_vertices(obj, arm, strongest_two)
