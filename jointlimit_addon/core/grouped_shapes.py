@@ -144,7 +144,7 @@ class EllipseTables(_Twists):
         n = max(len(region._tau) for region in regions)
         self.frame = np.empty((len(limits), 6))
         self.th, self.B, self.G, self.H = np.empty((len(limits), n)), *np.empty((3, len(limits), n, 3))
-        self.done = np.empty(len(limits))
+        self.done, self.scale = np.empty(len(limits)), np.empty(len(limits))
         for i, region in enumerate(regions):
             if isinstance(region, EllipseAxesRegion):
                 scale = 0.5 * math.pi   # d th / d tau
@@ -157,7 +157,7 @@ class EllipseTables(_Twists):
                                 (self.G, G0 / scale), (self.H, H0 / (scale * scale))):
                 table[i, :len(rows)] = rows
                 table[i, len(rows):] = rows[0]
-            self.done[i] = region.NEWTON_DONE * scale
+            self.done[i], self.scale[i] = region.NEWTON_DONE * scale, scale
         self.regions = regions
         self.big = 2.0 * math.pi / EllipseRegion.N_COARSE     # ``_max_step1``, one start interval, in th
 
@@ -171,9 +171,10 @@ class EllipseTables(_Twists):
     def nearest(self, px, py, pz, which):
         """``(s, t)`` of the geodesic nearest point of each unit point (outside its own
         limit ``which``) on that limit's ellipse: ``regions_local``'s short way, all rows at once
-        (Newton from the best node, certificate 1); each row it does not certify takes its region's
-        one-point way (certificate 2 or the global search; ``grouped`` sends a limit with many rows
-        outside to its own vectorised path)."""
+        (Newton from the best node, certificate 1; a row whose cap holds the pole, certificate 2
+        of its region on floats); each row neither certifies takes its region's one-point way
+        (the global search; ``grouped`` sends a limit with many rows outside to its own
+        vectorised path)."""
         P = np.stack((px, py, pz), axis=-1)
         k = np.argmax(np.einsum("ij,ikj->ik", P, self.B[which]), axis=1)     # the best of each row's nodes
         df, ddf = np.einsum("ij,ij->i", P, self.G[which, k]), np.einsum("ij,ij->i", P, self.H[which, k])
@@ -182,7 +183,7 @@ class EllipseTables(_Twists):
         going = np.ones(len(th), dtype=bool)       # rows still stepping (``_newton``: a row stops once its step is done)
         settled = np.zeros(len(th), dtype=bool)
         for _ in range(EllipseRegion.LOCAL_ITERS):     # every row each step: cheaper than following the few left
-            g, g1, _ = newton_g(px, py, pz, *self._outline(th, *frame))
+            g, g1, D = newton_g(px, py, pz, *self._outline(th, *frame))
             step = np.where(going, newton_step(g, g1, self.big), 0.0)
             th += step
             end = going & (np.abs(step) <= done)
@@ -193,10 +194,14 @@ class EllipseTables(_Twists):
         s, t, ds, dt = self._outline(th, *frame)[:4]
         r2 = s * s + t * t
         f = (-2.0 * s * px + (1.0 - r2) * py + 2.0 * t * pz) / (r2 + 1.0)
-        proved = (settled & (py + f > EllipseRegion.POLE_MARGIN)
-                  & tangent_separates(P, s, t, ds, dt, EllipseRegion.SIDE_MARGIN))
+        pole_free = py + f > EllipseRegion.POLE_MARGIN     # the cap of nearer points holds no pole: certificate 1
+        proved = settled & pole_free & tangent_separates(P, s, t, ds, dt, EllipseRegion.SIDE_MARGIN)
+        ddf = 2.0 * g1 / (D * D)    # f'' in th at the last point evaluated (within ``done`` of th)
         for i in np.flatnonzero(~proved).tolist():     # each the short way of its region, on floats
-            s[i], t[i] = self.regions[which[i]].nearest_boundary_st1(*P[i].tolist())
+            region, scale, point = self.regions[which[i]], float(self.scale[which[i]]), P[i].tolist()
+            if not (settled[i] and not pole_free[i]
+                    and region._nodes_bound1(*point, float(th[i]) / scale, float(f[i]), float(ddf[i]) * scale * scale)):
+                s[i], t[i] = region.nearest_boundary_st1(*point)
         return s, t
 
 

@@ -171,8 +171,9 @@ def _ellipse_limits():
 def test_ellipse_limits_are_corrected_together_as_each_alone(monkeypatch):
     """Rotations outside ELLIPSE limits of either fit go through one pass with each row's own
     ellipse and twist range: the same as each limit's own clamp, for rotations the tangent
-    certifies and for those it leaves to the limit's own search (far from the region, the
-    pole), with only the twist outside, and of either sign; other smooth limits keep their way."""
+    certifies, for those whose cap holds the pole (far from the region: certificate 2 of the
+    limit's region) and for those neither certifies (the limit's own search), with only the
+    twist outside, and of either sign; other smooth limits keep their way."""
     import jointlimit_addon.core.grouped as grouped
 
     calls = []
@@ -184,18 +185,28 @@ def test_ellipse_limits_are_corrected_together_as_each_alone(monkeypatch):
     q[1] = (math.cos(D(40)), 0.0, math.sin(D(40)), 0.0)          # twist 80° only
     q[2] = -q[2]                                                 # the other sign
     groups = [(limit, np.arange(i, len(q), len(limits))) for i, limit in enumerate(limits)]
-    searched = []
+    searched, bounded = [], []
     for limit in limits[:len(_ellipse_limits())]:
-        own = limit.region.nearest_boundary_st1
-        monkeypatch.setattr(limit.region, "nearest_boundary_st1", lambda *p, own=own: searched.append(p) or own(*p))
-    out = clamp_groups(q, groups)
-    assert calls == [grouped.EllipseTables]
-    assert 0 < len(searched) < len(q) // 2      # most rows certified by the tangent, some by the search
-    for limit, rows in groups:
-        expected = np.array([limit.clamp(qi) for qi in q[rows]])
-        assert np.abs(out[rows] - expected).max() <= 1e-12
-        assert np.all(np.sign(np.einsum("ij,ij->i", out[rows], q[rows])) >= 0)
-        assert not limit.contains(q[rows]).all()
+        region = limit.region
+        own, bound = region.nearest_boundary_st1, region._nodes_bound1
+        monkeypatch.setattr(region, "nearest_boundary_st1", lambda *p, own=own: searched.append(p) or own(*p))
+        monkeypatch.setattr(region, "_nodes_bound1", lambda *a, bound=bound: bounded.append(bound(*a)) or bounded[-1])
+    for search_all in (False, True):
+        out = clamp_groups(q, groups)
+        assert calls[-1] is grouped.EllipseTables
+        if not search_all:      # most rows certified by the tangent, some by the nodes' bounds
+            assert 0 < bounded.count(True) < len(q) // 2 and len(searched) == bounded.count(False)
+            pole_rows = len(bounded)
+        else:                   # certificate 2 failing (forced here): those rows take the search
+            assert len(searched) == pole_rows
+        for limit, rows in groups:
+            expected = np.array([limit.clamp(qi) for qi in q[rows]])
+            assert np.abs(out[rows] - expected).max() <= 1e-12
+            assert np.all(np.sign(np.einsum("ij,ij->i", out[rows], q[rows])) >= 0)
+            assert not limit.contains(q[rows]).all()
+        searched.clear(), bounded.clear()
+        for limit in limits[:len(_ellipse_limits())]:
+            monkeypatch.setattr(limit.region, "_nodes_bound1", lambda *a: bounded.append(False) or False)
 
 
 def test_ellipse_pass_finds_each_limits_nearest_point():
