@@ -899,20 +899,50 @@ def test_add_vertex_builds_a_valid_outline_from_none(rig, core):
     assert len(set(points)) == 4
     limit = core["bone_limits"].build_limit(s)
     assert limit.contains(core["quat"].identity())
-    # two vertices joined by arcs are a shape already: a vertex goes halfway along the active edge
+    # two vertices joined by arcs are a shape already: a vertex goes halfway along the active
+    # edge, on its arc (the chord's midpoint was the circle's centre)
     s.outline.clear()
     for z in (-0.5, 0.5):
         p = s.outline.add()
         p.swing_z, p.swing_x, p.bulge = z, 0.0, 1.0
     s.outline_index = 0
     assert bpy.ops.pose.jointlimit_outline_edit(action="ADD") == {"FINISHED"}
-    assert [(round(p.swing_z, 6), p.swing_x) for p in s.outline] == [(-0.5, 0.0), (0.0, 0.0), (0.5, 0.0)]
+    half = math.tan(math.pi / 8.0)
+    assert [(round(p.swing_z, 6), round(p.swing_x, 6), round(p.bulge, 6)) for p in s.outline] == [
+        (-0.5, 0.0, round(half, 6)), (0.0, -0.5, round(half, 6)), (0.5, 0.0, 1.0)]
     # one vertex with a bulge: the next goes round the rest pose too (a midpoint repeated it)
     s.outline.clear()
     p = s.outline.add()
     p.swing_z, p.swing_x, p.bulge = 0.5, 0.0, 1.0
     assert bpy.ops.pose.jointlimit_outline_edit(action="ADD") == {"FINISHED"}
     assert len({(round(p.swing_z, 6), round(p.swing_x, 6)) for p in s.outline}) == 2
+
+def test_add_vertex_keeps_the_outline(rig, core):
+    """Add Vertex splits the active edge where the outline runs: on a straight edge and on an arc
+    of either sign, the limit allows exactly what it allowed before (a vertex at the angles'
+    average left the straight edge on the plane, and cut an arc into a shorter arc and a chord)."""
+    import bpy
+
+    pb = rig.pose.bones["upper_arm.L"]
+    s = pb.jointlimit
+    s.enabled, s.kind, s.shape = True, "SWING_TWIST", "POLYGON"
+    s.outline.clear()
+    for z, x, bulge in ((-0.6, -0.4, 0.0), (0.7, -0.3, 0.6), (0.5, 0.8, -0.3), (-0.4, 0.6, 0.0)):
+        p = s.outline.add()
+        p.swing_z, p.swing_x, p.bulge = math.radians(57.3) * z, math.radians(57.3) * x, bulge
+    select_only(rig, {"upper_arm.L"}, active="upper_arm.L")
+    q = random_rotations(core, 4000, 3)
+    before = core["bone_limits"].build_limit(s)
+    for index in (0, 2, 4):     # a straight edge, then each arc (the earlier splits move them along)
+        s.outline_index = index
+        assert bpy.ops.pose.jointlimit_outline_edit(action="ADD") == {"FINISHED"}
+        after = core["bone_limits"].build_limit(s)
+        assert len(s.outline) == 4 + (index // 2 + 1)
+        np.testing.assert_array_equal(after.contains(q), before.contains(q))
+        assert core["quat"].angle_between(after.clamp(q), before.clamp(q)).max() < 1e-5
+    half = [round(math.tan(0.5 * math.atan(bulge)), 6) for bulge in (0.6, -0.3)]
+    assert [round(p.bulge, 6) for p in s.outline] == [0.0, 0.0, half[0], half[0], half[1], half[1], 0.0]
+
 
 def _flip(q):
     return np.array([q[0], q[1], -q[2], -q[3]])

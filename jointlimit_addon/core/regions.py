@@ -352,6 +352,22 @@ def _arc_span(centre, n, a3, b3, mid3):
     return end if through < end else end - 2.0 * np.pi
 
 
+def edge_midpoint(a, b, bulge):
+    """The midpoint ``(s, t)`` of the edge from ``a`` to ``b`` (plane points) with ``bulge``:
+    the chord's midpoint moved by ``bulge`` times half the chord along its right-hand normal
+    (a positive bulge puts the arc's midpoint on that side)."""
+    d_s, d_t = b[0] - a[0], b[1] - a[1]
+    half = 0.5 * bulge
+    return a[0] + 0.5 * d_s + half * d_t, a[1] + 0.5 * d_t - half * d_s
+
+
+def split_edge(a, b, bulge):
+    """``(midpoint, bulge)``: the point that splits the edge from ``a`` to ``b`` into two halves
+    of the same line or circle, and the bulge of each half (half the included angle:
+    ``tan(theta / 8) = tan(atan(bulge) / 2)``)."""
+    return edge_midpoint(a, b, bulge), math.tan(0.5 * math.atan(bulge))
+
+
 class _Outline:
     """Closed outline of straight segments and circular arcs, precomputed for the kernels.
 
@@ -391,9 +407,8 @@ class _Outline:
         d_s, d_t = b[0] - a[0], b[1] - a[1]
         l2 = d_s * d_s + d_t * d_t
         length = np.sqrt(l2)
-        # Right-hand normal of the chord; a positive bulge puts the arc's midpoint on that side.
         r_s, r_t = d_t / length, -d_s / length
-        mid = (a_s + 0.5 * d_s + 0.5 * bulge * length * r_s, a_t + 0.5 * d_t + 0.5 * bulge * length * r_t)
+        mid = edge_midpoint(a, b, bulge)
         if bulge == 0.0:
             self.chords.append((a_s, a_t, b[0], b[1], 1.0 / d_t if d_t != 0.0 else 0.0))
             self.edges2.append(("line", a_s, a_t, d_s, d_t, 1.0 / l2))

@@ -6,6 +6,7 @@ import bpy
 from bpy.props import EnumProperty
 
 from .. import settings_io
+from ..core.regions import split_edge
 from ._common import ActiveBonePoll
 
 
@@ -51,11 +52,13 @@ class POSE_OT_jointlimit_outline_edit(ActiveBonePoll, bpy.types.Operator):
                 z, x = _first_vertex(outline)
                 turn = 2.0 * math.pi / 3.0 * len(outline)
                 z, x = z * math.cos(turn) - x * math.sin(turn), z * math.sin(turn) + x * math.cos(turn)
+                bulge = 0.0
             else:
-                a, b = outline[index], outline[(index + 1) % len(outline)]
-                z, x = 0.5 * (a.swing_z + b.swing_z), 0.5 * (a.swing_x + b.swing_x)
+                a = outline[index]
+                z, x, bulge = _split_edge(a, outline[(index + 1) % len(outline)])
+                a.bulge = bulge
             p = outline.add()
-            p.swing_z, p.swing_x = z, x
+            p.swing_z, p.swing_x, p.bulge = z, x, bulge
             outline.move(len(outline) - 1, index + 1)
             settings.outline_index = index + 1
         else:
@@ -65,6 +68,15 @@ class POSE_OT_jointlimit_outline_edit(ActiveBonePoll, bpy.types.Operator):
             outline.remove(min(settings.outline_index, len(outline) - 1))
             settings.outline_index = max(0, min(settings.outline_index, len(outline) - 1))
         return {"FINISHED"}
+
+
+def _split_edge(a, b):
+    """``(swing_z, swing_x, bulge)`` of a vertex splitting the edge from vertex ``a`` to ``b``
+    where the outline runs (on the ``(s, t)`` plane, on its arc if it bulges), and the bulge of
+    both halves: the outline keeps its shape."""
+    plane = [(math.tan(p.swing_z / 2.0), math.tan(p.swing_x / 2.0)) for p in (a, b)]
+    (s, t), bulge = split_edge(*plane, a.bulge)
+    return 2.0 * math.atan(s), 2.0 * math.atan(t), bulge
 
 
 def _first_vertex(outline):
