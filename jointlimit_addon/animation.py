@@ -3,6 +3,8 @@
 import bisect
 import math
 
+import numpy as np
+
 from . import compat
 
 
@@ -141,18 +143,48 @@ def animated_limited_bones(obj):
             if (pb := bones.get(name)) is not None and pb.jointlimit.enabled]
 
 
-def _to_scene(obj):
+def frame_length(scene):
+    """Scene time per frame: Time Stretching's Old / New (1 without), as Blender computes it (float32)."""
+    render = scene.render
+    return float(np.float32(render.frame_map_old) / np.float32(render.frame_map_new))
+
+
+def scene_time(scene, frame):
+    """The scene's time (``frame_current_final``: where the animation is evaluated) at ``frame``,
+    a frame or a frame and subframe: ``frame`` itself unless Time Stretching is set."""
+    length = frame_length(scene)
+    return frame if length == 1.0 else float(np.float32(frame) * np.float32(length))
+
+
+def _scene(scene):
+    import bpy
+
+    return bpy.context.scene if scene is None else scene
+
+
+def _to_scene(obj, scene=None):
     """Key time -> scene frame: through the tweaked strip in NLA tweak mode (its start, scale and
-    repeats), else the same."""
+    repeats), and Time Stretching's Old / New."""
+    data = obj.animation_data
+    to_time = data.nla_tweak_strip_time_to_scene if data is not None and data.use_tweak_mode else None
+    length = frame_length(_scene(scene))
+    if to_time is None and length == 1.0:
+        return lambda time: time
+    return lambda time: (time if to_time is None else to_time(time)) / length
+
+
+def action_time(obj, time):
+    """The action's time at the scene's time ``time`` (``scene_time``; through the tweaked strip in
+    NLA tweak mode)."""
     data = obj.animation_data
     if data is not None and data.use_tweak_mode:
-        return data.nla_tweak_strip_time_to_scene
-    return lambda frame: frame
+        return data.nla_tweak_strip_time_to_scene(time, invert=True)
+    return time
 
 
 def keyed_rotation(pose_bone, frame):
-    """The rotation (unit quaternion) the armature's action gives ``pose_bone`` at scene time
-    ``frame`` (in NLA tweak mode at the tweaked strip's time), components without an F-curve as
+    """The rotation (unit quaternion) the armature's action gives ``pose_bone`` at the scene's time
+    ``frame`` (``scene_time``; in NLA tweak mode at the tweaked strip's time), components without an F-curve as
     posed; ``None`` when the action keys none of its rotation channel, or not a rotation."""
     from .bone_limits import rotation_of_values, rotation_path
 
@@ -160,8 +192,7 @@ def keyed_rotation(pose_bone, frame):
     data = obj.animation_data
     if data is None or data.action is None:
         return None
-    if data.use_tweak_mode:
-        frame = data.nla_tweak_strip_time_to_scene(frame, invert=True)
+    frame = action_time(obj, frame)
     attr, width = rotation_path(pose_bone)
     path = pose_bone.path_from_id(attr)
     values = list(getattr(pose_bone, attr))
@@ -178,21 +209,27 @@ def keyed_rotation(pose_bone, frame):
         return None
 
 
-def action_times(obj, frames):
-    """The action's times of scene ``frames`` (through the tweaked strip in NLA tweak mode)."""
+def action_blended(obj):
+    """Whether the keys of ``obj``'s action are not the values they give: the action blended over
+    the layers below it (Combine, Add, Subtract, Multiply, an influence below 1; in NLA tweak
+    mode, the tweaked strip's blending)."""
     data = obj.animation_data
-    if data is not None and data.use_tweak_mode:
-        return [data.nla_tweak_strip_time_to_scene(f, invert=True) for f in frames]
-    return list(frames)
+    return data is not None and (data.action_blend_type != "REPLACE" or data.action_influence != 1.0)
 
 
-def remove_keys_between(pose_bone, data_path, frames, tol=1e-4):
+def action_times(obj, frames, scene=None):
+    """The action's times of scene ``frames`` (``action_time`` of their ``scene_time``)."""
+    scene = _scene(scene)
+    return [action_time(obj, scene_time(scene, f)) for f in frames]
+
+
+def remove_keys_between(pose_bone, data_path, frames, tol=1e-4, scene=None):
     """Remove the keys of the bone's channel ``data_path`` that lie between the first and the
     last of scene ``frames`` but on none of them (a key on a subframe): a bake or a motion keyed
     on ``frames`` replaces the animation there, and a key left between two of its keys would
     play its old value (outside the limits) on the way. Returns how many went."""
     obj = pose_bone.id_data
-    times = sorted(action_times(obj, frames))
+    times = sorted(action_times(obj, frames, scene))
     if len(times) < 2:
         return 0
     path = pose_bone.path_from_id(data_path)
@@ -216,12 +253,13 @@ def _near(times, t, tol):
     return any(abs(times[j] - t) <= tol for j in (at - 1, at) if 0 <= j < len(times))
 
 
-def keyed_frames(obj, pose_bone, data_path, frame_start, frame_end, tol=1e-4):
-    """Sorted scene times in [start, end] where any channel of the bone's ``data_path`` has a key
-    (in NLA tweak mode, the times where the tweaked strip plays them): whole frames as ``int``
-    (within ``tol``), a key on a subframe at its own time (``float``)."""
+def keyed_frames(obj, pose_bone, data_path, frame_start, frame_end, tol=1e-4, scene=None):
+    """Sorted scene frames in [start, end] where any channel of the bone's ``data_path`` has a key
+    (in NLA tweak mode, where the tweaked strip plays them; with Time Stretching, where the
+    stretched time reaches them): whole frames as ``int`` (within ``tol``), a key between frames
+    at its own time (``float``)."""
     full = f'pose.bones["{pose_bone.name}"].{data_path}'
-    to_scene = _to_scene(obj)
+    to_scene = _to_scene(obj, scene)
     frames = set()
     for fc in object_fcurves(obj):
         if fc.data_path == full:

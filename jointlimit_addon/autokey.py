@@ -71,15 +71,8 @@ def has_key_on_frame(obj, frame):
     """Whether an unmuted F-curve of ``obj``'s action has a key on the scene frame ``frame`` (in
     NLA tweak mode, where the tweaked strip plays it): what the *Replace* auto-keying mode asks of
     a rig before it keys anything."""
-    time = _action_time(obj, frame)
+    time = animation.action_time(obj, frame)
     return any(not fc.mute and _key_near(fc, time) for fc in animation.object_fcurves(obj))
-
-
-def _action_time(obj, frame):
-    data = obj.animation_data
-    if data is not None and data.use_tweak_mode:
-        return data.nla_tweak_strip_time_to_scene(frame, invert=True)
-    return frame
 
 
 def _key_near(fc, time):
@@ -175,7 +168,7 @@ def _key_channels(channels, only, scene):
             data = owner.animation_data
             driven = set() if data is None else {(fc.data_path, fc.array_index) for fc in data.drivers}
             curves = {(fc.data_path, fc.array_index): fc for fc in animation.object_fcurves(owner)}
-            known[owner] = driven, curves, _action_time(owner, frame) if only == "ON_FRAME" else None
+            known[owner] = driven, curves, animation.action_time(owner, frame) if only == "ON_FRAME" else None
         driven, curves, time = known[owner]
         channel = (path, max(index, 0))
         if channel in driven or (only is not None and channel not in curves):

@@ -690,3 +690,109 @@ def test_the_jump_check_leaves_out_a_pole_span_that_starts_on_a_subframe(addon):
     quats = [Q.from_axis_angle([1.0, 0.0, 0.0], math.radians(a)) for a in (0, 5, 10, 100, 130, 160)]
     assert motion._largest_step_degrees(frames, quats, [(2.5, 5)]) == pytest.approx(5.0)
     assert motion._largest_step_degrees(frames, quats) == pytest.approx(95.0)
+
+
+def test_each_rig_in_pose_mode_is_smoothed_through_its_own_keys(rig, mods):
+    """Two rigs in Pose Mode with a bone selected on each: each bone's motion goes through its own
+    rig's key poses (the keys were read from the active rig only: the other rig's were timed by
+    the active one's and its key poses lost)."""
+    import bpy
+
+    Q = mods["core.quat"]
+    pb, poses = _three_key_poses(rig, mods)
+    bpy.ops.object.mode_set(mode="OBJECT")
+    other = rig.copy()
+    other.data = rig.data.copy()
+    other.animation_data_clear()
+    bpy.context.scene.collection.objects.link(other)
+    other_pb = other.pose.bones["joint"]
+    other_pb.rotation_mode = "QUATERNION"
+    own = [Q.from_euler(np.radians(e), "XYZ") for e in ((10, 0, 0), (90, 0, 0), (20, 0, 0))]
+    for frame, q in zip((5, 12, 25), own):
+        _key(other_pb, q, frame, mods)
+    for obj in (rig, other):
+        obj.select_set(True)
+    bpy.context.view_layer.objects.active = rig
+    bpy.ops.object.mode_set(mode="POSE")
+    select_only(rig, {"joint"}, active="joint")
+    select_only(other, {"joint"})
+    assert {p.id_data.name for p in bpy.context.selected_pose_bones} == {rig.name, other.name}
+    assert bpy.ops.pose.jointlimit_motion(frame_start=1, frame_end=30) == {"FINISHED"}
+    assert mods["animation"].keyed_frames(other, other_pb, "rotation_quaternion", 1, 30) == list(range(5, 26))
+    assert mods["animation"].keyed_frames(rig, pb, "rotation_quaternion", 1, 30) == list(range(1, 22))
+    for g, q in zip(_sample(other_pb, (5, 12, 25), mods), own):
+        assert Q.angle_between(g, q) < 1e-5
+    for g, q in zip(_sample(pb, (1, 11, 21), mods), poses):
+        assert Q.angle_between(g, q) < 1e-5
+
+
+def _stretched(scene, old=50, new=100):
+    scene.render.frame_map_old, scene.render.frame_map_new = old, new
+
+
+def test_time_stretching_keeps_the_key_poses_on_their_frames(rig, mods, capfd):
+    """With Time Stretching (Old 50, New 100: the action's frame 10 plays on the scene's 20), the
+    key poses stay on the frames that show them and the motion is keyed on every frame shown,
+    with no report of key poses outside the limits when none are."""
+    import bpy
+
+    Q = mods["core.quat"]
+    pb, s, limit = _limited_quaternion_joint(rig, mods, x=(-30, 130), z=(-40, 40))
+    poses = [Q.from_euler(np.radians(e), "XYZ") for e in ((0, 0, 0), (100, 0, 10), (30, 0, -20))]
+    for frame, q in zip((1, 10, 20), poses):
+        _key(pb, q, frame, mods)
+    scene = bpy.context.scene
+    _stretched(scene)
+    assert mods["animation"].keyed_frames(rig, pb, "rotation_quaternion", 1, 40) == [2, 20, 40]
+    capfd.readouterr()
+    assert bpy.ops.pose.jointlimit_motion(frame_start=1, frame_end=40) == {"FINISHED"}
+    assert "outside their limits" not in capfd.readouterr().err
+    for g, q in zip(_sample(pb, (2, 20, 40), mods), poses):
+        assert Q.angle_between(g, q) < 1e-5
+    times = {k.co[0] for fc in mods["animation"].object_fcurves(rig) for k in fc.keyframe_points}
+    assert times == {0.5 * f for f in range(2, 41)}
+
+
+def test_bake_keeps_the_timing_of_a_stretched_scene(rig, mods):
+    """Bake with Time Stretching: every frame shown after the bake is the frame shown before,
+    clamped (each key went to the scene time the frame was sampled at, not to the frame number:
+    the animation played at half speed)."""
+    import bpy
+
+    Q = mods["core.quat"]
+    pb, s, limit = _limited_quaternion_joint(rig, mods)
+    for frame, e in zip((1, 10, 20, 30), ((0, 0, 0), (60, 0, 0), (20, 0, 50), (40, 0, 0))):
+        _key(pb, Q.from_euler(np.radians(e), "XYZ"), frame, mods)
+    _stretched(bpy.context.scene)
+    frames = range(1, 61)
+    before = _sample(pb, frames, mods)
+    assert bpy.ops.pose.jointlimit_bake(frame_start=1, frame_end=60) == {"FINISHED"}
+    after = _sample(pb, frames, mods)
+    assert Q.angle_between(after, limit.clamp(before)).max() < 1e-5
+
+
+@pytest.mark.parametrize("blend", [("COMBINE", 1.0), ("ADD", 1.0), ("REPLACE", 0.5)])
+def test_bake_over_an_nla_layer_keys_what_gives_the_clamped_pose(rig, mods, blend):
+    """The action blended over an NLA strip (Combine, Add, or half influence): after the bake
+    every frame shows the clamped pose of before (keys written straight into the F-curves took
+    the layer below a second time: 30° outside, frames flipped)."""
+    import bpy
+
+    Q = mods["core.quat"]
+    pb, s, limit = _limited_quaternion_joint(rig, mods, mode="XYZ", x=(-45, 120), z=(-30, 30))
+    pb.rotation_euler = (math.radians(-30), 0.0, 0.0)
+    pb.keyframe_insert("rotation_euler", frame=1)
+    data = rig.animation_data
+    below = data.action
+    data.action = None
+    data.nla_tracks.new().strips.new("below", 1, below)
+    for frame, x in ((1, 0.0), (30, -120.0)):
+        pb.rotation_euler = (math.radians(x), 0.0, 0.0)
+        pb.keyframe_insert("rotation_euler", frame=frame)
+    data.action_blend_type, data.action_influence = blend
+    frames = range(1, 31)
+    before = _sample(pb, frames, mods)
+    assert not limit.contains(before).all()
+    assert bpy.ops.pose.jointlimit_bake(frame_start=1, frame_end=30) == {"FINISHED"}
+    after = _sample(pb, frames, mods)
+    assert Q.angle_between(after, limit.clamp(before)).max() < 1e-4

@@ -42,9 +42,9 @@ def stored_rotation(pose_bone):
     return tuple(getattr(pose_bone, path))
 
 
-def key_rotations(bones, frames, rotations, stored, corrected, verbatim=None):
-    """Key each bone's rotation on each frame, in the bone's own rotation mode: where
-    ``corrected[f, b]`` is false the Euler or axis-angle values as stored (their turns), else
+def key_rotations(scene, bones, frames, rotations, stored, corrected, verbatim=None):
+    """Key each bone's rotation on each of the scene's ``frames``, in the bone's own rotation mode:
+    where ``corrected[f, b]`` is false the Euler or axis-angle values as stored (their turns), else
     ``rotations[f, b]`` written next to the stored values of that frame (the same Euler turn and
     quaternion sign as the keys had); quaternions are keyed unit length, except where
     ``verbatim[f, b]``: the stored values as they are (a locked bone's, ``locked_values``)."""
@@ -54,8 +54,8 @@ def key_rotations(bones, frames, rotations, stored, corrected, verbatim=None):
         values = [stored[f][b] if verbatim is not None and verbatim[f, b] else
                   bone_limits.values_for_mode(mode, rotations[f, b], stored[f][b])[1]
                   if corrected[f, b] or path == "rotation_quaternion" else stored[f][b] for f in range(len(frames))]
-        key_values(pb, path, frames, values)
-        animation.remove_keys_between(pb, path, frames)
+        key_values(pb, path, [animation.scene_time(scene, f) for f in frames], values)
+        animation.remove_keys_between(pb, path, frames, scene=scene)
 
 
 def locked_values(pb, limit, q, stored, near=None):
@@ -73,28 +73,29 @@ def locked_values(pb, limit, q, stored, near=None):
     return tuple(getattr(pb, path)), allowed
 
 
-def key_values(pb, path, frames, values):
-    """Key the pose bone's channel ``path`` to ``values[f]`` on each of ``frames``, as
-    ``keyframe_insert`` on each frame would. The first key goes through ``keyframe_insert`` (it
-    makes the F-curves, in the bone's group and the action's slot), the others straight into the
-    F-curves, at the action's time of each frame (a tweaked NLA strip maps it), their handles
-    computed once at the end: ``keyframe_insert`` computes every handle of the curve again for
-    each key, so that a long bake took the square of its frames."""
+def key_values(pb, path, times, values):
+    """Key the pose bone's channel ``path`` to ``values[f]`` at each of the scene's ``times``
+    (``animation.scene_time``), as ``keyframe_insert`` at each would. The first key goes through
+    ``keyframe_insert`` (it makes the F-curves, in the bone's group and the action's slot), the
+    others straight into the F-curves, at the action's time of each (a tweaked NLA strip maps it),
+    their handles computed once at the end: ``keyframe_insert`` computes every handle of the curve
+    again for each key, so that a long bake took the square of its frames. An action blended over
+    what is below it (Combine, Add, Subtract, Multiply, an influence below 1) takes every key
+    through ``keyframe_insert``, which works out the key that gives the value after the blend."""
     setattr(pb, path, values[0])
-    pb.keyframe_insert(data_path=path, frame=frames[0], group=pb.name)
+    pb.keyframe_insert(data_path=path, frame=times[0], group=pb.name)
     data = pb.id_data.animation_data
     fcurves = None if data is None else compat.action_fcurve_collection(data.action, data.action_slot)
     curves = [None if fcurves is None else fcurves.find(pb.path_from_id(path), index=i) for i in range(len(values[0]))]
-    tweaked = data is not None and data.use_tweak_mode
-    times = [data.nla_tweak_strip_time_to_scene(f, invert=True) for f in frames] if tweaked else frames
-    if not all(_took_key(fc, times[0]) for fc in curves):
-        for frame, value in zip(frames[1:], values[1:]):     # as keyframe_insert does (and refuses)
+    if animation.action_blended(pb.id_data) or not all(_took_key(fc, animation.action_time(pb.id_data, times[0])) for fc in curves):
+        for time, value in zip(times[1:], values[1:]):     # as keyframe_insert does (and refuses)
             setattr(pb, path, value)
-            pb.keyframe_insert(data_path=path, frame=frame, group=pb.name)
+            pb.keyframe_insert(data_path=path, frame=time, group=pb.name)
         return
+    at = [animation.action_time(pb.id_data, time) for time in times[1:]]
     for i, fc in enumerate(curves):
         insert = fc.keyframe_points.insert
-        for time, value in zip(times[1:], values[1:]):
+        for time, value in zip(at, values[1:]):
             insert(time, value[i], options={"FAST"})
         fc.update()
 
@@ -167,7 +168,7 @@ class POSE_OT_jointlimit_bake(PosePoll, bpy.types.Operator):
                     verbatim[f, b] = True
                     if before is None and pb.name not in held:
                         held.append(pb.name)
-        key_rotations(bones, frames, clamped, stored, corrected, verbatim)
+        key_rotations(scene, bones, frames, clamped, stored, corrected, verbatim)
         scene.frame_set(original_frame[0], subframe=original_frame[1])
         if bones or not unkeyed:
             self.report({"INFO"}, report_count("Baked 1 limited bone over frames {start}-{end}",

@@ -24,10 +24,15 @@ def output_frames(keys, step):
     return sorted(set(range(math.ceil(keys[0]), math.floor(keys[-1]) + 1, step)) | set(keys))
 
 
-def _keys_moved(pose_bone, keys, inside):
+def _keys_moved(scene, pose_bone, keys, inside, sampled):
     """Whether the key poses ``inside`` the limit differ from what the keys hold (read from the
-    F-curves: with Clamp Playback on, the pose sampled at a key is clamped already)."""
-    keyed = [animation.keyed_rotation(pose_bone, key) for key in keys]
+    F-curves at the scene's ``keys``: with Clamp Playback on, the pose ``sampled`` at a key is
+    clamped already), or from the pose ``sampled`` where the keys are not the pose (an action
+    blended over the layers below it)."""
+    if animation.action_blended(pose_bone.id_data):
+        keyed = sampled
+    else:
+        keyed = [animation.keyed_rotation(pose_bone, animation.scene_time(scene, key)) for key in keys]
     return any(q is not None and quat.angle_between(np.asarray(q, dtype=np.float64), p) > KEY_MOVED_RADIANS
                for q, p in zip(keyed, inside))
 
@@ -125,7 +130,7 @@ class POSE_OT_jointlimit_motion(PosePoll, bpy.types.Operator):
         plans, skipped = [], []
         for pb in bones:
             path, _ = bone_limits.rotation_path(pb)
-            keys = animation.keyed_frames(context.object, pb, path, self.frame_start, self.frame_end)
+            keys = animation.keyed_frames(pb.id_data, pb, path, self.frame_start, self.frame_end, scene=context.scene)
             if len(keys) < 2:
                 skipped.append(pb.name)
                 continue
@@ -133,7 +138,7 @@ class POSE_OT_jointlimit_motion(PosePoll, bpy.types.Operator):
             plans.append((pb, keys, limit))
         if not plans:
             raise ValueError("None of the selected bones has two or more rotation keys in the frame range")
-        refused = animation.unkeyable_message([context.object])
+        refused = animation.unkeyable_message(dict.fromkeys(pb.id_data for pb, _, _ in plans))
         if refused is not None:
             raise ValueError(refused)
         return plans, skipped
@@ -153,13 +158,13 @@ class POSE_OT_jointlimit_motion(PosePoll, bpy.types.Operator):
             options = dict(use_via_points=self.use_via_points, order=order, via=self.via_velocity)
             try:
                 quats, stored = sample_rotations(scene, [pb], keys)     # a zero quaternion: names the bone
-                quats = quats[:, 0]
+                quats = sampled = quats[:, 0]
                 # locked channels keep the animation's value on each frame: read it there
                 locked = sample_rotations(scene, [pb], frames)[1] if _locked_bone(pb) else None
                 if limit is not None:   # the key poses inside the limit first (whether Clamp Playback clamped them)
                     quats = (np.asarray(limit.clamp(quats), dtype=np.float64) if locked is None else
                              np.array([_inside_locked(pb, limit, q, values[0]) for q, values in zip(quats, stored)]))
-                    if _keys_moved(pb, keys, quats):
+                    if _keys_moved(scene, pb, keys, quats, sampled):
                         moved_keys.append(pb.name)
                 args = (np.array(keys, dtype=np.float64), quats, np.array(frames, dtype=np.float64), self.profile,
                         self.channels)
@@ -194,8 +199,8 @@ class POSE_OT_jointlimit_motion(PosePoll, bpy.types.Operator):
                         if not met and pb.name not in held:     # (the motion's own rotation, locked channels kept)
                             held.append(pb.name)
                 bone_limits.write_posed_rotation(pb, q)
-                pb.keyframe_insert(data_path=path, frame=frame, group=pb.name)
-            animation.remove_keys_between(pb, path, frames)
+                pb.keyframe_insert(data_path=path, frame=animation.scene_time(scene, frame), group=pb.name)
+            animation.remove_keys_between(pb, path, frames, scene=scene)
         scene.frame_set(original_frame[0], subframe=original_frame[1])
         message = report_count("Smoothed 1 bone", "Smoothed {count} bones", len(written))
         if skipped:
