@@ -1177,3 +1177,84 @@ def test_settings_errors_speak_of_the_settings_and_full_euler_ranges_work(rig, c
     s.kind, s.shape = "SWING_TWIST", "SUPERELLIPSE"
     s.exponent = (float("nan"), 4.0)
     assert bl.settings_error(s) == "Superellipse: the exponents must be numbers of at least 1, got nan and 4"
+
+
+def _turned_rig(core):
+    """A rig of ``symmetric_arms``' bones turned 90° about Z in its rest pose (another front), alone in
+    Pose Mode, and the limit the Shoulder preset fitted to that rig gives its ``upper_arm.L``
+    (which is then left without a limit)."""
+    import bpy
+
+    bpy.ops.object.mode_set(mode="OBJECT")
+    bpy.ops.object.select_all(action="DESELECT")
+    other = symmetric_arms("Other")
+    bpy.ops.object.mode_set(mode="EDIT")
+    for eb in other.data.edit_bones:
+        eb.head, eb.tail = (-eb.head.y, eb.head.x, eb.head.z), (-eb.tail.y, eb.tail.x, eb.tail.z)
+    bpy.ops.object.mode_set(mode="POSE")
+    select_only(other, {"upper_arm.L"}, active="upper_arm.L")
+    assert bpy.ops.pose.jointlimit_preset_apply(preset="JOINT:SHOULDER", fit_rig=True) == {"FINISHED"}
+    settings = other.pose.bones["upper_arm.L"].jointlimit
+    own = core["bone_limits"].build_limit(settings)
+    settings.enabled = False
+    return other, own
+
+
+def _both_in_pose_mode(rig, other):
+    import bpy
+
+    bpy.ops.object.mode_set(mode="OBJECT")
+    for obj in (rig, other):
+        obj.select_set(True)
+    bpy.context.view_layer.objects.active = rig
+    bpy.ops.object.mode_set(mode="POSE")
+    assert {obj.name for obj in bpy.context.objects_in_mode} == {rig.name, other.name}
+
+
+def test_pose_operators_act_on_every_rig_in_pose_mode(rig, core):
+    """With two rigs in Pose Mode (selected together as it was entered), a preset fits each rig's
+    bones to that rig's own front and up, Mirror finds each bone's partner in its own rig, and
+    Bake and Apply work on the limited bones of both (the active rig's front and up were used for
+    all, Mirror looked for partners in the active rig, Bake and Apply left the other rig alone)."""
+    import bpy
+
+    other, own = _turned_rig(core)
+    _both_in_pose_mode(rig, other)
+    for obj in (rig, other):
+        select_only(obj, {"upper_arm.L"}, active="upper_arm.L")
+    assert bpy.ops.pose.jointlimit_preset_apply(preset="JOINT:SHOULDER", fit_rig=True) == {"FINISHED"}
+    assert bpy.ops.pose.jointlimit_mirror() == {"FINISHED"}
+    limits = [core["bone_limits"].build_limit(obj.pose.bones["upper_arm.L"].jointlimit) for obj in (rig, other)]
+    assert all(obj.pose.bones["upper_arm.R"].jointlimit.enabled for obj in (rig, other))
+    q = random_rotations(core, 300, 21)
+    np.testing.assert_array_equal(limits[1].contains(q), own.contains(q))
+    assert not np.array_equal(limits[0].contains(q), own.contains(q))     # each rig its own fit
+    outside = core["quat"].from_euler(np.radians((0.0, 0.0, 120.0)), "XYZ")
+    for obj in (rig, other):
+        pb = obj.pose.bones["upper_arm.L"]
+        set_rotation(core, pb, outside, "QUATERNION")
+        pb.keyframe_insert("rotation_quaternion", frame=1)
+        pb.keyframe_insert("rotation_quaternion", frame=3)
+    assert bpy.ops.pose.jointlimit_bake(frame_start=1, frame_end=3) == {"FINISHED"}
+    for obj in (rig, other):
+        assert _keyed_frames(obj, 'pose.bones["upper_arm.L"]') == {1, 2, 3}
+        obj.animation_data_clear()
+        set_rotation(core, obj.pose.bones["upper_arm.L"], outside, "QUATERNION")
+    assert bpy.ops.pose.jointlimit_apply() == {"FINISHED"}
+    tol = core["bone_limits"].storage_tol(1.0)
+    for obj, limit in zip((rig, other), limits):
+        assert core["bone_limits"].is_inside(limit, core["bone_limits"].read_rotation(obj.pose.bones["upper_arm.L"]), tol)
+
+
+def test_from_constraints_on_all_bones_converts_every_rig_in_pose_mode(rig, core):
+    """From Constraints with All Bones converts the Limit Rotation constraints of each rig in Pose
+    Mode (only the active rig's were)."""
+    import bpy
+
+    other, _ = _turned_rig(core)
+    _both_in_pose_mode(rig, other)
+    for obj in (rig, other):
+        con = obj.pose.bones["forearm.L"].constraints.new("LIMIT_ROTATION")
+        con.owner_space, con.use_limit_x, con.min_x, con.max_x = "LOCAL", True, 0.0, math.radians(140)
+    assert bpy.ops.pose.jointlimit_from_constraints(all_bones=True, source="LIMIT_ROTATION") == {"FINISHED"}
+    assert all(obj.pose.bones["forearm.L"].jointlimit.enabled for obj in (rig, other))

@@ -72,9 +72,17 @@ class ActiveBonePoll(PosePoll):
         return pose_mode_problem(context) or (None if context.active_pose_bone else "No active bone")
 
 
+def pose_objects(context):
+    """The armatures in Pose Mode, the active one first: as Blender's pose operators, ours act on
+    the bones of each (several rigs are in Pose Mode together when they were selected as it was
+    entered)."""
+    active = context.object
+    return [active, *(obj for obj in context.objects_in_mode or () if obj != active and obj.type == "ARMATURE")]
+
+
 def target_bones(context, all_bones):
-    """Limited pose bones of the active armature: all of them, or only the selected ones."""
-    return bone_limits.limited_bones(context.object, selected_only=not all_bones)
+    """Limited pose bones of the armatures in Pose Mode: all of them, or only the selected ones."""
+    return [pb for obj in pose_objects(context) for pb in bone_limits.limited_bones(obj, selected_only=not all_bones)]
 
 
 def target_bones_skipping(context, all_bones):

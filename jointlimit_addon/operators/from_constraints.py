@@ -4,7 +4,7 @@ import bpy
 from bpy.props import BoolProperty, EnumProperty
 
 from .. import bone_limits, settings_io
-from ._common import PosePoll, report_count, report_rest_pose, report_text, selected_pose_bones
+from ._common import PosePoll, pose_objects, report_count, report_rest_pose, report_text, selected_pose_bones
 
 
 class POSE_OT_jointlimit_from_constraints(PosePoll, bpy.types.Operator):
@@ -70,7 +70,7 @@ class POSE_OT_jointlimit_from_constraints(PosePoll, bpy.types.Operator):
     def execute(self, context):
         skipped = []
         if self.all_bones:  # the bones an animator poses: rig mechanism keeps its constraints
-            bones, skipped = bone_limits.animator_bones(list(context.object.pose.bones))
+            bones, skipped = bone_limits.animator_bones([pb for obj in pose_objects(context) for pb in obj.pose.bones])
         else:
             bones = selected_pose_bones(context)
         if not bones:

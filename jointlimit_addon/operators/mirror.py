@@ -20,10 +20,9 @@ class POSE_OT_jointlimit_mirror(PosePoll, bpy.types.Operator):
     bl_options = {"REGISTER", "UNDO"}
 
     def execute(self, context):
-        bones = context.object.pose.bones
         pairs, unmatched = [], []
-        for pb in selected_pose_bones(context):
-            other = bones.get(presets.flip_name(pb.name))
+        for pb in selected_pose_bones(context):     # (each rig in Pose Mode: its own partners)
+            other = pb.id_data.pose.bones.get(presets.flip_name(pb.name))
             if other is None or other == pb:
                 unmatched.append(pb.name)
             else:
@@ -32,13 +31,15 @@ class POSE_OT_jointlimit_mirror(PosePoll, bpy.types.Operator):
             self.report({"ERROR"}, "No mirror bones found for the selection (names need .L/.R, _L/_R or Left/Right)")
             return {"CANCELLED"}
         active = context.active_pose_bone
-        chosen = {pb.name for pb, _ in pairs}
+        chosen = {(pb.id_data, pb.name) for pb, _ in pairs}
         # both sides selected: each pair from the side the animator set up (``_source``), once; one
         # side selected: from it, unless only its partner has a limit (never overwritten from none)
-        pairs_used = [(src, dst) for src, dst in pairs if dst.name not in chosen or _source(src, dst, active) == src]
-        pulled = [pb.name for pb, other in pairs_used
-                  if other.name not in chosen and other.jointlimit.enabled and not pb.jointlimit.enabled]
-        pairs_used = [(other, pb) if pb.name in pulled else (pb, other) for pb, other in pairs_used]
+        pairs_used = [(src, dst) for src, dst in pairs
+                      if (dst.id_data, dst.name) not in chosen or _source(src, dst, active) == src]
+        pulled = [pb for pb, other in pairs_used
+                  if (other.id_data, other.name) not in chosen and other.jointlimit.enabled and not pb.jointlimit.enabled]
+        pairs_used = [(other, pb) if pb in pulled else (pb, other) for pb, other in pairs_used]
+        pulled = [pb.name for pb in pulled]
         if refuse_invalid_limits(self, [src for src, _ in pairs_used]):
             return {"CANCELLED"}
         try:    # (before any change)

@@ -88,14 +88,20 @@ class POSE_OT_jointlimit_preset_apply(PosePoll, bpy.types.Operator):
         if not bones:
             self.report({"ERROR"}, _rpt("Select the bones to set"))
             return {"CANCELLED"}
-        up = rig_frame.character_up(context.object.data, self.up)[0]
+        rigs = {}   # each rig in Pose Mode: its bones, its own up and front
+        for pb in bones:
+            rigs.setdefault(pb.id_data, []).append(pb)
+        frames = {}
+        for rig in rigs:
+            up = rig_frame.character_up(rig.data, self.up)[0]
+            try:
+                frames[rig] = (rig_frame.character_front(rig.data, self.front, up)[0] if self.fit_rig else None), up
+            except ValueError:
+                self.report({"ERROR"}, _rpt("Front and Up are the same axis of the rig: choose a front across its up "
+                                            "axis"))
+                return {"CANCELLED"}
         try:
-            front = rig_frame.character_front(context.object.data, self.front, up)[0] if self.fit_rig else None
-        except ValueError:
-            self.report({"ERROR"}, _rpt("Front and Up are the same axis of the rig: choose a front across its up axis"))
-            return {"CANCELLED"}
-        try:
-            plan = self._plan(bones)
+            plan = [item for rig_bones in rigs.values() for item in self._plan(rig_bones)]
             for pb, entry, _ in plan:     # (before any change)
                 if "outline" in entry and pb.id_data.override_library is not None:
                     settings_io.check_outline_editable(pb.jointlimit)
@@ -103,7 +109,7 @@ class POSE_OT_jointlimit_preset_apply(PosePoll, bpy.types.Operator):
             self.report({"ERROR"}, exc.translated() if isinstance(exc, presets.PresetError) else str(exc))
             return {"CANCELLED"}
         try:
-            mirrored = sum(presets.apply_entry(pb, entry, self.mirror_right, self.flip_x, joint, front, up)
+            mirrored = sum(presets.apply_entry(pb, entry, self.mirror_right, self.flip_x, joint, *frames[pb.id_data])
                            for pb, entry, joint in plan)
         except presets.PresetError as exc:
             self.report({"ERROR"}, exc.translated())
