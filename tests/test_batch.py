@@ -910,3 +910,34 @@ def test_a_rig_that_is_not_editable_is_refused_in_one_line(run, scene, tmp_path)
         line = one_error_line(result)     # (bake: the library's action is refused first)
         assert "is a library override that is not editable" in line or "comes from a library" in line, line
         assert "Traceback" not in result.stderr and path.read_bytes() == before
+
+
+def test_workers_take_the_runs_session_options(addon):
+    """A worker is started with the run's own -y/-Y and --factory-startup (before -c or --, not the
+    command's arguments): the files' scripts and drivers run as in the run, the same preferences."""
+    import importlib
+
+    workers = importlib.import_module(addon.__name__ + ".cli.workers")
+    argv = ["blender", "-b", "-y", "--factory-startup", "a.blend", "-c", "jointlimit", "apply", "-Y"]
+    assert workers.session_options(argv) == ["-y", "--factory-startup"]
+    assert workers.session_options(["blender", "-b", "--python", "x.py", "--", "-y"]) == []
+    command = workers.worker_command("blender", ["apply"], "a.blend", "r.json", blender_argv=argv)
+    assert command[:4] == ["blender", "-b", "-y", "--factory-startup"]
+
+
+@pytest.mark.parametrize("flags, runs", [([], False), (["-y"], True)])
+def test_jobs_run_the_files_scripts_as_the_run_does(batch_env, scene, tmp_path, flags, runs):
+    """With -y a file's scripts (Rigify's rig_ui.py, Python drivers) run in every worker as in a
+    one-file run; without it in none (workers were started without the run's -y: a rig with a
+    Python driver was solved as if the driver were off, with a summary saying all was well)."""
+    import bpy
+
+    build_rig()
+    text = bpy.data.texts.new("autorun.py")
+    text.write("print('AUTORUN RAN')\n")
+    text.use_module = True
+    a, b = save(tmp_path / "a.blend"), save(tmp_path / "b.blend")
+    result = subprocess.run([str(launcher()), "-b", *flags, "-c", "jointlimit", "apply", "--jobs", "2", "--no-save",
+                             str(a), str(b)], env=batch_env, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.count("AUTORUN RAN") == (2 if runs else 0), result.stdout

@@ -22,6 +22,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -64,11 +65,32 @@ def blender_binary():
     return blender
 
 
-def worker_command(blender, argv, path, report, run_fd=None):
-    """The worker's command line; ``run_fd``: the read end of the run's pipe (``run_pipe``)."""
+# Blender's own options the workers take from the run's command line: the same session settings
+# (the files' scripts and drivers run or not, the user's preferences and add-ons loaded or not)
+SESSION_OPTIONS = ("-y", "--enable-autoexec", "-Y", "--disable-autoexec", "--factory-startup")
+
+
+def session_options(blender_argv):
+    """The options of ``SESSION_OPTIONS`` among Blender's own arguments of ``blender_argv`` (the
+    command line, ``sys.argv``: those before ``--`` and before ``-c``/``--command``, whose
+    arguments are the command's)."""
+    options = []
+    for arg in blender_argv[1:]:
+        if arg in ("--", "-c", "--command"):
+            break
+        if arg in SESSION_OPTIONS:
+            options.append(arg)
+    return options
+
+
+def worker_command(blender, argv, path, report, run_fd=None, blender_argv=None):
+    """The worker's command line; ``run_fd``: the read end of the run's pipe (``run_pipe``);
+    ``blender_argv``: the run's own command line (``sys.argv``), whose session options the
+    worker takes (``session_options``)."""
     boot = BOOT.format(name=ADDON, init=ADDON_INIT)
     watch = ("--worker-run", run_identity(run_fd)) if run_fd is not None else ()
-    return [blender, "-b", "--python-exit-code", "1", "--python-expr", boot, "--", *argv,
+    options = session_options(sys.argv if blender_argv is None else blender_argv)
+    return [blender, "-b", *options, "--python-exit-code", "1", "--python-expr", boot, "--", *argv,
             "--worker-file", path, "--worker-report", report, *watch]
 
 
