@@ -739,3 +739,26 @@ def _keys(obj, by_index=False):
         key = (fc.data_path.split('"')[1], fc.array_index) if by_index else fc.data_path.split('"')[1]
         out[key] = sorted({round(k.co[0]) for k in fc.keyframe_points} | set(out.get(key, [])))
     return out
+
+
+def test_the_middle_bones_limit_is_checked_whatever_its_kind(arm, mods):
+    """Invalid settings on the middle bone are refused with the one-line message naming it, also
+    when they are not a Hinge's (Limb IK went ahead and wrote the limb); a valid non-Hinge limit
+    there is named once, in the status the operator reports as a warning."""
+    import bpy
+
+    fore = arm.pose.bones["forearm"]
+    s = fore.jointlimit
+    s.enabled, s.kind, s.shape = True, "SWING_TWIST", "RECT"
+    s.swing_x_min = s.swing_x_max = math.radians(10.0)
+    before = [tuple(pb.rotation_quaternion) for pb in arm.pose.bones]
+    target = np.array(arm.pose.bones["upper_arm"].head) + np.array((0.3, 0.1, -0.2))
+    op = OperatorStandIn(bpy.types.POSE_OT_jointlimit_limb_ik, **dict(PROPS, target=target))
+    assert op.execute(bpy.context) == {"CANCELLED"}
+    assert op.reports[-1][0] == {"ERROR"} and "'forearm'" in op.reports[-1][1]
+    assert [tuple(pb.rotation_quaternion) for pb in arm.pose.bones] == before
+    s.swing_x_min = math.radians(-10.0)
+    op = OperatorStandIn(bpy.types.POSE_OT_jointlimit_limb_ik, **dict(PROPS, target=target))
+    assert op.execute(bpy.context) == {"FINISHED"}
+    named = [(kind, text) for kind, text in op.reports if "uses only a Hinge limit on the middle bone" in text]
+    assert len(named) == 1 and named[0][0] == {"WARNING"}, op.reports

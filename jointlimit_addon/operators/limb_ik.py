@@ -105,9 +105,10 @@ def build_limits(upper, lower, end):
     def limit(pb):
         return bone_limits.bone_limit(pb) if pb.jointlimit.enabled else None
 
-    settings = lower.jointlimit
-    # the lower bone's settings are checked as apply and bake check them (message in degrees)
-    hinge = limit(lower).angle if settings.enabled and settings.kind == "HINGE" else None
+    # the lower bone's settings are checked, whatever its kind, as apply and bake check them
+    # (message in degrees): invalid settings are refused, not passed over as a limit not applied
+    middle = limit(lower)
+    hinge = middle.angle if middle is not None and lower.jointlimit.kind == "HINGE" else None
     return limb_ik.LimbLimits(upper=limit(upper), hinge=hinge, end=limit(end))
 
 
@@ -295,9 +296,7 @@ class POSE_OT_jointlimit_limb_ik(ModalDragMixin, ActiveBonePoll, bpy.types.Opera
         for pb, q in zip(written, quats):
             bone_limits.write_posed_rotation(pb, q)
         autokey.autokey(context, written)
-        if solver.ignored:
-            self.report({"WARNING"}, solver.ignored)
-        self.report(_report_kind(info), status_text(info))
+        self.report(_report_kind(info), status_text(info))     # (the status says what is ignored)
         return {"FINISHED"}
 
     def begin_session(self, context, view):
@@ -323,7 +322,8 @@ class POSE_OT_jointlimit_limb_ik(ModalDragMixin, ActiveBonePoll, bpy.types.Opera
 
 
 def _report_kind(info):
-    return {"WARNING"} if info["status"] in ("OUT_OF_REACH", "TOO_CLOSE", "LOCKED") or missed(info) else {"INFO"}
+    return ({"WARNING"} if info["status"] in ("OUT_OF_REACH", "TOO_CLOSE", "LOCKED") or missed(info) or info.get("ignored")
+            else {"INFO"})
 
 
 def missed(info):
