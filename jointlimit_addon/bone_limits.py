@@ -272,6 +272,12 @@ def is_inside(limit, q, tol=STORAGE_TOL):
     return bool(limit.contains(q)) or quat.angle_between(limit.clamp(q), q) <= tol
 
 
+def bone_inside(pose_bone, limit, q):
+    """Whether the bone's rotation ``q`` (read from its channels) is inside ``limit`` as stored:
+    a pose clamped onto the outline reads back a hair outside in float32 (``is_inside``)."""
+    return is_inside(limit, q, storage_tol(stored_magnitude(pose_bone)))
+
+
 def with_rotation_lock(pose_bone, limit):
     """``limit`` (or ``None``) followed by the bone's Lock Rotation as ``core.locks`` applies it
     (``limit`` itself when nothing is locked): Euler bones lock their angles, quaternion bones

@@ -75,7 +75,7 @@ def bone_draw_data(obj, pb, scene_settings):
     world = np.array(obj.matrix_world, dtype=np.float64)
     head = (world @ np.append(np.array(pb.head, dtype=np.float64), 1.0))[:3]
     scale = pb.bone.length * scene_settings.overlay_size
-    inside = bool(limit.contains(q))
+    inside = bone_limits.bone_inside(pb, limit, q)     # as the panel says it (float32 storage)
     swing = quat.rotate(q, og.Y_AXIS)
 
     def place(points):

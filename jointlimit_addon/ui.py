@@ -32,7 +32,7 @@ def draw_readout(layout, pb):
     limit, error = bone_limits.cached_limit(pb.jointlimit)
     if error:
         return
-    inside = bone_limits.is_inside(limit, q, bone_limits.storage_tol(bone_limits.stored_magnitude(pb)))
+    inside = bone_limits.bone_inside(pb, limit, q)
     col.label(text="Inside the limit" if inside else "Outside the limit", icon="CHECKMARK" if inside else "ERROR")
 
 

@@ -64,8 +64,7 @@ def _keys_outside(context, pose_bones):
     for pb in pose_bones:
         q = animation.keyed_rotation(pb, frame)
         limit = bone_limits.cached_limit(pb.jointlimit)[0]
-        if q is not None and limit is not None and not bone_limits.is_inside(
-                limit, q, bone_limits.storage_tol(bone_limits.stored_magnitude(pb))):
+        if q is not None and limit is not None and not bone_limits.bone_inside(pb, limit, q):
             out.append(pb)
     return out
 
