@@ -941,3 +941,19 @@ def test_jobs_run_the_files_scripts_as_the_run_does(batch_env, scene, tmp_path, 
                              str(a), str(b)], env=batch_env, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stdout.count("AUTORUN RAN") == (2 if runs else 0), result.stdout
+
+
+def test_deformer_bake_lbs_needs_no_sdef_data(run, scene, tmp_path):
+    """``deformer-bake --mode lbs`` on a mesh without SDEF data bakes, as the operator does (the
+    command's input check asked for SDEF data first: exit 2); SDEF still asks for it."""
+    import bpy
+
+    arm = build_rig()
+    build_limb_mesh(arm)
+    arm.pose.bones["lower"].rotation_quaternion = axis_x(50)
+    path = save(tmp_path / "skin.blend")
+    out = ok(run("deformer-bake", "--mode", "lbs", "--frames", 1, 2, blend=path))
+    assert "of Skin (LBS) as shape-keys" in out
+    load(path)
+    assert {"jl_frame_0001", "jl_frame_0002"} <= set(bpy.data.objects["Skin"].data.shape_keys.key_blocks.keys())
+    assert "no SDEF data" in one_error_line(run("deformer-bake", "--mode", "sdef", "--frames", 1, 2, blend=path))

@@ -12,24 +12,25 @@ def has_deformer(obj):
     return deformer_of(obj)[0] is not None
 
 
-def check_input(label, obj, kind, source="AUTO", strongest_two=False, taken_over=False, baking_keys=False):
+def check_input(label, obj, kind, source="AUTO", strongest_two=False, taken_over=False, baking_keys=False, mode=None):
     """What the operator of ``kind`` (``add``, ``bake``, ``derive``) would refuse in ``obj`` as
     input the user must fix, as a usage error (exit 2) before any work: no Armature modifier with
     an armature, a scale the deformer cannot follow, no two-bone vertex; for Add and Bake also a
     modifier stack it cannot follow and SDEF data missing or not finite (Add derives what a mesh
-    lacks with ``AUTO``). A mesh whose mmd_tools binding is ``taken_over`` is checked as the
-    operator finds it after unbinding it: unbound for the check, bound again right after."""
+    lacks with ``AUTO``; a Bake in ``mode`` LBS needs none: the Armature modifier's). A mesh whose
+    mmd_tools binding is ``taken_over`` is checked as the operator finds it after unbinding it:
+    unbound for the check, bound again right after."""
     bound = deformer.mmd.binding(obj) if taken_over else None
     state = None
     try:
         state = deformer.mmd.take_over(obj, bound) if bound is not None else None
-        _check(label, obj, kind, source, strongest_two, baking_keys)
+        _check(label, obj, kind, source, strongest_two, baking_keys, mode)
     finally:
         if state is not None:
             deformer.mmd.restore(obj, state)
 
 
-def _check(label, obj, kind, source, strongest_two, baking_keys=False):
+def _check(label, obj, kind, source, strongest_two, baking_keys=False, mode=None):
     data = deformer.data
     try:
         if kind == "add" or baking_keys:
@@ -39,13 +40,13 @@ def _check(label, obj, kind, source, strongest_two, baking_keys=False):
         mod = data.require_armature(obj)
         data.check_uniform_scale(obj, mod.object)
         data.check_mmd_complete(obj, source)
-        lacking = source == "AUTO" and not (data.has_mmd(obj) or data.has_derived(obj))
+        lacking = source == "AUTO" and data.lacks_sdef(obj)
         if kind == "derive" or (kind == "add" and lacking):
             if kind == "add":
                 data.check_modifiers(obj, mod)
             data.two_bone_vertices(obj, mod.object, strongest_two)
-        else:
-            deformer.prepare(obj, source, strongest_two)
+        else:   # (as the bake operator asks: LBS needs no SDEF data, but data a mesh has must be whole)
+            deformer.prepare(obj, source, strongest_two, need_sdef=mode != "LBS" or not data.lacks_sdef(obj))
     except data.DataError as exc:
         raise UsageError(f"{label}: {exc}") from None
 
@@ -112,7 +113,8 @@ def cmd_deformer_bake(args):
     for obj in meshes:
         kept = deformer.settings(obj)
         check_input(f"deformer-bake {obj.name!r}", obj, "bake", args.source.upper(),
-                    args.strongest_two or (kept is not None and kept[2]), baking_keys=args.bake_as == "shape-keys")
+                    args.strongest_two or (kept is not None and kept[2]), baking_keys=args.bake_as == "shape-keys",
+                    mode=bake_mode(obj, args.mode))
     done = []
     chosen = {name: value for name, value in (("mode", args.mode and args.mode.upper()), ("blend", args.blend),
                                               ("strongest_two", args.strongest_two or None)) if value is not None}

@@ -152,7 +152,7 @@ def prepare(obj, source, strongest_two=False, derive_missing=False, check_scale=
     data.check_modifiers(obj, arm_mod)
     derived = False
     data.check_mmd_complete(obj, source)
-    if need_sdef and derive_missing and source == "AUTO" and not (data.has_mmd(obj) or data.has_derived(obj)):
+    if need_sdef and derive_missing and source == "AUTO" and data.lacks_sdef(obj):
         derive.derive(obj, strongest_two=strongest_two)
         derived = True
     two = data.two_bone_vertices(obj, arm_mod.object, strongest_two)

@@ -203,6 +203,11 @@ def has_derived(obj):
                for a in DERIVED_ATTRS)
 
 
+def lacks_sdef(obj):
+    """Whether the mesh has no SDEF data at all (neither mmd_tools' keys nor derived attributes)."""
+    return not (has_mmd(obj) or has_derived(obj))
+
+
 def check_mmd_complete(obj, source):
     """Refuse (``DataError``) incomplete mmd_tools SDEF data where it would be read (``AUTO`` or
     ``MMD``): some of the ``mmd_sdef_*`` shape keys but not all (a broken import), which would
