@@ -613,8 +613,8 @@ MESSAGES = {
     "The limit of '{bone}' is invalid: {error}": "「{bone}」の制限が無効です：{error}",
     "Swing & Twist channels cannot pass the swing pole (180°), which the keys of {bones} pass (first between frames {a} and {b}): the motion goes the other way round there; use Euler channels":
         "スイングとツイストのチャンネルはスイングの極（180°）を越えられませんが、{bones} のキーはそこを越えます（最初はフレーム {a} と {b} の間）：そこでは動きが逆回りになります。オイラーのチャンネルを使ってください",
-    "The motion of {bones} turns up to {angle:.0f}° from one frame to the next (a large swing on Swing & Twist channels, which runs fast near its far key, keys far outside the limits, or a swing past 180°): check those frames, use Euler channels or move the keys inside the limits":
-        "{bones} の動きは 1 フレームで最大 {angle:.0f}° 回ります（スイングとツイストのチャンネルでの大きなスイングは遠い側のキーの近くで速く動きます。ほかに制限から大きく外れたキー、または 180° を越えるスイング）：そのフレームを確認し、オイラーのチャンネルを使うかキーを制限内に移してください",
+    "The motion of {bones} turns up to {angle:.0f}° from one frame to the next (a large swing on Swing & Twist channels, which runs fast near rest, keys far outside the limits, or a swing past 180°): check those frames, use Euler channels or move the keys inside the limits":
+        "{bones} の動きは 1 フレームで最大 {angle:.0f}° 回ります（スイングとツイストのチャンネルでの大きなスイングは静止姿勢の近くで速く動きます。ほかに制限から大きく外れたキー、または 180° を越えるスイング）：そのフレームを確認し、オイラーのチャンネルを使うかキーを制限内に移してください",
     "The motion of {bones} turns up to {angle:.0f}° from one frame to the next (keys far apart in angle and close in time, or keys far outside the limits): check those frames, space the keys further apart or move them inside the limits":
         "{bones} の動きは 1 フレームで最大 {angle:.0f}° 回ります（角度が大きく離れたキーが時間的に近い、または制限から大きく外れたキー）：そのフレームを確認し、キーの間隔を広げるかキーを制限内に移してください",
     "With Step {step}, frames between the keys are Blender's interpolation and may leave the joint limits of {bones}: use Step 1, or live limits' Clamp Playback":

@@ -285,7 +285,7 @@ def test_keys_over_the_swing_pole_warn_with_swing_twist_channels(rig, mods):
                 for channels in ("SWING_TWIST", "EULER")}
     pole = [w for w in warnings["SWING_TWIST"] if "swing pole" in w]
     assert len(pole) == 1 and "frames 15 and 31" in pole[0]
-    # (a 171.9° swing in tan(x/2) runs fast near the key: the jump warning may come too)
+    # (a 171.9° swing in tan(x/2) runs fast near rest: the jump warning may come too)
     assert all("swing pole" in w or "from one frame to the next" in w for w in warnings["SWING_TWIST"])
     assert warnings["EULER"] == []
 

@@ -223,7 +223,7 @@ class POSE_OT_jointlimit_motion(PosePoll, bpy.types.Operator):
         if jumps and self.channels == motion.SWING_TWIST:
             self.report({"WARNING"}, _rpt(
                 "The motion of {bones} turns up to {angle:.0f}° from one frame to the next (a large swing on Swing & "
-                "Twist channels, which runs fast near its far key, keys far outside the limits, or a swing past "
+                "Twist channels, which runs fast near rest, keys far outside the limits, or a swing past "
                 "180°): check those frames, use Euler channels or move the keys inside the limits",
                 bones=", ".join(sorted(jumps)[:5]), angle=max(jumps.values())))
         elif jumps:
