@@ -560,6 +560,9 @@ MESSAGES = {
         "'{name}' には関節制限がありません：コピーすると {bones} の制限がオフになります。制限のあるボーンを"
         "アクティブにするか、それらの制限をオフにしてください",
     "{bones} had no joint limit: mirrored from the other side": "{bones} には関節制限がありませんでした：反対側からミラーしました",
+    "{bones} and their mirror bones have no joint limit to mirror": "{bones} とそのミラーボーンにはミラーする関節制限がありません",
+    "'{name}' has no joint limit to copy: make a bone with a limit active":
+        "'{name}' にはコピーする関節制限がありません：制限のあるボーンをアクティブにしてください",
     "{error} (frame {frame})": "{error}（フレーム {frame}）",
     "Left {bones} unkeyed: no rotation keys, inside the limits on every frame":
         "{bones} はキーを打ちませんでした：回転キーがなく、すべてのフレームで制限の内側です",

@@ -863,8 +863,35 @@ def test_copy_from_a_bone_without_a_limit_keeps_the_targets_limits(rig):
                                            "of upper_arm.L"):
         bpy.ops.pose.jointlimit_copy()
     assert rig.pose.bones["upper_arm.L"].jointlimit.enabled
-    select_only(rig, {"spine", "forearm.L"}, active="forearm.L")     # no limit to lose: copied as before
-    assert bpy.ops.pose.jointlimit_copy() == {"FINISHED"}
+    # neither has a limit: nothing to copy (it reported a copy and overwrote the stored ranges)
+    spine = rig.pose.bones["spine"].jointlimit
+    spine.swing_x_max = math.radians(77.0)
+    select_only(rig, {"spine", "forearm.L"}, active="forearm.L")
+    with pytest.raises(RuntimeError, match="'forearm.L' has no joint limit to copy"):
+        bpy.ops.pose.jointlimit_copy()
+    assert spine.swing_x_max == pytest.approx(math.radians(77.0))
+
+
+def test_mirror_of_bones_without_a_limit_on_either_side_mirrors_nothing(rig):
+    """A pair with no limit on either side has nothing to mirror: refused when it is all, named
+    beside the pairs mirrored otherwise; the partner's stored ranges stay (Mirror reported them
+    mirrored and overwrote them)."""
+    import bpy
+
+    right = rig.pose.bones["forearm.R"].jointlimit
+    right.swing_x_max = math.radians(77.0)
+    select_only(rig, {"forearm.L"}, active="forearm.L")
+    with pytest.raises(RuntimeError, match="forearm.L and their mirror bones have no joint limit to mirror"):
+        bpy.ops.pose.jointlimit_mirror()
+    assert right.swing_x_max == pytest.approx(math.radians(77.0))
+    configure(rig.pose.bones["upper_arm.L"].jointlimit, "SWING_TWIST")
+    select_only(rig, {"forearm.L", "upper_arm.L"}, active="upper_arm.L")
+    from modal_harness import OperatorStandIn
+
+    op = OperatorStandIn(bpy.types.POSE_OT_jointlimit_mirror)
+    assert op.execute(bpy.context) == {"FINISHED"}
+    assert any("Mirrored 1 joint limit; no joint limit on either side: forearm.L" in text for _, text in op.reports)
+    assert right.swing_x_max == pytest.approx(math.radians(77.0)) and not right.enabled
 
 
 def test_mirror_of_a_selected_bone_without_a_limit_takes_its_partners(rig):

@@ -26,6 +26,10 @@ class POSE_OT_jointlimit_copy(ActiveBonePoll, bpy.types.Operator):
                 "'{name}' has no joint limit: copying it would switch off the limits of {bones}. Make a bone with "
                 "a limit active, or switch those limits off", name=active.name, bones=", ".join(limited[:5])))
             return {"CANCELLED"}
+        if not active.jointlimit.enabled:   # (nothing to copy: the targets' stored ranges stay)
+            self.report({"ERROR"}, report_text("'{name}' has no joint limit to copy: make a bone with a limit active",
+                                               name=active.name))
+            return {"CANCELLED"}
         if refuse_invalid_limits(self, [active]):
             return {"CANCELLED"}
         points = [(p.swing_z, p.swing_x, p.bulge) for p in active.jointlimit.outline]

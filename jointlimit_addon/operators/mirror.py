@@ -21,14 +21,19 @@ class POSE_OT_jointlimit_mirror(PosePoll, bpy.types.Operator):
 
     def execute(self, context):
         pairs, unmatched = [], []
+        unlimited = []  # pairs without a limit on either side: nothing to mirror (their stored ranges stay)
         for pb in selected_pose_bones(context):     # (each rig in Pose Mode: its own partners)
             other = pb.id_data.pose.bones.get(presets.flip_name(pb.name))
             if other is None or other == pb:
                 unmatched.append(pb.name)
+            elif not (pb.jointlimit.enabled or other.jointlimit.enabled):
+                unlimited.append(pb.name)
             else:
                 pairs.append((pb, other))
         if not pairs:
-            self.report({"ERROR"}, "No mirror bones found for the selection (names need .L/.R, _L/_R or Left/Right)")
+            self.report({"ERROR"}, report_text("{bones} and their mirror bones have no joint limit to mirror",
+                                               bones=", ".join(unlimited[:5])) if unlimited else
+                        "No mirror bones found for the selection (names need .L/.R, _L/_R or Left/Right)")
             return {"CANCELLED"}
         active = context.active_pose_bone
         chosen = {(pb.id_data, pb.name) for pb, _ in pairs}
@@ -56,6 +61,8 @@ class POSE_OT_jointlimit_mirror(PosePoll, bpy.types.Operator):
         message = report_count("Mirrored 1 joint limit", "Mirrored {count} joint limits", len(written))
         if unmatched:
             message += f"; no mirror bone for: {', '.join(unmatched[:5])}"
+        if unlimited:
+            message += f"; no joint limit on either side: {', '.join(unlimited[:5])}"
         self.report({"INFO"}, message)
         if pulled:
             self.report({"INFO"}, report_text("{bones} had no joint limit: mirrored from the other side",
