@@ -175,6 +175,17 @@ def restore_posed(scene):
             del _posed[(uid, name)]
 
 
+def show_keyed(scene):
+    """Clamp Playback switched off: the playback layer goes (its keys are in the evaluated actions)
+    and the animation of ``scene``'s animated armatures is evaluated again at the next evaluation,
+    so that the frame shown takes its keys (the clamped values stayed until the frame changed)."""
+    if playback_layer.covers_scene(scene):
+        playback_layer.remove()
+    for obj in _armatures(scene):
+        if obj.animation_data is not None and obj.library is None:
+            obj.update_tag(refresh={"TIME"})
+
+
 _scene_armatures = {}   # scene name (and view layer name) -> (object count, names of its armatures)
 
 

@@ -188,7 +188,8 @@ def _clamp_playback_changed(settings, _context):
     """Switched on: the frame shown is clamped now (not on the next frame change), and a render from
     the interface, which calls the clamp from its own thread, may change the pose only with the
     interface locked (``handlers.unsafe_render``). Switched off: partly animated bones get back
-    what the animator posed in their other components (``handlers.restore_posed``)."""
+    what the animator posed in their other components (``handlers.restore_posed``), and the frame
+    shown takes the animation as keyed at the next evaluation (``handlers.show_keyed``)."""
     from . import handlers     # (it imports this module)
 
     scene = settings.id_data
@@ -197,6 +198,7 @@ def _clamp_playback_changed(settings, _context):
         handlers.clamp_scene(scene, only_changed=False)
     else:
         handlers.restore_posed(scene)
+        handlers.show_keyed(scene)
 
 
 class JointLimitSceneSettings(bpy.types.PropertyGroup):

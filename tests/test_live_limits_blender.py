@@ -785,3 +785,36 @@ def test_clamp_playback_clamps_the_frame_shown_without_a_frame_change(scene, mod
     assert bpy.context.scene.jointlimit.clamp_playback and not bpy.context.scene.jointlimit.live
     assert shown_inside()
     bpy.context.scene.jointlimit.clamp_playback = False
+
+
+@pytest.mark.parametrize("fast_scrubbing", [False, True])
+def test_switching_clamp_playback_off_shows_the_keys_at_once(scene, mods, fast_scrubbing):
+    """Clamp Playback switched off shows the animation as keyed on the frame shown, at the next
+    evaluation (the clamped values stayed until the frame changed: a bone keyed on X only showed
+    the clamped X with the posed Y and Z); the posed values of components nothing animates come
+    back as before."""
+    import bpy
+
+    obj = make_armature([("b", (0, 0, 0), (0, 0, 1), None, 0.0), ("c", (0, 0, 1), (0, 0, 2), "b", 0.0)], "Keyed")
+    whole, part = obj.pose.bones["b"], obj.pose.bones["c"]
+    for pb in (whole, part):
+        configure(pb.jointlimit, "HINGE", None, None)
+        pb.rotation_mode = "XYZ"
+    whole.rotation_euler = (D(170), 0.0, 0.0)
+    whole.keyframe_insert("rotation_euler", frame=1)
+    whole.keyframe_insert("rotation_euler", frame=5)
+    part.rotation_euler = (D(170), 0.0, D(50))
+    part.keyframe_insert("rotation_euler", index=0, frame=1)
+    bpy.ops.object.mode_set(mode="OBJECT")
+    scene.jointlimit.fast_scrubbing = fast_scrubbing
+    scene.jointlimit.clamp_playback = True
+    for frame in (2, 3):    # (the playback layer is set up from the second frame outside playback)
+        scene.frame_set(frame)
+    assert math.degrees(whole.rotation_euler[0]) == pytest.approx(140, abs=1e-3)
+    assert math.degrees(part.rotation_euler[0]) == pytest.approx(140, abs=1e-3)
+    scene.jointlimit.clamp_playback = False
+    bpy.context.view_layer.update()
+    evaluated = obj.evaluated_get(bpy.context.evaluated_depsgraph_get()).pose.bones
+    for pb in (whole, part, evaluated["b"], evaluated["c"]):
+        assert math.degrees(pb.rotation_euler[0]) == pytest.approx(170, abs=1e-3)
+    assert math.degrees(part.rotation_euler[2]) == pytest.approx(50, abs=1e-3)
