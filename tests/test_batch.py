@@ -957,3 +957,20 @@ def test_deformer_bake_lbs_needs_no_sdef_data(run, scene, tmp_path):
     load(path)
     assert {"jl_frame_0001", "jl_frame_0002"} <= set(bpy.data.objects["Skin"].data.shape_keys.key_blocks.keys())
     assert "no SDEF data" in one_error_line(run("deformer-bake", "--mode", "sdef", "--frames", 1, 2, blend=path))
+
+
+def test_a_saving_run_leaves_no_thumbnail_of_its_temporary_file(batch_env, scene, tmp_path):
+    """Blender's save writes a thumbnail of the file it saves into the user's thumbnail cache; a
+    run saves a temporary file and renames it, so that thumbnail named a file that is gone (one
+    orphan per save, where the file is not under the temporary folder, as on a render node)."""
+    obj = build_rig()
+    obj.pose.bones["spine"].rotation_quaternion = axis_x(60)
+    (tmp_path / "files").mkdir()
+    path = save(tmp_path / "files" / "shot 1.blend")
+    env = dict(batch_env, TMPDIR=str(tmp_path / "tmp"), XDG_CACHE_HOME=str(tmp_path / "cache"))
+    (tmp_path / "tmp").mkdir()
+    ok(subprocess.run([str(launcher()), "-c", "jointlimit", "apply", str(path)], env=env, capture_output=True,
+                      text=True, timeout=300))
+    assert angle_of(rotation(load(path), "spine")) == pytest.approx(20.0, abs=1e-3)
+    made = list((tmp_path / "cache").rglob("*.png"))
+    assert not [p for p in made if b".jointlimit-" in p.read_bytes()], made     # (the URI is text in the PNG)

@@ -17,6 +17,7 @@ import shutil
 import signal
 import time
 
+from . import thumbnails
 from .common import BatchError, UsageError, error_line, pid_alive
 
 LOCK_SUFFIX = ".jointlimit-lock"
@@ -210,6 +211,7 @@ def verified_save(target, writer, verify, expected=False, size_hint=0):
     folder = os.path.dirname(target)
     tmp = temp_path(target)
     _held.update({tmp + suffix: "temporary" for suffix in LEFTOVER_SUFFIXES})
+    began = time.time()
     try:
         try:
             writer(tmp)
@@ -237,6 +239,7 @@ def verified_save(target, writer, verify, expected=False, size_hint=0):
             _held.pop(tmp + suffix, None)
             if os.path.lexists(tmp + suffix):
                 os.unlink(tmp + suffix)
+        thumbnails.drop_made_for(tmp, began)    # (Blender's thumbnail of the temporary file)
     return target
 
 
