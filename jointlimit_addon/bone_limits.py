@@ -11,7 +11,7 @@ import math
 import numpy as np
 
 from . import chains, compat, props, settings_io
-from .core import ccd_steps, grouped_shapes, locks, quat
+from .core import ccd_steps, grouped_shapes, locks, quat, regions
 from .core.euler_limits import EulerLimit, EulerMultiLimit, HingeLimit, QuatSwingLimit
 from .core.limits import MIN_SWING_WIDTHS, SMOOTH_SHAPES, JointLimit
 
@@ -83,9 +83,11 @@ def _swing_limit(settings):
     outline = None
     swing_x = swing_z = None
     if settings.shape == "POLYGON":
-        if len(settings.outline) < 2:
-            raise ValueError("Polygon: the outline needs at least two vertices")
         outline = [(math.tan(p.swing_z / 2), math.tan(p.swing_x / 2), p.bulge) for p in settings.outline]
+        try:
+            regions.check_outline(outline)
+        except ValueError as exc:
+            raise ValueError(f"Polygon: the {exc}") from None
     else:
         swing_x = _swing_width(_range(settings.swing_x_min, settings.swing_x_max, "Swing X"), "Swing X", settings.shape)
         swing_z = _swing_width(_range(settings.swing_z_min, settings.swing_z_max, "Swing Z"), "Swing Z", settings.shape)

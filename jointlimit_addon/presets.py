@@ -239,8 +239,13 @@ def write_entry(settings, entry):
         settings.outline_index = 0
 
 
+def _deg(angle):
+    """Degrees of a stored angle, to 1e-4° (a float32 angle typed as -40° reads -39.9999993°)."""
+    return round(math.degrees(angle), 4) + 0.0     # (+ 0.0: no -0.0)
+
+
 def _deg_pair(lo, hi):
-    return [round(math.degrees(lo), 6), round(math.degrees(hi), 6)]
+    return [_deg(lo), _deg(hi)]
 
 
 def entry_from_settings(settings):
@@ -259,11 +264,11 @@ def entry_from_settings(settings):
         "hinge_axis": settings.hinge_axis,
         "hinge": _deg_pair(settings.hinge_min, settings.hinge_max),
         "euler_order": settings.euler_order,
-        "euler_min": [round(math.degrees(v), 6) for v in settings.euler_min],
-        "euler_max": [round(math.degrees(v), 6) for v in settings.euler_max],
-        "quat_swing_max": round(math.degrees(settings.quat_swing_max), 6),
+        "euler_min": [_deg(v) for v in settings.euler_min],
+        "euler_max": [_deg(v) for v in settings.euler_max],
+        "quat_swing_max": _deg(settings.quat_swing_max),
         "exponent": list(settings.exponent),
-        "outline": [[round(math.degrees(p.swing_z), 6), round(math.degrees(p.swing_x), 6), p.bulge]
+        "outline": [[_deg(p.swing_z), _deg(p.swing_x), round(p.bulge, 6) + 0.0]
                     for p in settings.outline],
     }
     return {field: every[field] for field in _used_fields(settings)}

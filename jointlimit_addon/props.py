@@ -17,7 +17,7 @@ ANGLE_LIMIT = math.radians(179.0)
 
 KIND_ITEMS = (
     ("SWING_TWIST", "Swing & Twist", "Swing limited on the stereographic (s, t) plane, twist about the bone"),
-    ("HINGE", "Hinge", "One axis only (local X), like an elbow or a knee"),
+    ("HINGE", "Hinge", "One axis only (local X or Z: Hinge Axis), like an elbow or a knee"),
     ("EULER", "Euler", "Conventional per-axis Euler limits, with a gimbal guard on the middle axis"),
     ("EULER_MULTI", "Euler (Equivalent Ranges)", "Euler limits that accept any equivalent Euler triple"),
     ("QUAT_SWING", "Quaternion Swing", "Limit on the swing quaternion's components"),
@@ -111,8 +111,8 @@ class JointLimitSettings(bpy.types.PropertyGroup):
         items=(("X", "X", "Bend about local X"), ("Z", "Z", "Bend about local Z")),
         default="X",
     )
-    hinge_min: _angle("Hinge Min", "Smallest hinge angle about local X", math.radians(0.0), -math.pi, math.pi)
-    hinge_max: _angle("Hinge Max", "Largest hinge angle about local X", math.radians(150.0), -math.pi, math.pi)
+    hinge_min: _angle("Hinge Min", "Smallest hinge angle about the Hinge Axis", math.radians(0.0), -math.pi, math.pi)
+    hinge_max: _angle("Hinge Max", "Largest hinge angle about the Hinge Axis", math.radians(150.0), -math.pi, math.pi)
     euler_order: EnumProperty(name="Euler Order", description="Order of the Euler angles", items=EULER_ORDER_ITEMS, default="ZXY")
     euler_min: FloatVectorProperty(
         name="Euler Min",

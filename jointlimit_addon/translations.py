@@ -50,7 +50,7 @@ MESSAGES = {
     "Swing limited on the stereographic (s, t) plane, twist about the bone":
         "立体射影の (s, t) 平面上でスイングを制限し、ボーン軸まわりのひねりも制限します",
     "Hinge": "ヒンジ",
-    "One axis only (local X), like an elbow or a knee": "肘や膝のように 1 軸（ローカル X）だけで曲がります",
+    "One axis only (local X or Z: Hinge Axis), like an elbow or a knee": "肘や膝のように 1 軸（ローカル X または Z：ヒンジ軸）だけで曲がります",
     "Euler": "オイラー",
     "Conventional per-axis Euler limits, with a gimbal guard on the middle axis":
         "従来の軸ごとのオイラー角制限（中間軸にジンバルロック防止の上限付き）",
@@ -84,6 +84,7 @@ MESSAGES = {
         "レストポーズがこの制限の外にあります：適用すると {angle}° 動きます",
     "Bone '{bone}': {warning}": "ボーン '{bone}'：{warning}",
     "({count} more bones like this)": "（同様のボーンがほかに {count} 本）",
+    "(1 more bone like this)": "（同様のボーンがほかに 1 本）",
     "Correction": "補正",
     "How a rotation outside the limit is brought back": "制限の外に出た回転の戻し方",
     "Optimal": "最適",
@@ -115,9 +116,9 @@ MESSAGES = {
     "Bend about local X": "ローカル X 軸まわりに曲げます",
     "Bend about local Z": "ローカル Z 軸まわりに曲げます",
     "Hinge Min": "ヒンジ最小",
-    "Smallest hinge angle about local X": "ローカル X 軸まわりのヒンジ角の最小値",
+    "Smallest hinge angle about the Hinge Axis": "ヒンジ軸まわりのヒンジ角の最小値",
     "Hinge Max": "ヒンジ最大",
-    "Largest hinge angle about local X": "ローカル X 軸まわりのヒンジ角の最大値",
+    "Largest hinge angle about the Hinge Axis": "ヒンジ軸まわりのヒンジ角の最大値",
     "Euler Order": "オイラー角の順序",
     "Order of the Euler angles": "オイラー角の回転順序",
     "XYZ": "XYZ",
@@ -602,6 +603,8 @@ MESSAGES = {
         "「{preset}」から {count} 本のボーンを設定しました（右側としてミラー：{mirrored} 本）",
     "Set {count} bones from '{preset}' ({mirrored} mirrored for the right side): {joints}":
         "「{preset}」から {count} 本のボーンを設定しました（右側としてミラー：{mirrored} 本）：{joints}",
+    "Set 1 bone from '{preset}' ({mirrored} mirrored for the right side): {joints}":
+        "「{preset}」から 1 本のボーンを設定しました（右側としてミラー：{mirrored} 本）：{joints}",
     "The chain from '{root}' ({bones}) does not match '{preset}': select its {most} bones in a chain, or bones "
     "whose names say which joints they are":
         "「{root}」からのチェーン（{bones}）は「{preset}」に合いません：{most} 本のボーンをチェーンとして選択するか、"
@@ -613,7 +616,6 @@ MESSAGES = {
         "「{root}」からのチェーンは {count} 本のボーンですが、「{preset}」が設定できるのは最大 {most} 本です",
     "Bone '{name}' has several selected children: select separate chains":
         "ボーン「{name}」には選択された子が複数あります：チェーンを分けて選択してください",
-    "The limit of '{bone}' is invalid: {error}": "「{bone}」の制限が無効です：{error}",
     "Swing & Twist channels cannot pass the swing pole (180°), which the keys of {bones} pass (first between frames {a} and {b}): the motion goes the other way round there; use Euler channels":
         "スイングとツイストのチャンネルはスイングの極（180°）を越えられませんが、{bones} のキーはそこを越えます（最初はフレーム {a} と {b} の間）：そこでは動きが逆回りになります。オイラーのチャンネルを使ってください",
     "The motion of {bones} turns up to {angle:.0f}° from one frame to the next (a large swing on Swing & Twist channels, which runs fast near rest, keys far outside the limits, or a swing past 180°): check those frames, use Euler channels or move the keys inside the limits":

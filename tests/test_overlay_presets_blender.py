@@ -214,6 +214,38 @@ def test_a_joint_preset_on_one_bone_says_one_bone(rig, mods, capfd):
         capfd.readouterr()
         assert bpy.ops.pose.jointlimit_preset_apply(preset="JOINT:SHOULDER", fit_rig=False) == {"FINISHED"}
         assert said in capfd.readouterr().out
+    select_only(rig, {"upper_arm.L"}, active="upper_arm.L")     # a chain preset on one bone too
+    assert bpy.ops.pose.jointlimit_preset_apply(preset="CHAIN:ARM", fit_rig=False) == {"FINISHED"}
+    assert "Set 1 bone from 'Arm" in capfd.readouterr().out
+
+
+def test_the_rest_pose_warning_counts_one_more_bone_as_one(rig, mods):
+    """Two bones whose limits leave out the rest pose: '(1 more bone like this)'."""
+    import bpy
+    from modal_harness import OperatorStandIn
+
+    for name in ("forearm.L", "forearm.R"):
+        s = rig.pose.bones[name].jointlimit
+        s.enabled, s.kind, s.hinge_min, s.hinge_max = True, "HINGE", math.radians(20), math.radians(120)
+    select_only(rig, {"forearm.L", "forearm.R"}, active="forearm.L")
+    op = OperatorStandIn(bpy.types.POSE_OT_jointlimit_copy)
+    assert op.execute(bpy.context) == {"FINISHED"}
+    select_only(rig, {"forearm.L", "forearm.R", "upper_arm.L"}, active="forearm.L")
+    op = OperatorStandIn(bpy.types.POSE_OT_jointlimit_copy)
+    assert op.execute(bpy.context) == {"FINISHED"}
+    assert any(text.endswith("(1 more bone like this)") for _, text in op.reports), op.reports
+
+
+def test_a_polygon_outline_too_short_gives_one_message(rig, mods):
+    """One vertex, or two joined by a straight edge: the same message, naming the shape."""
+    s = rig.pose.bones["upper_arm.L"].jointlimit
+    s.enabled, s.kind, s.shape = True, "SWING_TWIST", "POLYGON"
+    s.outline.clear()
+    for z in (0.3, -0.3):
+        p = s.outline.add()
+        p.swing_z = z
+        assert mods["bone_limits"].settings_error(s) == \
+            "Polygon: the outline needs at least three vertices (or two joined by an arc)"
 
 
 def test_sides_of_prefixed_and_tricky_names(mods):
@@ -404,6 +436,7 @@ def test_user_preset_round_trip(rig, mods):
     path = pathlib.Path(bpy.utils.extension_path_user(mods["presets"].ADDON_PACKAGE, path="presets")) / f"{name}.json"
     data = json.loads(path.read_text())
     assert data["format"] == "jointlimit-preset" and data["joint"]["shape"] == "POLYGON"
+    assert data["joint"]["outline"][1] == [40.0, -10.0, 0.3] and data["joint"]["twist"] == [-15.0, 25.0]   # (no float32 noise)
     select_only(rig, {"forearm.L", "forearm.R"}, active="forearm.L")
     assert bpy.ops.pose.jointlimit_preset_apply(preset=f"USER:{name}") == {"FINISHED"}
     left, right = rig.pose.bones["forearm.L"].jointlimit, rig.pose.bones["forearm.R"].jointlimit
@@ -433,7 +466,7 @@ def test_save_refuses_invalid_settings(rig, mods):
     configure_rect(s)
     s.swing_x_min = math.radians(170)
     select_only(rig, {"upper_arm.L"}, active="upper_arm.L")
-    with pytest.raises(RuntimeError, match="is invalid"):
+    with pytest.raises(RuntimeError, match="Bone 'upper_arm.L': Swing X"):   # the message every operator gives
         bpy.ops.pose.jointlimit_preset_save(name="Broken")
 
 

@@ -704,6 +704,12 @@ class PolygonRegion(_OutlineRegion):
         return _nearest_on_plane1(s, t, self.outline)
 
 
+def check_outline(outline):
+    """Raise ``ValueError`` (a message starting with ``outline``) unless ``outline`` makes a valid
+    POLYGON region: what ``PolygonRegion`` refuses."""
+    _parse_outline(outline)
+
+
 def _parse_outline(outline):
     """Validate a POLYGON outline; return ``(vertices (E, 2), bulges (E,))``."""
     if outline is None:
@@ -714,7 +720,7 @@ def _parse_outline(outline):
             raise TypeError
         data = np.array([(r[0], r[1], r[2] if len(r) == 3 else 0.0) for r in rows], dtype=np.float64).reshape(-1, 3)
     except (TypeError, ValueError):
-        raise ValueError(f"the outline must be a list of (s, t) or (s, t, bulge) vertices, got {outline!r}") from None
+        raise ValueError(f"outline must be a list of (s, t) or (s, t, bulge) vertices, got {outline!r}") from None
     if not np.all(np.isfinite(data)):
         raise ValueError("outline contains NaN or infinite values")
     verts, bulges = data[:, :2], data[:, 2]

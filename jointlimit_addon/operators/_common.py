@@ -115,7 +115,7 @@ def report_rest_pose(operator, bones):
     pb, (template, values) = hits[0]
     text = rpt("Bone '{bone}': {warning}").format(bone=pb.name, warning=rpt(template).format(**values))
     if len(hits) > 1:
-        text += " " + rpt("({count} more bones like this)").format(count=len(hits) - 1)
+        text += " " + report_count("(1 more bone like this)", "({count} more bones like this)", len(hits) - 1)
     operator.report({"WARNING"}, text)
 
 

@@ -4,7 +4,7 @@ import bpy
 from bpy.props import BoolProperty, EnumProperty, StringProperty
 
 from .. import presets, rig_frame, settings_io
-from ._common import PosePoll, report_rest_pose, selected_pose_bones
+from ._common import PosePoll, report_count, report_rest_pose, selected_pose_bones
 
 
 def _rpt(template, **values):
@@ -118,8 +118,10 @@ class POSE_OT_jointlimit_preset_apply(PosePoll, bpy.types.Operator):
         if self.preset.startswith("CHAIN:"):  # say which bone got which joint
             joints = ", ".join(f"{pb.name}: {bpy.app.translations.pgettext_iface(presets.JOINTS[key]['label'])}"
                                for pb, _, key in plan)
-            self.report({"INFO"}, _rpt("Set {count} bones from '{preset}' ({mirrored} mirrored for the right side): "
-                                       "{joints}", count=len(plan), preset=label, mirrored=mirrored, joints=joints))
+            self.report({"INFO"}, report_count(
+                "Set 1 bone from '{preset}' ({mirrored} mirrored for the right side): {joints}",
+                "Set {count} bones from '{preset}' ({mirrored} mirrored for the right side): {joints}", len(plan),
+                preset=label, mirrored=mirrored, joints=joints))
         elif len(plan) == 1:
             self.report({"INFO"}, _rpt("Set 1 bone from '{preset}' ({mirrored} mirrored for the right side)",
                                        preset=label, mirrored=mirrored))

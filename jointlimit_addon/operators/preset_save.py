@@ -31,9 +31,10 @@ class POSE_OT_jointlimit_preset_save(ActiveBonePoll, bpy.types.Operator):
 
     def execute(self, context):
         pb = context.active_pose_bone
-        error = bone_limits.settings_error(pb.jointlimit)
-        if error:
-            self.report({"ERROR"}, _rpt("The limit of '{bone}' is invalid: {error}", bone=pb.name, error=error))
+        try:    # (the one-line message every operator gives invalid settings)
+            bone_limits.bone_limit(pb)
+        except ValueError as exc:
+            self.report({"ERROR"}, str(exc))
             return {"CANCELLED"}
         try:
             name = presets.check_name(self.name)
