@@ -574,7 +574,7 @@ def test_invalid_limit_settings_in_the_file_are_bad_input(run, scene, tmp_path, 
     ("frame,x,y\n1,0,0\n", "missing 'z'"),
     ("frame,x,y,z\n1.5,0,0,0\n", "whole number"),
     ("frame,x,y,z\n1,0,0,0\n1,1,1,1\n", "appears twice"),
-    ("frame,x,y,z,swivle\n1,0,0,0,3\n", "unknown column 'swivle'"),
+    ("frame,x,y,z,swivle\n1,0,0,0,3\n", "t.csv header: unknown column 'swivle'"),
     ("frame,x,y,z\n1,0,nan,0\n", "finite"),
     ("frame,x,y,z\n", "no targets"),
     ("1,0.4,-0.2,1.3\n", "not a header"),
@@ -607,7 +607,7 @@ def test_target_files_parse(batch, tmp_path):
     json_path = tmp_path / "t.txt"
     json_path.write_text('[{"frame": 3.0, "x": 1, "y": "2", "z": 3.5}]')
     assert batch.targets.read_targets(str(json_path), False) == [(3, (1.0, 2.0, 3.5), None)]
-    with pytest.raises(batch.common.UsageError, match="unknown column 'swivel'"):
+    with pytest.raises(batch.common.UsageError, match="t.csv header: unknown column 'swivel'"):
         batch.targets.read_targets(str(csv_path), False)
 
 
@@ -974,3 +974,20 @@ def test_a_saving_run_leaves_no_thumbnail_of_its_temporary_file(batch_env, scene
     assert angle_of(rotation(load(path), "spine")) == pytest.approx(20.0, abs=1e-3)
     made = list((tmp_path / "cache").rglob("*.png"))
     assert not [p for p in made if b".jointlimit-" in p.read_bytes()], made     # (the URI is text in the PNG)
+
+
+def test_info_summary_counts_invalid_limits_and_the_armatures_with_limits(run, scene, tmp_path):
+    """The summary says how many limits have invalid settings, and in how many of the scene's
+    armatures the limited bones are (it said '1 limited bone in 2 armatures' of a rig and a
+    meta-rig without limits, and counted invalid limits as any others)."""
+    import bpy
+
+    obj = build_rig()
+    bpy.data.objects.new("Meta", bpy.data.armatures.new("Meta"))
+    bpy.context.scene.collection.objects.link(bpy.data.objects["Meta"])
+    s = obj.pose.bones["spine"].jointlimit
+    s.swing_x_min = s.swing_x_max
+    path = save(tmp_path / "two.blend")
+    result = run("info", blend=path)
+    assert result.returncode == 0, result.stderr
+    assert "summary: 1 limited bone (1 with invalid settings) in 1 of 2 armatures, 0 deformers" in result.stdout

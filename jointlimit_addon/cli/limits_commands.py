@@ -14,16 +14,17 @@ from .scene import (active_in_mode, bone_selection, check_bones, check_limits, e
 
 def cmd_info(args):
     arms = [pick_armature(args.armature)] if args.armature else scene_objects("ARMATURE")
-    bones = []
+    bones, invalid = [], 0
     for arm in arms:
         for pb in arm.pose.bones:
             s = pb.jointlimit
             if s.enabled:
                 smooth = s.kind == "SWING_TWIST" and s.shape in ("ELLIPSE", "OVAL", "SUPERELLIPSE")
+                error = bone_limits.settings_error(s)
+                invalid += bool(error)
                 bones.append({"armature": arm.name, "bone": pb.name, "kind": s.kind,
                               "shape": s.shape if s.kind == "SWING_TWIST" else "-", "fit": s.fit if smooth else "-",
-                              "ranges": ranges_text(s),
-                              "problem": bone_limits.settings_error(s) or bone_limits.rest_pose_message(s) or ""})
+                              "ranges": ranges_text(s), "problem": error or bone_limits.rest_pose_message(s) or ""})
     deformers = deformer_rows()
     others = elsewhere("ARMATURE")
     if args.json:
@@ -34,8 +35,13 @@ def cmd_info(args):
                   [list(b.values()) for b in bones]) if bones else "no limited bones")
         say(table(["MESH", "MODIFIER", "MODE"], [list(d.values()) for d in deformers])
             if deformers else "no JointLimit deformers")
-    return Outcome(f"{counted(len(bones), 'limited bone')} in {counted(len(arms), 'armature')}, {counted(len(deformers), 'deformer')}"
-                   f"{elsewhere_text('ARMATURE')}")
+    limited_arms = len({b["armature"] for b in bones})
+    where = counted(len(arms), "armature")
+    if 0 < limited_arms < len(arms):
+        where = f"{limited_arms} of {where}"
+    invalid_text = f" ({invalid} with invalid settings)" if invalid else ""
+    return Outcome(f"{counted(len(bones), 'limited bone')}{invalid_text} in {where}, "
+                   f"{counted(len(deformers), 'deformer')}{elsewhere_text('ARMATURE')}")
 
 
 def deg_range(lo, hi):
@@ -145,7 +151,7 @@ def cmd_convert(args):
     note = (f"; replaced the joint limits of {counted(len(replaced), 'bone')} ({', '.join(replaced[:5])})" if replaced
             else f"; kept the joint limits of {counted(len(kept), 'bone')} that have one ({', '.join(kept[:5])}; "
                  "--replace-limits converts them too)" if kept else "")
-    return Outcome(f"converted constraints of {arm.name!r}: {len(new)} newly limited bones, old constraints: "
+    return Outcome(f"converted constraints of {arm.name!r}: {counted(len(new), 'newly limited bone')}, old constraints: "
                    f"{args.old_constraints}{note}", bones=sorted(set(new) | set(replaced)), objects=[arm.name])
 
 

@@ -39,8 +39,9 @@ def read_targets(path, with_swivel):
     rows, seen = [], set()
     for where, record in raw:
         unknown = sorted(set(record) - allowed)
-        if unknown:
-            raise UsageError(f"{path} {where}: unknown column {unknown[0]!r} (expected {', '.join(sorted(allowed))})")
+        if unknown:     # (a CSV file's columns are named by its header)
+            raise UsageError(f"{path} {where if is_json else 'header'}: unknown column {unknown[0]!r} "
+                             f"(expected {', '.join(sorted(allowed))})")
         missing = [k for k in TARGET_KEYS if record.get(k) in (None, "")]
         if missing:
             raise UsageError(f"{path} {where}: missing {missing[0]!r}")
