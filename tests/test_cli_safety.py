@@ -595,3 +595,24 @@ def test_an_output_that_is_a_folder_or_read_only_is_refused_in_one_line(run, bat
     assert result.returncode == 2 and "is read-only" in one_error_line(result)
     assert rig.read_bytes() == before
     rig.chmod(0o644)
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_stopped_run_writes_its_report(batch_env, scene, tmp_path, jobs):
+    """A run stopped by a signal replaces the report at --report with its own: exit code 143 (128
+    + SIGTERM) and each file not finished failed, stopped by SIGTERM (the report of an earlier run
+    at that path stayed, saying every file was done)."""
+    keyed_spine_rig(KILLED_BAKE)
+    files = [save(tmp_path / f"{name}.blend") for name in ("a", "b")[:jobs]]
+    report = tmp_path / "out" / "report.json"
+    report.parent.mkdir()
+    report.write_text(json.dumps({"schema": 1, "exit_code": 0, "files": []}))    # an earlier run's
+    job = start("bake", "--frames", 1, KILLED_BAKE, "--jobs", jobs, "--report", report, *files, env=batch_env)
+    wait_for_line(job, "bake: frames")
+    job.send_signal(signal.SIGTERM)
+    job.communicate(timeout=60)
+    assert job.returncode == -signal.SIGTERM
+    data = json.loads(report.read_text())
+    assert data["exit_code"] == 128 + signal.SIGTERM and len(data["files"]) == jobs
+    for record in data["files"]:
+        assert record["status"] == "failed" and record["errors"] == ["stopped by SIGTERM"], record

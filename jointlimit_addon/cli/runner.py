@@ -4,6 +4,7 @@ report, and turn every failure into an exit code and one line."""
 import contextlib
 import json
 import os
+import signal
 import time
 import traceback
 
@@ -14,8 +15,8 @@ from .blend_io import check_not_newer, open_blend, read_back, write_copy
 from .common import (PROG, SUMMARY_PREFIX, BatchError, UsageError, end_if_run_gone, error_line, platform_problem, say,
                      say_aside, stdout_to_stderr, unreadable, watch_run)
 from .parser import COMMANDS, parse, parse_refused
-from .safe_save import (TargetLock, atomic_write_text, cleaning_up_on_signals, fingerprint, remove_stale_temporaries,
-                        verified_save)
+from .safe_save import (TargetLock, atomic_write_text, cleaning_up_on_signals, fingerprint, on_stop,
+                        remove_stale_temporaries, verified_save)
 
 REPORT_SCHEMA = 1
 
@@ -159,6 +160,24 @@ def write_report(args, records, code):
     atomic_write_text(args.report, json.dumps(data, indent=1) + "\n")
 
 
+def _many_records(args):
+    """The records of a run of many files stopped midway: those the workers finished, a new one
+    for each other file."""
+    done = workers.finished()
+    return [done.get(path) or new_record(args, os.path.abspath(path)) for path in args.files]
+
+
+def _stopped_report(args, records, signum):
+    """The report of a run a stop signal ends (``--report``): its exit code that of the shell for
+    the signal (128 + its number), each file not finished failed with the signal named (a report
+    an earlier run left at that path said what that run did)."""
+    name = signal.Signals(signum).name
+    for record in records:
+        if record["exit_code"] and not record["errors"]:
+            record.update(status="failed", exit_code=128 + signum, errors=[f"stopped by {name}"])
+    write_report(args, records, 128 + signum)
+
+
 def write_worker_record(args, record):
     if args.worker_report:
         atomic_write_text(args.worker_report, json.dumps(record) + "\n")
@@ -195,11 +214,12 @@ def run(argv, prog):
                 raise UsageError("give the .blend file either to Blender or after the command, not both")
             record = new_record(args, os.path.abspath(path) if path else bpy.data.filepath)
             records.append(record)
-            with cleaning_up_on_signals():
+            with cleaning_up_on_signals(), on_stop(lambda signum: _stopped_report(args, [record], signum)):
                 summary = process_file(args, path, record)
         else:
             check_many(args)
-            failed = workers.process_many(args, argv, records, new_record)
+            with on_stop(lambda signum: _stopped_report(args, _many_records(args), signum)):
+                failed = workers.process_many(args, argv, records, new_record)
             if failed:
                 kind = UsageError if set(failed) == {2} else BatchError
                 raise kind(f"{len(failed)} of {len(args.files)} files failed")

@@ -56,9 +56,30 @@ def cleaning_up_on_signals():
                 signal.signal(number, handler)
 
 
+_stop_hooks = []    # called with the signal's number when a stop signal ends the run (``on_stop``)
+
+
+@contextlib.contextmanager
+def on_stop(hook):
+    """Have ``hook(signum)`` called when a stop signal ends the run, before it ends (the run's
+    report says so)."""
+    _stop_hooks.append(hook)
+    try:
+        yield
+    finally:
+        _stop_hooks.remove(hook)
+
+
+def run_stop_hooks(signum):
+    for hook in list(_stop_hooks):
+        with contextlib.suppress(Exception):
+            hook(signum)
+
+
 def _stopped(signum, _frame):
     remove_held()
     done = f"{_saved[-1]} was saved before" if _saved else "the file on disk was not changed"
+    run_stop_hooks(signum)
     with contextlib.suppress(OSError, ValueError):
         error_line(f"stopped by {signal.Signals(signum).name}: {done}")
     signal.signal(signum, signal.SIG_DFL)

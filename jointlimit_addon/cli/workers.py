@@ -28,7 +28,7 @@ import threading
 import time
 
 from .common import ERROR_PREFIX, BatchError, error_line, run_identity, say
-from .safe_save import STOP_SIGNALS
+from .safe_save import STOP_SIGNALS, run_stop_hooks
 
 ADDON = __package__.rpartition(".")[0]  # e.g. bl_ext.user_default.jointlimit_addon
 ADDON_INIT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "__init__.py")
@@ -179,6 +179,12 @@ _live = set()   # the workers running
 _LIVE_LOCK = threading.Lock()
 _stopping = threading.Event()
 _folder = []    # the run's folder of worker reports, removed when a signal stops the run
+_finished = {}  # path -> record of the files the workers finished (``finished``)
+
+
+def finished():
+    """``{path: record}`` of the files the workers of the run finished so far."""
+    return dict(_finished)
 STOPPED_WAIT = 5.0  # seconds the stopped workers get to remove their lock and temporary files
 
 
@@ -198,6 +204,7 @@ def _stop_workers(signum, _frame):
             proc.wait(max(0.0, deadline - time.monotonic()))
     for folder in _folder:
         shutil.rmtree(folder, ignore_errors=True)
+    run_stop_hooks(signum)
     with contextlib.suppress(OSError, ValueError):
         error_line(f"stopped by {signal.Signals(signum).name}: the files not reported done were not changed")
     signal.signal(signum, signal.SIG_DFL)
@@ -232,7 +239,8 @@ def process_many(args, argv, records, new_record):
     in the order of the files and prints one line per file."""
     blender = blender_binary()
     lock = threading.Lock()
-    results = {}
+    results = _finished
+    results.clear()
     with tempfile.TemporaryDirectory(prefix="jointlimit-workers-") as tmp, stopping_workers_on_signals(tmp), \
             run_pipe() as run_fd:
         with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
