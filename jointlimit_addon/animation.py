@@ -182,11 +182,11 @@ def action_time(obj, time):
     return time
 
 
-def keyed_rotation(pose_bone, frame):
-    """The rotation (unit quaternion) the armature's action gives ``pose_bone`` at the scene's time
-    ``frame`` (``scene_time``; in NLA tweak mode at the tweaked strip's time), components without an F-curve as
-    posed; ``None`` when the action keys none of its rotation channel, or not a rotation."""
-    from .bone_limits import rotation_of_values, rotation_path
+def keyed_values(pose_bone, frame):
+    """The values of ``pose_bone``'s rotation channel (in its mode) the armature's action gives at
+    the scene's time ``frame`` (``scene_time``; in NLA tweak mode at the tweaked strip's time),
+    components without an F-curve as posed; ``None`` when the action keys none of them."""
+    from .bone_limits import rotation_path
 
     obj = pose_bone.id_data
     data = obj.animation_data
@@ -201,7 +201,16 @@ def keyed_rotation(pose_bone, frame):
         if fc.data_path == path and fc.array_index < width and not fc.mute:
             values[fc.array_index] = fc.evaluate(frame)
             keyed = True
-    if not keyed:
+    return values if keyed else None
+
+
+def keyed_rotation(pose_bone, frame):
+    """The rotation (unit quaternion) of ``keyed_values``; ``None`` when the action keys none of
+    the bone's rotation channel, or not a rotation."""
+    from .bone_limits import rotation_of_values
+
+    values = keyed_values(pose_bone, frame)
+    if values is None:
         return None
     try:
         return rotation_of_values(pose_bone.rotation_mode, values, pose_bone.name)

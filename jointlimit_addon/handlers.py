@@ -26,6 +26,7 @@ import threading
 import bpy
 
 from . import animation, bone_limits, deformer, live_pose, playback_layer, props, settings_io
+from .core import quat
 
 _state = {"busy": False, "live": False, "generation": None, "warned": False,
           "quiet": None,    # a frame's _quiet_key when the playback clamp found nothing of its own to clamp
@@ -176,14 +177,41 @@ def restore_posed(scene):
 
 
 def show_keyed(scene):
-    """Clamp Playback switched off: the playback layer goes (its keys are in the evaluated actions)
-    and the animation of ``scene``'s animated armatures is evaluated again at the next evaluation,
-    so that the frame shown takes its keys (the clamped values stayed until the frame changed)."""
-    if playback_layer.covers_scene(scene):
-        playback_layer.remove()
+    """Clamp Playback switched off: each limited bone whose stored values are the clamp's of what
+    its keys give on the frame shown gets its keys' values back now (they stayed clamped until the
+    frame changed; before ``restore_posed`` gives a partly animated bone its posed values in the
+    other components); a bone posed since, or not animated by its action alone (blended over an
+    NLA layer), keeps its values. (The playback layer goes on the next frame: removing it now
+    would evaluate the animation again, and the pose of every keyed channel with it.)"""
+    frame = scene.frame_current_final
     for obj in _armatures(scene):
-        if obj.animation_data is not None and obj.library is None:
-            obj.update_tag(refresh={"TIME"})
+        if obj.library is not None or obj.animation_data is None or animation.action_blended(obj):
+            continue
+        for pb in obj.pose.bones:
+            limit = bone_limits.cached_limit(pb.jointlimit)[0] if pb.jointlimit.enabled else None
+            keyed = None if limit is None else animation.keyed_values(pb, frame)
+            if keyed is None:
+                continue
+            attr, _ = bone_limits.rotation_path(pb)
+            stored = tuple(getattr(pb, attr))
+            known = _posed.get((obj.session_uid, pb.name))
+            if known is not None and known[0] == pb.rotation_mode:    # partly animated: as the clamp left it?
+                if stored == known[4]:
+                    setattr(pb, attr, keyed)
+            elif _is_clamp_of(pb, limit, keyed):
+                setattr(pb, attr, keyed)
+
+
+def _is_clamp_of(pb, limit, values):
+    """Whether the bone's stored rotation is the clamp of the rotation ``values`` give (as stored,
+    float32), and not that rotation itself."""
+    try:
+        q = bone_limits.rotation_of_values(pb.rotation_mode, values, pb.name)
+        stored = bone_limits.read_rotation(pb)
+    except ValueError:
+        return False
+    tol = bone_limits.storage_tol(bone_limits.stored_magnitude(pb))
+    return quat.angle_between(q, stored) > tol and quat.angle_between(limit.clamp(q), stored) <= tol
 
 
 _scene_armatures = {}   # scene name (and view layer name) -> (object count, names of its armatures)

@@ -112,11 +112,6 @@ def installed_serial():
     return _layer["installs"] if _layer["covers"] else None
 
 
-def covers_scene(scene):
-    """Whether the layer is set up for ``scene`` (covering armatures or none)."""
-    return _layer["scene"] == scene.session_uid
-
-
 def covers(obj, scene=None):
     """Whether ``obj`` is clamped by the layer (the playback clamp leaves it alone), in ``scene``
     if given (a rig linked into another scene is that scene's playback clamp's there)."""

@@ -188,8 +188,8 @@ def _clamp_playback_changed(settings, _context):
     """Switched on: the frame shown is clamped now (not on the next frame change), and a render from
     the interface, which calls the clamp from its own thread, may change the pose only with the
     interface locked (``handlers.unsafe_render``). Switched off: partly animated bones get back
-    what the animator posed in their other components (``handlers.restore_posed``), and the frame
-    shown takes the animation as keyed at the next evaluation (``handlers.show_keyed``)."""
+    what the animator posed in their other components (``handlers.restore_posed``), and bones the
+    clamp moved their keys' values (``handlers.show_keyed``)."""
     from . import handlers     # (it imports this module)
 
     scene = settings.id_data
@@ -197,8 +197,8 @@ def _clamp_playback_changed(settings, _context):
         scene.render.use_lock_interface = True
         handlers.clamp_scene(scene, only_changed=False)
     else:
-        handlers.restore_posed(scene)
         handlers.show_keyed(scene)
+        handlers.restore_posed(scene)
 
 
 class JointLimitSceneSettings(bpy.types.PropertyGroup):

@@ -371,9 +371,9 @@ def test_playback_clamp_shows_in_the_evaluated_bone_matrices(scene, mods, few_li
     scene.frame_set(3)
     depsgraph = bpy.context.evaluated_depsgraph_get()
     played = [np.array(pb.matrix) for pb in obj.evaluated_get(depsgraph).pose.bones]
-    scene.jointlimit.clamp_playback = False
     stored = snapshot(obj)
     assert mods["handlers"].clamp_object_per_bone(obj, False) == 0      # the stored pose is clamped
+    scene.jointlimit.clamp_playback = False
     obj.animation_data_clear()
     restore(obj, stored)
     bpy.context.view_layer.update()
@@ -462,12 +462,13 @@ def test_a_linked_rig_is_clamped_like_a_local_one(scene, mods, tmp_path, few_lim
         scene.frame_set(1)
         depsgraph = bpy.context.evaluated_depsgraph_get()
         matrices = [np.array(pb.matrix) for pb in rig.evaluated_get(depsgraph).pose.bones]
-        scene.jointlimit.clamp_playback = False
-        return snapshot(rig), matrices
+        stored = snapshot(rig)
+        assert mods["handlers"].clamp_object_per_bone(rig, False) == 0     # the stored pose is clamped
+        scene.jointlimit.clamp_playback = False     # (a local rig's bones get their keys back)
+        return stored, matrices
 
     rig = obj
     stored, matrices = played()
-    assert mods["handlers"].clamp_object_per_bone(obj, False) == 0
     library = str(tmp_path / "library.blend")
     bpy.ops.wm.save_as_mainfile(filepath=library, copy=True)
     name = obj.name
@@ -789,20 +790,24 @@ def test_clamp_playback_clamps_the_frame_shown_without_a_frame_change(scene, mod
 
 @pytest.mark.parametrize("fast_scrubbing", [False, True])
 def test_switching_clamp_playback_off_shows_the_keys_at_once(scene, mods, fast_scrubbing):
-    """Clamp Playback switched off shows the animation as keyed on the frame shown, at the next
-    evaluation (the clamped values stayed until the frame changed: a bone keyed on X only showed
-    the clamped X with the posed Y and Z); the posed values of components nothing animates come
-    back as before."""
+    """Clamp Playback switched off gives each bone the clamp moved its keys' values on the frame
+    shown at once (the clamped values stayed until the frame changed: a bone keyed on X only showed
+    the clamped X with the posed Y and Z), and the posed values of components nothing animates come
+    back as before; a bone posed since, limited or not, keeps its pose (the whole animation
+    evaluated again took it)."""
     import bpy
 
-    obj = make_armature([("b", (0, 0, 0), (0, 0, 1), None, 0.0), ("c", (0, 0, 1), (0, 0, 2), "b", 0.0)], "Keyed")
-    whole, part = obj.pose.bones["b"], obj.pose.bones["c"]
-    for pb in (whole, part):
-        configure(pb.jointlimit, "HINGE", None, None)
+    obj = make_armature([("b", (0, 0, 0), (0, 0, 1), None, 0.0), ("c", (0, 0, 1), (0, 0, 2), "b", 0.0),
+                         ("d", (0, 0, 2), (0, 0, 3), "c", 0.0), ("e", (0, 0, 3), (0, 0, 4), "d", 0.0)], "Keyed")
+    whole, part, posed, free = (obj.pose.bones[n] for n in "bcde")
+    for pb in (whole, part, posed, free):
         pb.rotation_mode = "XYZ"
-    whole.rotation_euler = (D(170), 0.0, 0.0)
-    whole.keyframe_insert("rotation_euler", frame=1)
-    whole.keyframe_insert("rotation_euler", frame=5)
+    for pb in (whole, part, posed):
+        configure(pb.jointlimit, "HINGE", None, None)
+    for pb, x in ((whole, 170), (posed, 10), (free, 5)):
+        pb.rotation_euler = (D(x), 0.0, 0.0)
+        pb.keyframe_insert("rotation_euler", frame=1)
+        pb.keyframe_insert("rotation_euler", frame=5)
     part.rotation_euler = (D(170), 0.0, D(50))
     part.keyframe_insert("rotation_euler", index=0, frame=1)
     bpy.ops.object.mode_set(mode="OBJECT")
@@ -812,9 +817,13 @@ def test_switching_clamp_playback_off_shows_the_keys_at_once(scene, mods, fast_s
         scene.frame_set(frame)
     assert math.degrees(whole.rotation_euler[0]) == pytest.approx(140, abs=1e-3)
     assert math.degrees(part.rotation_euler[0]) == pytest.approx(140, abs=1e-3)
+    posed.rotation_euler[0], free.rotation_euler[0] = D(30), D(25)     # posed since, not keyed
+    bpy.context.view_layer.update()
     scene.jointlimit.clamp_playback = False
     bpy.context.view_layer.update()
     evaluated = obj.evaluated_get(bpy.context.evaluated_depsgraph_get()).pose.bones
     for pb in (whole, part, evaluated["b"], evaluated["c"]):
         assert math.degrees(pb.rotation_euler[0]) == pytest.approx(170, abs=1e-3)
     assert math.degrees(part.rotation_euler[2]) == pytest.approx(50, abs=1e-3)
+    for pb, x in ((posed, 30), (free, 25), (evaluated["d"], 30), (evaluated["e"], 25)):
+        assert math.degrees(pb.rotation_euler[0]) == pytest.approx(x, abs=1e-3), pb.name
