@@ -220,10 +220,17 @@ def keyed_rotation(pose_bone, frame):
 
 def action_blended(obj):
     """Whether the keys of ``obj``'s action are not the values they give: the action blended over
-    the layers below it (Combine, Add, Subtract, Multiply, an influence below 1; in NLA tweak
-    mode, the tweaked strip's blending)."""
+    the layers below it (Combine, Add, Subtract, Multiply, an influence below 1). In NLA tweak mode
+    the tweaked strip blends it (``action_blend_type`` and ``action_influence`` then keep the
+    action's own settings): any strip of that action that does not replace at full influence."""
     data = obj.animation_data
-    return data is not None and (data.action_blend_type != "REPLACE" or data.action_influence != 1.0)
+    if data is None:
+        return False
+    if data.use_tweak_mode:
+        return any(strip.action == data.action and (strip.blend_type != "REPLACE" or strip.influence != 1.0
+                                                     or strip.use_animated_influence)
+                   for track in data.nla_tracks for strip in track.strips)
+    return data.action_blend_type != "REPLACE" or data.action_influence != 1.0
 
 
 def action_times(obj, frames, scene=None):

@@ -796,3 +796,39 @@ def test_bake_over_an_nla_layer_keys_what_gives_the_clamped_pose(rig, mods, blen
     assert bpy.ops.pose.jointlimit_bake(frame_start=1, frame_end=30) == {"FINISHED"}
     after = _sample(pb, frames, mods)
     assert Q.angle_between(after, limit.clamp(before)).max() < 1e-4
+
+
+def test_bake_in_nla_tweak_mode_on_an_add_strip_keys_what_gives_the_clamped_pose(rig, mods):
+    """In NLA tweak mode on a strip that adds its action over a strip below, the action's own
+    blending reads Replace at full influence: the strip's blending counts (the straight F-curve
+    writes took the layer below twice: 30° off on every frame)."""
+    import bpy
+
+    Q = mods["core.quat"]
+    pb, s, limit = _limited_quaternion_joint(rig, mods, mode="XYZ", x=(-45, 120), z=(-30, 30))
+    pb.rotation_euler = (math.radians(-30), 0.0, 0.0)
+    pb.keyframe_insert("rotation_euler", frame=1)
+    data = rig.animation_data
+    below = data.action
+    data.action = None
+    data.nla_tracks.new().strips.new("below", 1, below)
+    for frame, x in ((1, 0.0), (30, -120.0)):
+        pb.rotation_euler = (math.radians(x), 0.0, 0.0)
+        pb.keyframe_insert("rotation_euler", frame=frame)
+    top = data.action
+    data.action = None
+    track = data.nla_tracks.new()
+    strip = track.strips.new("top", 1, top)
+    strip.blend_type = "ADD"
+    for other in data.nla_tracks:
+        other.select = False
+    track.select = strip.select = True
+    data.nla_tracks.active = track
+    data.use_tweak_mode = True
+    assert data.action == top and data.action_blend_type == "REPLACE" and mods["animation"].action_blended(rig)
+    frames = range(1, 31)
+    before = _sample(pb, frames, mods)
+    assert not limit.contains(before).all()
+    assert bpy.ops.pose.jointlimit_bake(frame_start=1, frame_end=30) == {"FINISHED"}
+    after = _sample(pb, frames, mods)
+    assert Q.angle_between(after, limit.clamp(before)).max() < 1e-4
