@@ -25,9 +25,9 @@ def autokey(context, pose_bones):
     active, what that set keys instead (``keying_set_channels``; *Only Insert Available* does not
     apply there, as in Blender). In the *Replace* mode only a rig with a key on the current frame
     is keyed (``has_key_on_frame``), and then only the keys already there are replaced (with a
-    keying set, as in Blender, whatever the set keys). Returns the names of the bones whose
-    rotation got a key ([] with Auto Keying off): the others' keys, if any, set their rotation
-    again on the next frame."""
+    keying set, as in Blender, whatever the set keys). Returns the pose bones whose rotation got
+    a key ([] with Auto Keying off): the others' keys, if any, set their rotation again on the
+    next frame."""
     if not autokey_enabled(context):
         return []
     tools = context.scene.tool_settings
@@ -41,14 +41,14 @@ def autokey(context, pose_bones):
     rotations = {}
     for pb in pose_bones:
         path, width = bone_limits.rotation_path(pb)
-        rotations[pb.id_data, pb.path_from_id(path)] = pb.name, width
+        rotations[pb.id_data, pb.path_from_id(path)] = pb, width
     active = context.scene.keying_sets_all.active
     if active is not None and tools.use_keyframe_insert_keyingset:
         channels = keying_set_channels(context, active, pose_bones)
         only = None
     else:
         options = _autokey_options(context)
-        channels = [(owner, path, i, name, options) for (owner, path), (name, width) in rotations.items()
+        channels = [(owner, path, i, pb.name, options) for (owner, path), (pb, width) in rotations.items()
                     for i in range(width)]
         only = "ON_FRAME" if replace else "AVAILABLE" if context.preferences.edit.use_keyframe_insert_available else None
     if any("INSERTKEY_VISUAL" in options for *_, options in channels):

@@ -432,8 +432,9 @@ def skipped_text(skipped, shown=5):
 
 
 def clamp_bones(pose_bones):
-    """Clamp each bone's current rotation to its limit; returns the names of bones that moved and
-    of bones whose Lock Rotation keeps them outside their limit (left as they are). A bone with
+    """Clamp each bone's current rotation to its limit; returns the bones that moved (pose bones:
+    rigs in Pose Mode together may have bones of one name) and the names of bones whose Lock
+    Rotation keeps them outside their limit (left as they are). A bone with
     Lock Rotation goes to the nearest rotation that both its limit and its lock allow
     (``clamp_locked``): its locked channels keep their values, as the IK tools keep them.
 
@@ -447,7 +448,7 @@ def clamp_bones(pose_bones):
             held.append(pb.name)
         elif quat.angle_between(clamped, q) > storage_tol(stored_magnitude(pb)):
             (write_posed_rotation if locked else write_rotation)(pb, clamped)
-            moved.append(pb.name)
+            moved.append(pb)
     return moved, held
 
 

@@ -1285,3 +1285,27 @@ def test_from_constraints_on_all_bones_converts_every_rig_in_pose_mode(rig, core
         con.owner_space, con.use_limit_x, con.min_x, con.max_x = "LOCAL", True, 0.0, math.radians(140)
     assert bpy.ops.pose.jointlimit_from_constraints(all_bones=True, source="LIMIT_ROTATION") == {"FINISHED"}
     assert all(obj.pose.bones["forearm.L"].jointlimit.enabled for obj in (rig, other))
+
+
+def test_apply_with_auto_keying_keys_only_the_bones_it_moved_in_each_rig(rig, core):
+    """Two rigs in Pose Mode with a limited bone of the same name, one outside and one inside:
+    with Auto Keying, Apply keys only the one it moved (bones were told apart by name: the other
+    rig's got keys too)."""
+    import bpy
+
+    other, _ = _turned_rig(core)
+    _both_in_pose_mode(rig, other)
+    for obj in (rig, other):
+        configure(obj.pose.bones["forearm.L"].jointlimit, "HINGE")
+        obj.pose.bones["forearm.L"].rotation_mode = "XYZ"
+        obj.pose.bones["forearm.L"].keyframe_insert("rotation_euler", frame=1)   # (Only Insert Available)
+    bpy.context.scene.frame_set(2)
+    rig.pose.bones["forearm.L"].rotation_euler = (math.radians(170), 0.0, 0.0)   # outside 5..140
+    other.pose.bones["forearm.L"].rotation_euler = (math.radians(40), 0.0, 0.0)  # inside
+    bpy.context.scene.tool_settings.use_keyframe_insert_auto = True
+    try:
+        assert bpy.ops.pose.jointlimit_apply(all_bones=True) == {"FINISHED"}
+    finally:
+        bpy.context.scene.tool_settings.use_keyframe_insert_auto = False
+    assert _keyed_frames(rig, 'pose.bones["forearm.L"]') == {1, 2}
+    assert _keyed_frames(other, 'pose.bones["forearm.L"]') == {1}

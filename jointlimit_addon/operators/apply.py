@@ -38,12 +38,12 @@ class POSE_OT_jointlimit_apply(PosePoll, bpy.types.Operator):
                                            len(bones), moved=len(moved)) + bone_limits.skipped_text(skipped))
         if held:
             self.report({"WARNING"}, bone_limits.held_text(held))
-        outside = _keys_outside(context, [pb for pb in bones if pb.name not in moved])
+        outside = _keys_outside(context, [pb for pb in bones if pb not in moved])
         if outside:
             self.report({"INFO"}, f"{', '.join(pb.name for pb in outside[:5])}: shown clamped by Clamp Playback, "
                                   f"keys outside the limits on this frame: keyed as shown")
-        keyed = set(autokey.autokey(context, [pb for pb in bones if pb.name in moved] + outside))
-        clamped = [pb for pb in bones if pb.name in moved and pb.name not in keyed]
+        keyed = autokey.autokey(context, moved + outside)
+        clamped = [pb for pb in moved if pb not in keyed]
         animated = [name for obj in {pb.id_data for pb in clamped}
                     for name in animation.animated_rotations(obj, [pb for pb in clamped if pb.id_data is obj])]
         if animated and self.warn_animated:
