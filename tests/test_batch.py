@@ -991,3 +991,22 @@ def test_info_summary_counts_invalid_limits_and_the_armatures_with_limits(run, s
     result = run("info", blend=path)
     assert result.returncode == 0, result.stderr
     assert "summary: 1 limited bone (1 with invalid settings) in 1 of 2 armatures, 0 deformers" in result.stdout
+
+
+def test_limb_ik_keys_each_row_where_time_stretching_shows_its_frame(run, scene, tmp_path):
+    """With Time Stretching (Old 50, New 100: frame 8 shows the animation's 4) the solved pose of
+    each row is keyed at the time its frame is shown (it was keyed at the frame number, which plays
+    on another frame)."""
+    import bpy
+
+    build_rig()
+    bpy.context.scene.render.frame_map_old, bpy.context.scene.render.frame_map_new = 50, 100
+    path = save(tmp_path / "stretched.blend")
+    targets = tmp_path / "hand.csv"
+    rows = [(2, 0.5, 0.3, 2.5), (8, -0.4, 0.6, 2.0)]
+    targets.write_text("frame,x,y,z\n" + "".join(f"{f},{x},{y},{z}\n" for f, x, y, z in rows))
+    ok(run("limb-ik", "--bone", "hand", "--targets", targets, blend=path))
+    obj = load(path)
+    for frame, x, y, z in rows:
+        bpy.context.scene.frame_set(frame)
+        assert (obj.pose.bones["hand"].head - type(obj.location)((x, y, z))).length < 1e-4, frame

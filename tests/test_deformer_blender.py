@@ -2212,3 +2212,27 @@ def test_blend_set_outside_0_1_on_the_modifier_is_clamped_live_and_by_bake(limb,
     co = np.empty(len(kb.data) * 3, np.float32)
     kb.data.foreach_get("co", co)
     assert np.abs(co.reshape(-1, 3) - shown).max() < 1e-5 * size(truth)
+
+
+def test_baked_shape_keys_play_on_their_frames_with_time_stretching(limb, mods):
+    """With Time Stretching (Old 100, New 50: frame 2 shows the animation's 4), each frame's shape
+    key is keyed at the time the frame is shown, so the keys alone play what the deformer showed
+    (they were keyed at the frame numbers: off by up to the mesh's whole motion)."""
+    import bpy
+
+    arm, obj, truth = limb
+    scene = bpy.context.scene
+    animate(arm, ((1, 11), (8, 12)))
+    bpy.ops.object.jointlimit_sdef_derive()
+    bpy.ops.object.jointlimit_deformer_add(mode="SDEF")
+    scene.render.frame_map_old, scene.render.frame_map_new = 100, 50
+    live = {}
+    for f in (1, 2, 3, 4):
+        scene.frame_set(f)
+        live[f] = evaluated(obj)
+    assert np.abs(live[2] - live[3]).max() > 10 * 1e-5 * size(truth)    # (the frames differ)
+    assert bpy.ops.object.jointlimit_deformer_bake(use_scene_range=False, frame_start=1, frame_end=4,
+                                                   mute_modifiers=True) == {"FINISHED"}
+    for f in (1, 2, 3, 4):
+        scene.frame_set(f)
+        assert np.abs(evaluated(obj) - live[f]).max() < 1e-5 * size(truth), f

@@ -52,8 +52,9 @@ def run_ik(args):
                 else:
                     run_op(bpy.ops.pose.jointlimit_ccd_ik, label, target=target, use_limits=not args.no_limits,
                            chain_length=args.chain_length, iterations=args.iterations)
-                for pb in chain:
-                    pb.keyframe_insert(data_path=bone_limits.rotation_path(pb)[0], frame=frame, group=pb.name)
+                for pb in chain:    # (at the scene's time of the frame: Time Stretching)
+                    pb.keyframe_insert(data_path=bone_limits.rotation_path(pb)[0], frame=animation.scene_time(scene, frame),
+                                       group=pb.name)
                 bpy.context.view_layer.update()
                 reached = tip.head if args.command == "limb-ik" else tip.tail
                 tip_errors.append({"frame": frame, "distance": (reached - target).length})

@@ -4,7 +4,7 @@ import bpy
 import numpy as np
 from bpy.props import BoolProperty, EnumProperty, FloatProperty, IntProperty
 
-from .. import deformer
+from .. import animation, deformer
 from ..core import skinning
 from ..deformer import data, tree
 from ._common import MeshPoll, run_on_meshes, target_meshes
@@ -94,10 +94,10 @@ def _evaluate_frames(context, obj, arm_mod, plan, two, frames, out, after, morph
         scene.frame_set(frame, subframe=subframe)
 
 
-def _write_shape_keys(obj, frames, positions, current):
-    """One key per frame, keyed 1 on its frame and 0 on the frames either side; each value is
-    left as its keys give it on the ``current`` frame (what the viewport shows before the next
-    frame change)."""
+def _write_shape_keys(obj, frames, positions, current, scene):
+    """One key per frame, keyed 1 on its frame and 0 on the frames either side, at the scene's
+    time of each (``animation.scene_time``: Time Stretching); each value is left as its keys give
+    it on the ``current`` frame (what the viewport shows before the next frame change)."""
     if obj.data.shape_keys is None:
         obj.shape_key_add(name="Basis", from_mix=False)
     blocks = obj.data.shape_keys.key_blocks
@@ -106,7 +106,7 @@ def _write_shape_keys(obj, frames, positions, current):
         kb.data.foreach_set("co", pos.ravel())
         for at, value in ((f - 1, 0.0), (f + 1, 0.0), (f, 1.0)):
             kb.value = value
-            kb.keyframe_insert("value", frame=at)
+            kb.keyframe_insert("value", frame=animation.scene_time(scene, at))
         kb.value = float(f == current)
 
 
@@ -264,7 +264,7 @@ class OBJECT_OT_jointlimit_deformer_bake(MeshPoll, bpy.types.Operator):
             raise
         obj.pop(SWITCHED_OFF, None)
         if self.output == "SHAPE_KEYS":
-            _write_shape_keys(obj, frames, positions, context.scene.frame_current)
+            _write_shape_keys(obj, frames, positions, context.scene.frame_current, context.scene)
         else:
             _write_meshes(obj, frames, positions)
         muted = []
