@@ -366,13 +366,15 @@ def recognised_joints(name):
 
 
 def _match_chain(chain, joints):
-    """The joints for a chain: all of them in order when the counts agree; for a shorter chain the
-    one window of consecutive joints its bone names point to; ``None`` when nothing fits."""
-    if len(chain) == len(joints):
-        return list(joints)
+    """The joints for a chain: all of them in order when the counts agree and no bone's name says
+    it is another joint (``shoulder, upper_arm, forearm`` is not an arm from the upper arm on); for
+    a shorter chain the one window of consecutive joints its bone names point to; ``None`` when
+    nothing fits."""
     if len(chain) > len(joints):
         return None
     names = [recognised_joints(pb.name) for pb in chain]
+    if len(chain) == len(joints):
+        return list(joints) if all(not n or j in n for j, n in zip(joints, names)) else None
     windows = [joints[i:i + len(chain)] for i in range(len(joints) - len(chain) + 1)]
     fits = [w for w in windows if all(j in n for j, n in zip(w, names))]
     return list(fits[0]) if fits and all(list(f) == list(fits[0]) for f in fits) else None
@@ -380,9 +382,9 @@ def _match_chain(chain, joints):
 
 def chain_plan(pose_bones, chain_key):
     """``[(pose bone, joint key)]`` for a chain preset applied to the selected bones. A chain gets
-    the preset's joints in order when it has as many bones; a shorter one only when its bone
-    names say which joints they are (``thigh, shin, foot`` of *Leg*); anything else is refused,
-    never shifted."""
+    the preset's joints in order when it has as many bones and their names say no other joints; a
+    shorter one only when its bone names say which joints they are (``thigh, shin, foot`` of
+    *Leg*); anything else is refused, never shifted."""
     chain_preset = CHAINS.get(chain_key)
     if chain_preset is None:
         raise PresetError("Unknown chain preset '{key}'", key=chain_key)

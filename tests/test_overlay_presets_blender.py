@@ -420,6 +420,36 @@ def test_chain_preset_refuses_long_chains(scene, mods):
     assert not chain.pose.bones["b0"].jointlimit.enabled  # nothing half-applied
 
 
+def test_a_full_length_chain_whose_names_say_other_joints_is_refused(scene, mods):
+    """As many bones as the preset's joints, but a name saying another joint (the collarbone
+    selected with the upper arm and forearm, the neck and head with two spine bones): refused, not
+    shifted (the upper arm got the elbow's hinge, the neck a spine segment's limit); unnamed bones
+    and names at their own joints still take the preset in order."""
+    import bpy
+
+    def chain(names):
+        obj = make_armature([(n, (0, 0, i), (0, 0, i + 1), names[i - 1] if i else None, 0.0)
+                             for i, n in enumerate(names)], "Chain")
+        select_only(obj, set(names), active=names[0])
+        return obj
+
+    for names, preset in ((["shoulder.L", "upper_arm.L", "forearm.L"], "CHAIN:ARM"),
+                          (["spine.002", "spine.003", "neck", "head"], "CHAIN:SPINE")):
+        obj = chain(names)
+        with pytest.raises(RuntimeError, match="does not match"):
+            bpy.ops.pose.jointlimit_preset_apply(preset=preset)
+        assert not any(pb.jointlimit.enabled for pb in obj.pose.bones)
+        bpy.ops.object.mode_set(mode="OBJECT")
+        bpy.data.objects.remove(obj)
+    for names, preset in ((["upper_arm.L", "forearm.L", "hand.L"], "CHAIN:ARM"), (["a.L", "b.L", "c.L"], "CHAIN:ARM"),
+                          (["spine", "spine.001", "chest", "neck"], "CHAIN:SPINE")):
+        obj = chain(names)
+        assert bpy.ops.pose.jointlimit_preset_apply(preset=preset) == {"FINISHED"}
+        assert all(pb.jointlimit.enabled for pb in obj.pose.bones)
+        bpy.ops.object.mode_set(mode="OBJECT")
+        bpy.data.objects.remove(obj)
+
+
 def test_user_preset_round_trip(rig, mods):
     import bpy
 
