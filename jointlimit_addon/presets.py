@@ -22,6 +22,7 @@ import pathlib
 import re
 
 import bpy
+import numpy as np
 
 from . import rig_frame, settings_io
 from .chains import predecessor
@@ -295,18 +296,34 @@ def builtin_entry(key):
     return {k: v for k, v in joint.items() if k not in ("label", "description")}
 
 
+def bone_on_right(pose_bone, front=None, up=rig_frame.UP):
+    """Whether ``pose_bone`` is on the character's right: as its name says (``is_right_side``), or
+    for a name without a side (``右腕``, ``RightArmTwist``-less names) where it sits, its middle on
+    the right of the character's midplane by more than a quarter of its length (the character's
+    ``front`` and ``up``, armature space; Blender's convention without them: facing -Y, its left
+    on +X)."""
+    name = pose_bone.name
+    if flip_name(name) != name:
+        return is_right_side(name)
+    bone = pose_bone.bone
+    left = np.cross(up, front) if front is not None else np.array((1.0, 0.0, 0.0))
+    middle = 0.5 * (np.array(bone.head_local) + np.array(bone.tail_local))
+    return float(np.dot(middle, left)) < -0.25 * bone.length
+
+
 def apply_entry(pose_bone, entry, mirror_right=True, flip_x=False, joint=None, front=None, up=rig_frame.UP):
-    """Write a LEFT-side entry to a bone, mirrored when it is a right-side bone; returns whether
-    it was mirrored. With a built-in ``joint`` key and the character's ``front`` and ``up``
-    (armature space), the entry is first fitted to the bone's rest frame (``rig_frame.fit_entry``:
-    axes, signs and the right side from the rig's geometry)."""
-    mirrored = mirror_right and is_right_side(pose_bone.name)
+    """Write a LEFT-side entry to a bone, mirrored when it is on the right (``bone_on_right``);
+    returns whether it was mirrored. With a built-in ``joint`` key and the character's ``front``
+    and ``up`` (armature space), the entry is first fitted to the bone's rest frame
+    (``rig_frame.fit_entry``: axes, signs and the right side from the rig's geometry)."""
+    right = bone_on_right(pose_bone, front, up)
+    mirrored = mirror_right and right
     if flip_x:
         entry = flip_flexion(entry)
     if joint is not None and front is not None:
         parent = predecessor(pose_bone)[0]
         grandparent = None if parent is None else predecessor(parent)[0]
-        thumb = rig_frame.thumb_offset(pose_bone.bone, is_right_side(pose_bone.name)) if joint == "WRIST" else None
+        thumb = rig_frame.thumb_offset(pose_bone.bone, right) if joint == "WRIST" else None
         entry = rig_frame.fit_entry(entry, joint, pose_bone.bone.matrix_local, front, mirrored,
                                     *(None if pb is None else pb.bone.matrix_local for pb in (parent, grandparent)),
                                     up=up, thumb=thumb)

@@ -209,7 +209,7 @@ def _nearest_finger(bone, pattern, right_side):
     for other in bone.id_data.bones:
         if other.name.startswith(MECHANISM_PREFIXES) or not pattern.search(other.name):
             continue
-        if _is_right(other.name) != right_side:
+        if _on_other_side(other.name, right_side):
             continue
         at = np.array(other.head_local)
         if np.linalg.norm(at - head) <= 2.0 * bone.length and (best is None or np.linalg.norm(at - head) < np.linalg.norm(best - head)):
@@ -228,10 +228,12 @@ def thumb_offset(bone, right_side):
     return None if thumb is None else thumb - np.array(bone.head_local)
 
 
-def _is_right(name):
-    from .presets import is_right_side     # (presets imports this module)
+def _on_other_side(name, right_side):
+    """Whether a bone's name says it is on the other side than ``right_side`` (a name without a
+    side says nothing: the hand's own fingers are the ones nearest it)."""
+    from .presets import flip_name, is_right_side     # (presets imports this module)
 
-    return is_right_side(name)
+    return flip_name(name) != name and is_right_side(name) != right_side
 
 
 def _palm(d, front, up, side=1.0, thumb=None):

@@ -450,6 +450,27 @@ def test_a_full_length_chain_whose_names_say_other_joints_is_refused(scene, mods
         bpy.data.objects.remove(obj)
 
 
+@pytest.mark.parametrize("fit_rig", [True, False])
+def test_a_right_side_bone_without_a_side_in_its_name_gets_the_right_sides_limit(rig, mods, fit_rig):
+    """A bone named without a side (MMD's 右腕) that sits on the character's right gets the
+    right side's limit, as ``upper_arm.R`` does (it got the left side's: the arm could not be
+    raised sideways)."""
+    import bpy
+
+    pb = rig.pose.bones["upper_arm.R"]
+    select_only(rig, {"upper_arm.R"}, active="upper_arm.R")
+    assert bpy.ops.pose.jointlimit_preset_apply(preset="JOINT:SHOULDER", fit_rig=fit_rig) == {"FINISHED"}
+    named = mods["bone_limits"].build_limit(pb.jointlimit)
+    pb.jointlimit.enabled = False
+    pb.name = "右腕"
+    assert not mods["presets"].is_right_side(pb.name) and mods["presets"].bone_on_right(pb)
+    select_only(rig, {"右腕"}, active="右腕")
+    assert bpy.ops.pose.jointlimit_preset_apply(preset="JOINT:SHOULDER", fit_rig=fit_rig) == {"FINISHED"}
+    q = mods["quat"].random_unit(400, 3)
+    np.testing.assert_array_equal(mods["bone_limits"].build_limit(pb.jointlimit).contains(q), named.contains(q))
+    assert not mods["presets"].bone_on_right(rig.pose.bones["spine"])     # on the midplane
+
+
 def test_user_preset_round_trip(rig, mods):
     import bpy
 

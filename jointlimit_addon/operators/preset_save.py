@@ -40,7 +40,7 @@ class POSE_OT_jointlimit_preset_save(ActiveBonePoll, bpy.types.Operator):
             name = presets.check_name(self.name)
             replaced = name in presets.user_preset_names()
             entry = presets.entry_from_settings(pb.jointlimit)
-            if presets.is_right_side(pb.name):     # presets are written for the left side
+            if presets.bone_on_right(pb):     # presets are written for the left side
                 entry = presets.mirror_entry(entry)
             path = presets.save_user_preset(name, entry)
         except presets.PresetError as exc:
