@@ -471,6 +471,28 @@ def test_a_right_side_bone_without_a_side_in_its_name_gets_the_right_sides_limit
     assert not mods["presets"].bone_on_right(rig.pose.bones["spine"])     # on the midplane
 
 
+def test_presets_copy_and_mirror_leave_rig_mechanism_bones_alone(scene, mods):
+    """Bones named as Rigify's mechanism (MCH-, ORG-, DEF-), selected where their collections were
+    made visible, get no limit from a preset, Copy or Mirror, and the report names them (they got
+    limits that playback clamped and Bake, Apply and the All Bones operations then skipped)."""
+    import bpy
+    from modal_harness import OperatorStandIn
+
+    obj = make_armature([("upper_arm.L", (0.2, 0, 1.5), (0.5, 0, 1.5), None, 0.0),
+                         ("ORG-upper_arm.L", (0.2, 0, 1.5), (0.5, 0, 1.5), None, 0.0),
+                         ("upper_arm.R", (-0.2, 0, 1.5), (-0.5, 0, 1.5), None, 0.0),
+                         ("ORG-upper_arm.R", (-0.2, 0, 1.5), (-0.5, 0, 1.5), None, 0.0)], "Mech")
+    select_only(obj, {"upper_arm.L", "ORG-upper_arm.L"}, active="upper_arm.L")
+    for op, props in ((bpy.types.POSE_OT_jointlimit_preset_apply, {"preset": "JOINT:SHOULDER"}),
+                      (bpy.types.POSE_OT_jointlimit_copy, {}), (bpy.types.POSE_OT_jointlimit_mirror, {})):
+        run = OperatorStandIn(op, **props)
+        result = run.execute(bpy.context)
+        assert any("skipped 1 rig mechanism bones: ORG-upper_arm.L" in text for _, text in run.reports), run.reports
+        assert not obj.pose.bones["ORG-upper_arm.L"].jointlimit.enabled, op
+        assert result == ({"CANCELLED"} if op is bpy.types.POSE_OT_jointlimit_copy else {"FINISHED"})
+    assert obj.pose.bones["upper_arm.R"].jointlimit.enabled and not obj.pose.bones["ORG-upper_arm.R"].jointlimit.enabled
+
+
 def test_user_preset_round_trip(rig, mods):
     import bpy
 

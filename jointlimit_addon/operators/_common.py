@@ -3,7 +3,7 @@
 import bpy
 import numpy as np
 
-from .. import bone_limits
+from .. import bone_limits, chains
 
 
 def report_text(template, **values):
@@ -121,6 +121,17 @@ def report_rest_pose(operator, bones):
 
 def selected_pose_bones(context):
     return list(context.selected_pose_bones or [])
+
+
+def limitable_selection(context):
+    """``(selected pose bones a limit may be set on, names of the rig mechanism bones left out)``:
+    a bone named as Rigify's mechanism (``MCH-``, ``ORG-``, ``DEF-``) gets no limit from a preset,
+    Copy or Mirror (the All Bones operations and Bake leave them out too), also when its
+    collection was made visible and it was selected."""
+    keep, skipped = [], []
+    for pb in selected_pose_bones(context):
+        (skipped if chains.mechanism_reason(pb) == "name" else keep).append(pb)
+    return keep, [pb.name for pb in skipped]
 
 
 class MeshPoll(PosePoll):

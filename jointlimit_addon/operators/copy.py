@@ -2,9 +2,8 @@
 
 import bpy
 
-from .. import settings_io
-from ._common import (ActiveBonePoll, refuse_invalid_limits, report_count, report_rest_pose, report_text,
-                      selected_pose_bones)
+from .. import bone_limits, settings_io
+from ._common import ActiveBonePoll, limitable_selection, refuse_invalid_limits, report_count, report_rest_pose, report_text
 
 
 class POSE_OT_jointlimit_copy(ActiveBonePoll, bpy.types.Operator):
@@ -16,9 +15,11 @@ class POSE_OT_jointlimit_copy(ActiveBonePoll, bpy.types.Operator):
 
     def execute(self, context):
         active = context.active_pose_bone
-        targets = [pb for pb in selected_pose_bones(context) if pb != active]
+        targets, mechanism = limitable_selection(context)
+        targets = [pb for pb in targets if pb != active]
         if not targets:
-            self.report({"ERROR"}, "Select the bones to copy to, and make the source bone active")
+            self.report({"ERROR"}, "Select the bones to copy to, and make the source bone active"
+                        + bone_limits.skipped_text([name for name in mechanism if name != active.name]))
             return {"CANCELLED"}
         limited = [pb.name for pb in targets if pb.jointlimit.enabled]
         if not active.jointlimit.enabled and limited:
@@ -43,6 +44,7 @@ class POSE_OT_jointlimit_copy(ActiveBonePoll, bpy.types.Operator):
             settings_io.copy_settings(active.jointlimit, pb.jointlimit)
         self.report({"INFO"}, report_count("Copied the joint limit of '{name}' to 1 bone",
                                            "Copied the joint limit of '{name}' to {count} bones", len(targets),
-                                           name=active.name))
+                                           name=active.name)
+                    + bone_limits.skipped_text([name for name in mechanism if name != active.name]))
         report_rest_pose(self, targets)
         return {"FINISHED"}

@@ -5,8 +5,8 @@ import math
 import bpy
 import numpy as np
 
-from .. import presets, settings_io
-from ._common import PosePoll, refuse_invalid_limits, report_count, report_rest_pose, report_text, selected_pose_bones
+from .. import bone_limits, presets, settings_io
+from ._common import PosePoll, limitable_selection, refuse_invalid_limits, report_count, report_rest_pose, report_text
 
 MIRROR_TOL_DEGREES = 2.0    # rest frames further than this from mirror images: the mirrored limit bends the bone otherwise
 _FLIP_X = np.diag([-1.0, 1.0, 1.0])
@@ -22,7 +22,8 @@ class POSE_OT_jointlimit_mirror(PosePoll, bpy.types.Operator):
     def execute(self, context):
         pairs, unmatched = [], []
         unlimited = []  # pairs without a limit on either side: nothing to mirror (their stored ranges stay)
-        for pb in selected_pose_bones(context):     # (each rig in Pose Mode: its own partners)
+        selection, mechanism = limitable_selection(context)
+        for pb in selection:     # (each rig in Pose Mode: its own partners)
             other = pb.id_data.pose.bones.get(presets.flip_name(pb.name))
             if other is None or other == pb:
                 unmatched.append(pb.name)
@@ -31,9 +32,10 @@ class POSE_OT_jointlimit_mirror(PosePoll, bpy.types.Operator):
             else:
                 pairs.append((pb, other))
         if not pairs:
-            self.report({"ERROR"}, report_text("{bones} and their mirror bones have no joint limit to mirror",
-                                               bones=", ".join(unlimited[:5])) if unlimited else
-                        "No mirror bones found for the selection (names need .L/.R, _L/_R or Left/Right)")
+            self.report({"ERROR"}, (report_text("{bones} and their mirror bones have no joint limit to mirror",
+                                                bones=", ".join(unlimited[:5])) if unlimited else
+                                    "No mirror bones found for the selection (names need .L/.R, _L/_R or Left/Right)")
+                        + bone_limits.skipped_text(mechanism))
             return {"CANCELLED"}
         active = context.active_pose_bone
         chosen = {(pb.id_data, pb.name) for pb, _ in pairs}
@@ -63,6 +65,7 @@ class POSE_OT_jointlimit_mirror(PosePoll, bpy.types.Operator):
             message += f"; no mirror bone for: {', '.join(unmatched[:5])}"
         if unlimited:
             message += f"; no joint limit on either side: {', '.join(unlimited[:5])}"
+        message += bone_limits.skipped_text(mechanism)
         self.report({"INFO"}, message)
         if pulled:
             self.report({"INFO"}, report_text("{bones} had no joint limit: mirrored from the other side",

@@ -3,8 +3,8 @@
 import bpy
 from bpy.props import BoolProperty, EnumProperty, StringProperty
 
-from .. import presets, rig_frame, settings_io
-from ._common import PosePoll, report_count, report_rest_pose, selected_pose_bones
+from .. import bone_limits, presets, rig_frame, settings_io
+from ._common import PosePoll, limitable_selection, report_count, report_rest_pose
 
 
 def _rpt(template, **values):
@@ -84,9 +84,9 @@ class POSE_OT_jointlimit_preset_apply(PosePoll, bpy.types.Operator):
         raise presets.PresetError("Unknown preset '{preset}'", preset=self.preset)
 
     def execute(self, context):
-        bones = selected_pose_bones(context)
+        bones, mechanism = limitable_selection(context)
         if not bones:
-            self.report({"ERROR"}, _rpt("Select the bones to set"))
+            self.report({"ERROR"}, _rpt("Select the bones to set") + bone_limits.skipped_text(mechanism))
             return {"CANCELLED"}
         rigs = {}   # each rig in Pose Mode: its bones, its own up and front
         for pb in bones:
@@ -114,6 +114,7 @@ class POSE_OT_jointlimit_preset_apply(PosePoll, bpy.types.Operator):
         except presets.PresetError as exc:
             self.report({"ERROR"}, exc.translated())
             return {"CANCELLED"}
+        skipped = bone_limits.skipped_text(mechanism)
         label = bpy.app.translations.pgettext_iface(presets.preset_label(self.preset)[0])
         if self.preset.startswith("CHAIN:"):  # say which bone got which joint
             joints = ", ".join(f"{pb.name}: {bpy.app.translations.pgettext_iface(presets.JOINTS[key]['label'])}"
@@ -121,12 +122,12 @@ class POSE_OT_jointlimit_preset_apply(PosePoll, bpy.types.Operator):
             self.report({"INFO"}, report_count(
                 "Set 1 bone from '{preset}' ({mirrored} mirrored for the right side): {joints}",
                 "Set {count} bones from '{preset}' ({mirrored} mirrored for the right side): {joints}", len(plan),
-                preset=label, mirrored=mirrored, joints=joints))
+                preset=label, mirrored=mirrored, joints=joints) + skipped)
         elif len(plan) == 1:
             self.report({"INFO"}, _rpt("Set 1 bone from '{preset}' ({mirrored} mirrored for the right side)",
-                                       preset=label, mirrored=mirrored))
+                                       preset=label, mirrored=mirrored) + skipped)
         else:
             self.report({"INFO"}, _rpt("Set {count} bones from '{preset}' ({mirrored} mirrored for the right side)",
-                                       count=len(plan), preset=label, mirrored=mirrored))
+                                       count=len(plan), preset=label, mirrored=mirrored) + skipped)
         report_rest_pose(self, [item[0] for item in plan])
         return {"FINISHED"}
