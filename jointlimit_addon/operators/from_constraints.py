@@ -70,7 +70,10 @@ class POSE_OT_jointlimit_from_constraints(PosePoll, bpy.types.Operator):
     def execute(self, context):
         skipped = []
         if self.all_bones:  # the bones an animator poses: rig mechanism keeps its constraints
-            bones, skipped = bone_limits.animator_bones([pb for obj in pose_objects(context) for pb in obj.pose.bones])
+            every = [pb for obj in pose_objects(context) for pb in obj.pose.bones]
+            bones, skipped = bone_limits.animator_bones(every)
+            skipped = [pb.name for pb in every if pb.name in set(skipped)    # (those it would convert: the others
+                       and settings_io.convertible(pb, self.source)]        # have nothing to keep)
         else:
             bones = selected_pose_bones(context)
         if not bones:
