@@ -173,3 +173,24 @@ def _zero_length(pose_bone):
 def selected_names(obj):
     return {pb.name for pb in obj.pose.bones if compat.pose_bone_selected(pb)}
 
+
+def ik_switch_note(pose_bone):
+    """For the FK control ``pose_bone`` of a Rigify limb (``upper_arm_fk.L``): when the limb's
+    IK/FK switch (the ``IK_FK`` property of ``upper_arm_parent.L``) leaves the mesh following its
+    IK controls, a note saying so (a freshly generated rig is in IK); else ``None``."""
+    name = pose_bone.name
+    if "_fk" not in name:
+        return None
+    limb = name.replace("_fk", "", 1)
+    for pb in pose_bone.id_data.pose.bones:
+        if "IK_FK" in pb.keys() and pb.name.replace("_parent", "", 1) == limb:
+            try:
+                value = float(pb["IK_FK"])
+            except (TypeError, ValueError):
+                return None
+            if value < 1.0:
+                return (f"the mesh follows the limb's IK controls ({pb.name}'s IK_FK is {value:.2f}): set it to 1 "
+                        f"for the FK chain to move it")
+            return None
+    return None
+

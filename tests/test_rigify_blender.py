@@ -175,6 +175,26 @@ def test_limb_ik_on_generated_rig_is_exact_on_the_evaluated_pose(rigs, names):
         assert error <= 1e-4 * length
 
 
+def test_limb_ik_says_when_the_mesh_follows_the_limbs_ik_controls(rigs):
+    """Limb IK on a limb whose Rigify IK/FK switch is at IK (as a freshly generated rig is): the
+    FK controls reach the target, but the mesh does not follow them; the report says so and how
+    to switch (it said 'exact' and nothing moved on the mesh)."""
+    import bpy
+
+    rig = pose_mode(rigs["rig"], selected={ARM_FK[2]}, active=ARM_FK[2])
+    switch = rig.pose.bones["upper_arm_parent.L"]
+    kept = switch["IK_FK"]
+    target = np.array(rig.pose.bones[ARM_FK[2]].head) + np.array((0.0, -0.1, 0.05))
+    try:
+        for value, said in ((0.0, True), (1.0, False)):
+            switch["IK_FK"] = value
+            result, report = _run(bpy.types.POSE_OT_jointlimit_limb_ik, target=target, use_limits=False)
+            assert result == {"FINISHED"}
+            assert ("IK_FK is 0.00): set it to 1 for the FK chain to move it" in report) == said, report
+    finally:
+        switch["IK_FK"] = kept
+
+
 def test_ccd_on_spine_reports_the_evaluated_error(rigs, mods):
     import bpy
 

@@ -122,6 +122,7 @@ class LimbSolver:
         self.bones, self.limits, self.target_rotation = bones, limits, target_rotation
         self.hinge_axis, self.view_layer = hinge_axis, view_layer
         self.ignored = ignored_middle_limit(bones[1]) if limits is not None else None
+        self.switch = chains.ik_switch_note(bones[0])     # (Rigify: the mesh may follow the IK controls)
         self.chain = build_chain(*bones, hinge_axis=hinge_axis)
         self.end_local = bone_limits.read_rotation(bones[2])
         self.locks = [bone_limits.with_rotation_lock(pb, None) for pb in bones]
@@ -156,7 +157,7 @@ class LimbSolver:
         root, elbow, wrist, _ = limb_ik.forward(self.chain, np.array(quats))
         info = {"status": pose.status, "locked": locked, "tip_error": float(pose.tip_error), "root": root, "elbow": elbow,
                 "limits": self.limits is not None and (any(x is not None for x in self.limits) or bool(self.ignored)),
-                "ignored": self.ignored,
+                "ignored": self.ignored, "switch": self.switch,
                 "wrist": wrist, "reach": float(np.linalg.norm(target - root))}
         info.update(swivel_info(pose, self.bones))
         hinge = None if self.limits is None else self.limits.hinge
@@ -307,7 +308,7 @@ class POSE_OT_jointlimit_limb_ik(ModalDragMixin, ActiveBonePoll, bpy.types.Opera
         start = np.array(bones[2].head, dtype=np.float64)
         session = drag.DragSession(context.object, bones[:2], view, start, solver, swivel=swivel)
         session.info = solver(start, swivel)[1]
-        if solver.ignored:
+        if solver.ignored:      # (said before the drag; the confirmed status says it again)
             self.report({"WARNING"}, solver.ignored)
         return session
 
@@ -323,7 +324,7 @@ class POSE_OT_jointlimit_limb_ik(ModalDragMixin, ActiveBonePoll, bpy.types.Opera
 
 def _report_kind(info):
     return ({"WARNING"} if info["status"] in ("OUT_OF_REACH", "TOO_CLOSE", "LOCKED") or missed(info) or info.get("ignored")
-            else {"INFO"})
+            or info.get("switch") else {"INFO"})
 
 
 def missed(info):
@@ -346,5 +347,6 @@ def status_text(info):
     locked = info.get("locked") and f"locked rotation channels kept on {', '.join(info['locked'])}"
     turned = info.get("orientation_error", 0.0) > ORIENTATION_TOLERANCE and \
         f"end bone {math.degrees(info['orientation_error']):.1f}° from Target Rotation"
-    note = "".join(f"{text}; " for text in (info.get("ignored"), info.get("swivel_note"), locked, turned) if text)
+    note = "".join(f"{text}; " for text in (info.get("ignored"), info.get("switch"), info.get("swivel_note"), locked,
+                                            turned) if text)
     return f"{note}{labels.get(info['status'], info['status'])} ({reach}, tip error {info['tip_error']:.2e}, {limits})"
