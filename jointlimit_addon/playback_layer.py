@@ -69,7 +69,7 @@ reading a helper empty; a file saved with those during playback (an autosave) lo
 import bpy
 import numpy as np
 
-from . import props
+from . import animation, props
 from .playback_cover import AHEAD, MARK, Cover, covered_bones, evaluated, render_peers
 
 PROBE = "jointlimit_playback_probe"     # ID property of the copies looked at before setting the layer up outside playback
@@ -455,9 +455,7 @@ def _next_frames(scene, frame, last, ahead=True, count=AHEAD):
 def _scene_times(scene, frames):
     """``frame_current_final`` at each frame number of ``frames`` with the scene's subframe and
     time remapping (``BKE_scene_frame_to_ctime``, in float32 like Blender: the same floats)."""
-    render = scene.render
-    frame_length = np.float32(render.frame_map_old) / np.float32(render.frame_map_new)
-    times = (np.asarray(frames, dtype=np.float32) + np.float32(scene.frame_subframe)) * frame_length
+    times = (np.asarray(frames, dtype=np.float32) + np.float32(scene.frame_subframe)) * np.float32(animation.frame_length(scene))
     return times.astype(np.float64).tolist()
 
 

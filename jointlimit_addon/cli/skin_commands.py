@@ -45,8 +45,8 @@ def _check(label, obj, kind, source, strongest_two, baking_keys=False, mode=None
             if kind == "add":
                 data.check_modifiers(obj, mod)
             data.two_bone_vertices(obj, mod.object, strongest_two)
-        else:   # (as the bake operator asks: LBS needs no SDEF data, but data a mesh has must be whole)
-            deformer.prepare(obj, source, strongest_two, need_sdef=mode != "LBS" or not data.lacks_sdef(obj))
+        else:   # (as the operator asks)
+            deformer.prepare(obj, source, strongest_two, need_sdef=data.bake_needs_sdef(obj, mode))
     except data.DataError as exc:
         raise UsageError(f"{label}: {exc}") from None
 

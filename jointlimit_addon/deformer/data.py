@@ -208,6 +208,12 @@ def lacks_sdef(obj):
     return not (has_mmd(obj) or has_derived(obj))
 
 
+def bake_needs_sdef(obj, mode):
+    """Whether baking ``obj`` in ``mode`` needs its SDEF data: LBS needs none (the Armature
+    modifier's), but data a mesh has must be whole."""
+    return mode != "LBS" or not lacks_sdef(obj)
+
+
 def check_mmd_complete(obj, source):
     """Refuse (``DataError``) incomplete mmd_tools SDEF data where it would be read (``AUTO`` or
     ``MMD``): some of the ``mmd_sdef_*`` shape keys but not all (a broken import), which would

@@ -251,8 +251,7 @@ class OBJECT_OT_jointlimit_deformer_bake(MeshPoll, bpy.types.Operator):
         off = _switched_off(obj)
         _switch(obj, *off, True)     # an earlier bake's Disable Modifiers: evaluate as before it
         try:
-            # LBS needs no SDEF data (the Armature modifier's), but data a mesh has must be whole
-            prep = deformer.prepare(obj, self.source, strongest_two, need_sdef=mode != "LBS" or not data.lacks_sdef(obj))
+            prep = deformer.prepare(obj, self.source, strongest_two, need_sdef=data.bake_needs_sdef(obj, mode))
             two, arm_mod = prep.two, prep.arm_mod
             rest = data.positions(obj.data)[two.index]
             plan = skinning.SkinPlan(mode, rest, two.bone0, two.bone1, two.weight0, prep.c, prep.r0, prep.r1,
