@@ -432,9 +432,9 @@ def skipped_text(skipped, shown=5):
 
 
 def clamp_bones(pose_bones):
-    """Clamp each bone's current rotation to its limit; returns the bones that moved (pose bones:
-    rigs in Pose Mode together may have bones of one name) and the names of bones whose Lock
-    Rotation keeps them outside their limit (left as they are). A bone with
+    """Clamp each bone's current rotation to its limit; returns the bones that moved and those
+    whose Lock Rotation keeps them outside their limit (left as they are): pose bones (rigs in
+    Pose Mode together may have bones of one name). A bone with
     Lock Rotation goes to the nearest rotation that both its limit and its lock allow
     (``clamp_locked``): its locked channels keep their values, as the IK tools keep them.
 
@@ -445,7 +445,7 @@ def clamp_bones(pose_bones):
     for pb, limit, q in work:
         clamped, locked, met = clamp_locked(pb, limit, q)
         if not met:
-            held.append(pb.name)
+            held.append(pb)
         elif quat.angle_between(clamped, q) > storage_tol(stored_magnitude(pb)):
             (write_posed_rotation if locked else write_rotation)(pb, clamped)
             moved.append(pb)

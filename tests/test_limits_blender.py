@@ -1309,3 +1309,12 @@ def test_apply_with_auto_keying_keys_only_the_bones_it_moved_in_each_rig(rig, co
         bpy.context.scene.tool_settings.use_keyframe_insert_auto = False
     assert _keyed_frames(rig, 'pose.bones["forearm.L"]') == {1, 2}
     assert _keyed_frames(other, 'pose.bones["forearm.L"]') == {1}
+    # a report naming bones of several rigs names each bone's rig too
+    other.pose.bones["forearm.L"].rotation_euler = (math.radians(170), 0.0, 0.0)
+    rig.pose.bones["forearm.L"].rotation_euler = (math.radians(170), 0.0, 0.0)
+    from modal_harness import OperatorStandIn
+
+    op = OperatorStandIn(bpy.types.POSE_OT_jointlimit_apply, all_bones=True)
+    assert op.execute(bpy.context) == {"FINISHED"}
+    assert any(f"forearm.L ({rig.name}), forearm.L ({other.name}): animated" in text or
+               f"forearm.L ({other.name}), forearm.L ({rig.name}): animated" in text for _, text in op.reports), op.reports

@@ -123,6 +123,15 @@ def selected_pose_bones(context):
     return list(context.selected_pose_bones or [])
 
 
+def bone_labels(pose_bones):
+    """A function naming a pose bone for a report: its name, followed by its rig's in brackets
+    when ``pose_bones`` come from several rigs (two copies of a character in Pose Mode together
+    have bones of one name)."""
+    if len({pb.id_data for pb in pose_bones}) > 1:
+        return lambda pb: f"{pb.name} ({pb.id_data.name})"
+    return lambda pb: pb.name
+
+
 def limitable_selection(context):
     """``(selected pose bones a limit may be set on, names of the rig mechanism bones left out)``:
     a bone named as Rigify's mechanism (``MCH-``, ``ORG-``, ``DEF-``) gets no limit from a preset,

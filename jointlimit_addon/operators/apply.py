@@ -4,7 +4,7 @@ import bpy
 from bpy.props import BoolProperty
 
 from .. import animation, autokey, bone_limits
-from ._common import PosePoll, report_count, target_bones_skipping
+from ._common import PosePoll, bone_labels, report_count, target_bones_skipping
 
 
 class POSE_OT_jointlimit_apply(PosePoll, bpy.types.Operator):
@@ -36,15 +36,16 @@ class POSE_OT_jointlimit_apply(PosePoll, bpy.types.Operator):
             return {"CANCELLED"}
         self.report({"INFO"}, report_count("Clamped {moved} of 1 limited bone", "Clamped {moved} of {count} limited bones",
                                            len(bones), moved=len(moved)) + bone_limits.skipped_text(skipped))
+        label = bone_labels(bones)
         if held:
-            self.report({"WARNING"}, bone_limits.held_text(held))
+            self.report({"WARNING"}, bone_limits.held_text([label(pb) for pb in held]))
         outside = _keys_outside(context, [pb for pb in bones if pb not in moved])
         if outside:
-            self.report({"INFO"}, f"{', '.join(pb.name for pb in outside[:5])}: shown clamped by Clamp Playback, "
+            self.report({"INFO"}, f"{', '.join(label(pb) for pb in outside[:5])}: shown clamped by Clamp Playback, "
                                   f"keys outside the limits on this frame: keyed as shown")
         keyed = autokey.autokey(context, moved + outside)
         clamped = [pb for pb in moved if pb not in keyed]
-        animated = [name for obj in {pb.id_data for pb in clamped}
+        animated = [label(obj.pose.bones[name]) for obj in {pb.id_data for pb in clamped}
                     for name in animation.animated_rotations(obj, [pb for pb in clamped if pb.id_data is obj])]
         if animated and self.warn_animated:
             self.report({"WARNING"}, f"{', '.join(animated)}: animated, the keys or drivers set the rotation again on "

@@ -5,7 +5,7 @@ import numpy as np
 from bpy.props import BoolProperty, IntProperty
 
 from .. import animation, bone_limits, compat
-from ._common import PosePoll, report_count, report_text, target_bones_skipping
+from ._common import PosePoll, bone_labels, report_count, report_text, target_bones_skipping
 
 
 def sample_rotations(scene, bones, frames):
@@ -151,7 +151,8 @@ class POSE_OT_jointlimit_bake(PosePoll, bpy.types.Operator):
         clamped = np.stack([limit.clamp(sampled[:, b]) for b, limit in enumerate(limits)], axis=1)
         corrected = ~np.stack([limit.contains(sampled[:, b]) for b, limit in enumerate(limits)], axis=1)
         keep = _keyed_or_corrected(bones, corrected)     # a bone without keys held inside: nothing to bake
-        unkeyed = [pb.name for pb, k in zip(bones, keep) if not k]
+        label = bone_labels(bones)
+        unkeyed = [label(pb) for pb, k in zip(bones, keep) if not k]
         if unkeyed:
             bones, limits = [pb for pb, k in zip(bones, keep) if k], [lim for lim, k in zip(limits, keep) if k]
             sampled, clamped, corrected = sampled[:, keep], clamped[:, keep], corrected[:, keep]
@@ -166,8 +167,8 @@ class POSE_OT_jointlimit_bake(PosePoll, bpy.types.Operator):
                         continue
                     stored[f][b], before = locked_values(pb, limits[b], sampled[f, b], stored[f][b], before)
                     verbatim[f, b] = True
-                    if before is None and pb.name not in held:
-                        held.append(pb.name)
+                    if before is None and label(pb) not in held:
+                        held.append(label(pb))
         key_rotations(scene, bones, frames, clamped, stored, corrected, verbatim)
         scene.frame_set(original_frame[0], subframe=original_frame[1])
         if bones or not unkeyed:

@@ -8,7 +8,7 @@ from bpy.props import BoolProperty, EnumProperty, IntProperty
 
 from .. import animation, bone_limits
 from ..core import motion, quat
-from ._common import PosePoll, report_count, selected_pose_bones
+from ._common import PosePoll, bone_labels, report_count, selected_pose_bones
 from ._common import report_text as _rpt
 from .bake import sample_rotations
 
@@ -128,11 +128,12 @@ class POSE_OT_jointlimit_motion(PosePoll, bpy.types.Operator):
         if not bones:
             raise ValueError("Select the bones to smooth")
         plans, skipped = [], []
+        label = bone_labels(bones)
         for pb in bones:
             path, _ = bone_limits.rotation_path(pb)
             keys = animation.keyed_frames(pb.id_data, pb, path, self.frame_start, self.frame_end, scene=context.scene)
             if len(keys) < 2:
-                skipped.append(pb.name)
+                skipped.append(label(pb))
                 continue
             limit = bone_limits.bone_limit(pb) if pb.jointlimit.enabled else None
             plans.append((pb, keys, limit))
@@ -152,6 +153,7 @@ class POSE_OT_jointlimit_motion(PosePoll, bpy.types.Operator):
         scene = context.scene
         original_frame = (scene.frame_current, scene.frame_subframe)     # (its subframe kept)
         written, overshoot, over_pole, jumps, held, moved_keys = [], {}, {}, {}, [], []
+        label = bone_labels(selected_pose_bones(context))
         for pb, keys, limit in plans:
             frames = output_frames(keys, self.step)
             order = pb.rotation_mode if pb.rotation_mode in bone_limits.EULER_MODES else "XYZ"
@@ -165,7 +167,7 @@ class POSE_OT_jointlimit_motion(PosePoll, bpy.types.Operator):
                     quats = (np.asarray(limit.clamp(quats), dtype=np.float64) if locked is None else
                              np.array([_inside_locked(pb, limit, q, values[0]) for q, values in zip(quats, stored)]))
                     if _keys_moved(scene, pb, keys, quats, sampled):
-                        moved_keys.append(pb.name)
+                        moved_keys.append(label(pb))
                 args = (np.array(keys, dtype=np.float64), quats, np.array(frames, dtype=np.float64), self.profile,
                         self.channels)
                 try:    # (a locked bone's frames are clamped with its lock when written)
@@ -180,12 +182,12 @@ class POSE_OT_jointlimit_motion(PosePoll, bpy.types.Operator):
             written.append((pb, frames, result, stored[0][0], locked, limit))
             pairs = motion.swing_pole_segments(quats) if self.channels == motion.SWING_TWIST else []
             if pairs:
-                over_pole[pb.name] = (keys[pairs[0]], keys[pairs[0] + 1])
+                over_pole[label(pb)] = (keys[pairs[0]], keys[pairs[0] + 1])
             jump = _largest_step_degrees(frames, result, [(keys[k], keys[k + 1]) for k in pairs])
             if jump > STEP_WARNING_DEGREES:     # (the pole's segments are said by the pole warning)
-                jumps[pb.name] = jump
+                jumps[label(pb)] = jump
             if over > OVERSHOOT_WARNING_DEGREES:
-                overshoot[pb.name] = over
+                overshoot[label(pb)] = over
         for pb, frames, result, first_key, locked, limit in written:
             path, _ = bone_limits.rotation_path(pb)
             setattr(pb, path, first_key)    # Euler turns and quaternion signs continue from the first key
@@ -196,8 +198,8 @@ class POSE_OT_jointlimit_motion(PosePoll, bpy.types.Operator):
                     if limit is not None:
                         q, _, met = bone_limits.clamp_locked(pb, limit, q, before)
                         before = q if met else None
-                        if not met and pb.name not in held:     # (the motion's own rotation, locked channels kept)
-                            held.append(pb.name)
+                        if not met and label(pb) not in held:     # (the motion's own rotation, locked channels kept)
+                            held.append(label(pb))
                 bone_limits.write_posed_rotation(pb, q)
                 pb.keyframe_insert(data_path=path, frame=animation.scene_time(scene, frame), group=pb.name)
             animation.remove_keys_between(pb, path, frames, scene=scene)
@@ -234,7 +236,7 @@ class POSE_OT_jointlimit_motion(PosePoll, bpy.types.Operator):
                 bones=", ".join(sorted(jumps)[:5]), angle=max(jumps.values())))
         if held:
             self.report({"WARNING"}, bone_limits.held_text(held))
-        limited = sorted(pb.name for pb, _, limit in plans if limit is not None)
+        limited = sorted(label(pb) for pb, _, limit in plans if limit is not None)
         if self.step > 1 and limited:
             self.report({"WARNING"}, _rpt(
                 "With Step {step}, frames between the keys are Blender's interpolation and may leave the joint "
