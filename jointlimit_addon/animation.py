@@ -226,9 +226,9 @@ def action_blended(obj):
     data = obj.animation_data
     if data is None:
         return False
-    if data.use_tweak_mode:
-        return any(strip.action == data.action and (strip.blend_type != "REPLACE" or strip.influence != 1.0
-                                                     or strip.use_animated_influence)
+    if data.use_tweak_mode:     # (a strip's influence counts only when animated; blend in/out lower it at its ends)
+        return any(strip.action == data.action and (strip.blend_type != "REPLACE" or strip.blend_in > 0.0
+                                                     or strip.blend_out > 0.0 or strip.use_animated_influence)
                    for track in data.nla_tracks for strip in track.strips)
     return data.action_blend_type != "REPLACE" or data.action_influence != 1.0
 

@@ -424,11 +424,15 @@ def animator_bones(pose_bones):
 
 
 def skipped_text(skipped, shown=5):
-    """`` (skipped N rig mechanism bones: a, b, ...)`` for a report, or ``""``."""
+    """`` (skipped N rig mechanism bones: a, b, ...)`` for a report (translated), or ``""``."""
     if not skipped:
         return ""
+    import bpy
+
     names = ", ".join(skipped[:shown]) + (f", +{len(skipped) - shown} more" if len(skipped) > shown else "")
-    return f" (skipped {len(skipped)} rig mechanism bones: {names})"
+    template = "(skipped 1 rig mechanism bone: {names})" if len(skipped) == 1 else \
+        "(skipped {count} rig mechanism bones: {names})"
+    return " " + bpy.app.translations.pgettext_rpt(template).format(count=len(skipped), names=names)
 
 
 def clamp_bones(pose_bones):

@@ -189,8 +189,11 @@ def ik_switch_note(pose_bone):
             except (TypeError, ValueError):
                 return None
             if value < 1.0:
-                return (f"the mesh follows the limb's IK controls ({pb.name}'s IK_FK is {value:.2f}): set it to 1 "
-                        f"for the FK chain to move it")
+                import bpy
+
+                return bpy.app.translations.pgettext_rpt(
+                    "the mesh follows the limb's IK controls ({bone}'s IK_FK is {value:.2f}): set it to 1 for the FK "
+                    "chain to move it").format(bone=pb.name, value=value)
             return None
     return None
 

@@ -298,8 +298,8 @@ def builtin_entry(key):
 
 def bone_on_right(pose_bone, front=None, up=rig_frame.UP):
     """Whether ``pose_bone`` is on the character's right: as its name says (``is_right_side``), or
-    for a name without a side (``右腕``, ``RightArmTwist``-less names) where it sits, its middle on
-    the right of the character's midplane by more than a quarter of its length (the character's
+    for a name without a side (MMD's ``右腕``) where it sits, its middle on the right of the rig's
+    midplane (halfway across its bones) by more than a quarter of its length (the character's
     ``front`` and ``up``, armature space; Blender's convention without them: facing -Y, its left
     on +X)."""
     name = pose_bone.name
@@ -307,8 +307,10 @@ def bone_on_right(pose_bone, front=None, up=rig_frame.UP):
         return is_right_side(name)
     bone = pose_bone.bone
     left = np.cross(up, front) if front is not None else np.array((1.0, 0.0, 0.0))
+    ends = np.array([(b.head_local, b.tail_local) for b in bone.id_data.bones]).reshape(-1, 3) @ left
+    midplane = 0.5 * (ends.min() + ends.max())     # (the rig's bones need not lie about its origin)
     middle = 0.5 * (np.array(bone.head_local) + np.array(bone.tail_local))
-    return float(np.dot(middle, left)) < -0.25 * bone.length
+    return float(np.dot(middle, left)) - midplane < -0.25 * bone.length
 
 
 def apply_entry(pose_bone, entry, mirror_right=True, flip_x=False, joint=None, front=None, up=rig_frame.UP):
@@ -382,6 +384,19 @@ def recognised_joints(name):
     return {key for key, pattern in JOINT_NAMES.items() if re.search(pattern, name, re.IGNORECASE)}
 
 
+def _names_say_shifted(names, joints):
+    """Whether the joints the bone ``names`` point to (``recognised_joints`` of each) fit the
+    preset's ``joints`` better shifted by some bones than in order: more named bones at a joint
+    their name says (``shoulder, upper_arm, forearm`` for *Arm*: two at one bone further on, none
+    in order). Equal counts keep the order (the meta-rig's ``spine.004`` neck, Mixamo's
+    ``LeftHandIndex1``: names that say nothing better elsewhere)."""
+    def fits(shift):
+        return sum(0 <= i + shift < len(joints) and joints[i + shift] in n for i, n in enumerate(names))
+
+    in_order = fits(0)
+    return any(fits(shift) > in_order for shift in range(1 - len(joints), len(joints)) if shift)
+
+
 def _match_chain(chain, joints):
     """The joints for a chain: all of them in order when the counts agree and no bone's name says
     it is another joint (``shoulder, upper_arm, forearm`` is not an arm from the upper arm on); for
@@ -391,7 +406,7 @@ def _match_chain(chain, joints):
         return None
     names = [recognised_joints(pb.name) for pb in chain]
     if len(chain) == len(joints):
-        return list(joints) if all(not n or j in n for j, n in zip(joints, names)) else None
+        return list(joints) if not _names_say_shifted(names, joints) else None
     windows = [joints[i:i + len(chain)] for i in range(len(joints) - len(chain) + 1)]
     fits = [w for w in windows if all(j in n for j, n in zip(w, names))]
     return list(fits[0]) if fits and all(list(f) == list(fits[0]) for f in fits) else None

@@ -85,6 +85,10 @@ MESSAGES = {
     "Bone '{bone}': {warning}": "ボーン '{bone}'：{warning}",
     "({count} more bones like this)": "（同様のボーンがほかに {count} 本）",
     "(1 more bone like this)": "（同様のボーンがほかに 1 本）",
+    "(skipped 1 rig mechanism bone: {names})": "（リグの機構ボーン 1 本を除外：{names}）",
+    "(skipped {count} rig mechanism bones: {names})": "（リグの機構ボーン {count} 本を除外：{names}）",
+    "the mesh follows the limb's IK controls ({bone}'s IK_FK is {value:.2f}): set it to 1 for the FK chain to "
+    "move it": "メッシュは手足の IK コントローラーに従っています（{bone} の IK_FK が {value:.2f}）：FK チェーンで動かすには 1 にしてください",
     "Correction": "補正",
     "How a rotation outside the limit is brought back": "制限の外に出た回転の戻し方",
     "Optimal": "最適",

@@ -1001,6 +1001,7 @@ def test_limb_ik_keys_each_row_where_time_stretching_shows_its_frame(run, scene,
 
     build_rig()
     bpy.context.scene.render.frame_map_old, bpy.context.scene.render.frame_map_new = 50, 100
+    bpy.context.scene.tool_settings.use_keyframe_insert_auto = True     # (saved on: keyed only where the rows say)
     path = save(tmp_path / "stretched.blend")
     targets = tmp_path / "hand.csv"
     rows = [(2, 0.5, 0.3, 2.5), (8, -0.4, 0.6, 2.0)]
@@ -1010,3 +1011,15 @@ def test_limb_ik_keys_each_row_where_time_stretching_shows_its_frame(run, scene,
     for frame, x, y, z in rows:
         bpy.context.scene.frame_set(frame)
         assert (obj.pose.bones["hand"].head - type(obj.location)((x, y, z))).length < 1e-4, frame
+    action = obj.animation_data.action
+    times = {round(k.co[0], 3) for fc in compat_fcurves(action, obj) for k in fc.keyframe_points}
+    assert times == {1.0, 4.0}, times   # (Auto Keying keyed the frame numbers 2 and 8 too)
+
+
+def compat_fcurves(action, obj):
+    import importlib
+
+    from conftest import ADDON_MODULE
+
+    compat = importlib.import_module(ADDON_MODULE + ".compat")
+    return compat.action_fcurves(action, obj.animation_data.action_slot)

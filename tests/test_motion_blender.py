@@ -832,3 +832,8 @@ def test_bake_in_nla_tweak_mode_on_an_add_strip_keys_what_gives_the_clamped_pose
     assert bpy.ops.pose.jointlimit_bake(frame_start=1, frame_end=30) == {"FINISHED"}
     after = _sample(pb, frames, mods)
     assert Q.angle_between(after, limit.clamp(before)).max() < 1e-4
+    data.use_tweak_mode = False     # a strip that replaces at full influence: its keys are the values
+    strip.blend_type = "REPLACE"
+    data.use_tweak_mode = True
+    assert strip.influence == 0.0 and not strip.use_animated_influence    # (Blender's unused influence)
+    assert not mods["animation"].action_blended(rig)

@@ -442,7 +442,10 @@ def test_a_full_length_chain_whose_names_say_other_joints_is_refused(scene, mods
         bpy.ops.object.mode_set(mode="OBJECT")
         bpy.data.objects.remove(obj)
     for names, preset in ((["upper_arm.L", "forearm.L", "hand.L"], "CHAIN:ARM"), (["a.L", "b.L", "c.L"], "CHAIN:ARM"),
-                          (["spine", "spine.001", "chest", "neck"], "CHAIN:SPINE")):
+                          (["spine", "spine.001", "chest", "neck"], "CHAIN:SPINE"),
+                          (["spine.001", "spine.002", "spine.003", "spine.004"], "CHAIN:SPINE"),  # the meta-rig's neck
+                          ([f"mixamorig:LeftHandIndex{i}" for i in (1, 2, 3)], "CHAIN:FINGER"),
+                          (["c_arm_fk.l", "c_forearm_fk.l", "c_hand_fk.l"], "CHAIN:ARM")):
         obj = chain(names)
         assert bpy.ops.pose.jointlimit_preset_apply(preset=preset) == {"FINISHED"}
         assert all(pb.jointlimit.enabled for pb in obj.pose.bones)
@@ -469,6 +472,13 @@ def test_a_right_side_bone_without_a_side_in_its_name_gets_the_right_sides_limit
     q = mods["quat"].random_unit(400, 3)
     np.testing.assert_array_equal(mods["bone_limits"].build_limit(pb.jointlimit).contains(q), named.contains(q))
     assert not mods["presets"].bone_on_right(rig.pose.bones["spine"])     # on the midplane
+    bpy.ops.object.mode_set(mode="EDIT")    # the rig's bones off its origin (a location applied)
+    ends = {eb.name: (eb.head.copy(), eb.tail.copy()) for eb in rig.data.edit_bones}
+    for eb in rig.data.edit_bones:      # (absolute: a connected child's head moves its parent's tail)
+        eb.head, eb.tail = (v - type(v)((2.0, 0.0, 0.0)) for v in ends[eb.name])
+    bpy.ops.object.mode_set(mode="POSE")
+    assert mods["presets"].bone_on_right(rig.pose.bones["右腕"])
+    assert not any(mods["presets"].bone_on_right(rig.pose.bones[n]) for n in ("spine", "upper_arm.L"))
 
 
 def test_presets_copy_and_mirror_leave_rig_mechanism_bones_alone(scene, mods):
@@ -487,10 +497,17 @@ def test_presets_copy_and_mirror_leave_rig_mechanism_bones_alone(scene, mods):
                       (bpy.types.POSE_OT_jointlimit_copy, {}), (bpy.types.POSE_OT_jointlimit_mirror, {})):
         run = OperatorStandIn(op, **props)
         result = run.execute(bpy.context)
-        assert any("skipped 1 rig mechanism bones: ORG-upper_arm.L" in text for _, text in run.reports), run.reports
+        assert any("skipped 1 rig mechanism bone: ORG-upper_arm.L" in text for _, text in run.reports), run.reports
         assert not obj.pose.bones["ORG-upper_arm.L"].jointlimit.enabled, op
         assert result == ({"CANCELLED"} if op is bpy.types.POSE_OT_jointlimit_copy else {"FINISHED"})
     assert obj.pose.bones["upper_arm.R"].jointlimit.enabled and not obj.pose.bones["ORG-upper_arm.R"].jointlimit.enabled
+    con = obj.pose.bones["ORG-upper_arm.L"].constraints.new("LIMIT_ROTATION")   # From Constraints on the selection
+    con.owner_space, con.use_limit_x, con.max_x = "LOCAL", True, math.radians(90)
+    select_only(obj, {"ORG-upper_arm.L"}, active="ORG-upper_arm.L")
+    run = OperatorStandIn(bpy.types.POSE_OT_jointlimit_from_constraints, source="LIMIT_ROTATION", old_constraints="MUTE")
+    assert run.execute(bpy.context) == {"CANCELLED"}
+    assert con.enabled and not obj.pose.bones["ORG-upper_arm.L"].jointlimit.enabled
+    assert any("skipped 1 rig mechanism bone: ORG-upper_arm.L" in text for _, text in run.reports), run.reports
 
 
 def test_user_preset_round_trip(rig, mods):

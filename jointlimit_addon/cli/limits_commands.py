@@ -8,7 +8,7 @@ import bpy
 from .. import animation, bone_limits, deformer, settings_io
 from ..wording import counted
 from .common import Outcome, UsageError, refuse_unkeyable, say
-from .scene import (active_in_mode, bone_selection, check_bones, check_limits, elsewhere, elsewhere_text, frame_progress,
+from .scene import (active_in_mode, auto_keying_off, bone_selection, check_bones, check_limits, elsewhere, elsewhere_text, frame_progress,
                     frames_of, limited, pick_armature, rotation_state, run_op, scene_objects)
 
 
@@ -88,15 +88,9 @@ def cmd_apply(args):
         raise UsageError(f"no limited bones to clamp in {arm.name!r}" + (" among --bones" if args.bones else ""))
     check_limits(arm, targets, animator_only=args.bones is None)
     before = rotation_state(arm)
-    tools = bpy.context.scene.tool_settings
-    auto_keying = tools.use_keyframe_insert_auto     # a file saved with Auto Keying on: apply still keys nothing
-    tools.use_keyframe_insert_auto = False
-    try:
-        with active_in_mode(arm, "POSE"), bone_selection(arm, args.bones):
-            run_op(bpy.ops.pose.jointlimit_apply, "apply", all_bones=args.bones is None,
-                   warn_animated=False)     # (the outcome's note says it for a batch run)
-    finally:
-        tools.use_keyframe_insert_auto = auto_keying
+    with auto_keying_off(), active_in_mode(arm, "POSE"), bone_selection(arm, args.bones):
+        run_op(bpy.ops.pose.jointlimit_apply, "apply", all_bones=args.bones is None,
+               warn_animated=False)     # (the outcome's note says it for a batch run)
     moved = [n for n, v in rotation_state(arm).items() if v != before[n]]
     keyed = animation.animated_rotations(arm, [arm.pose.bones[n] for n in moved])
     unkeyable = animation.unkeyable_message([arm]) if keyed else None

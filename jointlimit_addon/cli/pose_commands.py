@@ -9,7 +9,7 @@ from .. import animation, bone_limits
 from ..operators import ccd_ik, limb_ik
 from ..wording import counted
 from .common import Outcome, UsageError, end_if_run_gone, refuse_unkeyable, say
-from .scene import (active_in_mode, bone_selection, check_bones, check_limits, frames_of, pick_armature, pose_bone,
+from .scene import (active_in_mode, auto_keying_off, bone_selection, check_bones, check_limits, frames_of, pick_armature, pose_bone,
                     run_op)
 from .targets import read_targets
 
@@ -37,7 +37,7 @@ def run_ik(args):
     scene = bpy.context.scene
     original_frame = scene.frame_current
     tip_errors = []
-    with active_in_mode(arm, "POSE"), bone_selection(arm, [tip.name], active=tip.name):
+    with auto_keying_off(), active_in_mode(arm, "POSE"), bone_selection(arm, [tip.name], active=tip.name):
         try:
             for i, (frame, xyz, swivel) in enumerate(rows, start=1):
                 end_if_run_gone()

@@ -152,6 +152,20 @@ def bone_selection(obj, names, active=None):
 
 
 @contextlib.contextmanager
+def auto_keying_off():
+    """Auto Keying off while a command poses bones (a file saved with it on): the command keys what
+    it means to, where it means to (``apply`` nothing; ``limb-ik`` and ``ccd`` at the time each
+    frame is shown, where Blender's auto-keying keys the frame number)."""
+    tools = bpy.context.scene.tool_settings
+    kept = tools.use_keyframe_insert_auto
+    tools.use_keyframe_insert_auto = False
+    try:
+        yield
+    finally:
+        tools.use_keyframe_insert_auto = kept
+
+
+@contextlib.contextmanager
 def frame_progress(label, total):
     """Print ``label: frames done/total`` about ten times while operators step through frames."""
     done = [0]

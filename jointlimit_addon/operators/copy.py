@@ -18,7 +18,7 @@ class POSE_OT_jointlimit_copy(ActiveBonePoll, bpy.types.Operator):
         targets, mechanism = limitable_selection(context)
         targets = [pb for pb in targets if pb != active]
         if not targets:
-            self.report({"ERROR"}, "Select the bones to copy to, and make the source bone active"
+            self.report({"ERROR"}, report_text("Select the bones to copy to, and make the source bone active")
                         + bone_limits.skipped_text([name for name in mechanism if name != active.name]))
             return {"CANCELLED"}
         limited = [pb.name for pb in targets if pb.jointlimit.enabled]

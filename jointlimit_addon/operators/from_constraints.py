@@ -4,7 +4,7 @@ import bpy
 from bpy.props import BoolProperty, EnumProperty
 
 from .. import bone_limits, settings_io
-from ._common import PosePoll, pose_objects, report_count, report_rest_pose, report_text, selected_pose_bones
+from ._common import PosePoll, limitable_selection, pose_objects, report_count, report_rest_pose, report_text
 
 
 class POSE_OT_jointlimit_from_constraints(PosePoll, bpy.types.Operator):
@@ -74,10 +74,10 @@ class POSE_OT_jointlimit_from_constraints(PosePoll, bpy.types.Operator):
             bones, skipped = bone_limits.animator_bones(every)
             skipped = [pb.name for pb in every if pb.name in set(skipped)    # (those it would convert: the others
                        and settings_io.convertible(pb, self.source)]        # have nothing to keep)
-        else:
-            bones = selected_pose_bones(context)
+        else:   # (a selected bone named as rig mechanism keeps its constraints too)
+            bones, skipped = limitable_selection(context)
         if not bones:
-            self.report({"ERROR"}, "Select the bones to convert")
+            self.report({"ERROR"}, report_text("Select the bones to convert") + bone_limits.skipped_text(skipped))
             return {"CANCELLED"}
         kept = [pb.name for pb in bones
                 if pb.jointlimit.enabled and not self.replace_limits and settings_io.convertible(pb, self.source)]

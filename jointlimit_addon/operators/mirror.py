@@ -34,7 +34,8 @@ class POSE_OT_jointlimit_mirror(PosePoll, bpy.types.Operator):
         if not pairs:
             self.report({"ERROR"}, (report_text("{bones} and their mirror bones have no joint limit to mirror",
                                                 bones=", ".join(unlimited[:5])) if unlimited else
-                                    "No mirror bones found for the selection (names need .L/.R, _L/_R or Left/Right)")
+                                    report_text("No mirror bones found for the selection (names need .L/.R, _L/_R or "
+                                                "Left/Right)"))
                         + bone_limits.skipped_text(mechanism))
             return {"CANCELLED"}
         active = context.active_pose_bone
