@@ -2236,3 +2236,63 @@ def test_baked_shape_keys_play_on_their_frames_with_time_stretching(limb, mods):
     for f in (1, 2, 3, 4):
         scene.frame_set(f)
         assert np.abs(evaluated(obj) - live[f]).max() < 1e-5 * size(truth), f
+
+
+@pytest.mark.parametrize("scale", [(-1.0, 1.0, 1.0), (-1.0, -1.0, -1.0)])
+def test_a_mesh_mirrored_against_its_armature_is_refused(limb, mods, scale):
+    """A mesh whose space mirrors its armature's (a negative scale): Add refuses it in one line
+    (the live deformer read the mirror as a bone mirror: 0.13 of the mesh's size off in the rest
+    pose); mirrored after Add, the deformer switches off and says why."""
+    import bpy
+
+    arm, obj, truth = limb
+    obj.scale = scale
+    bpy.context.view_layer.update()
+    with pytest.raises(RuntimeError, match="is mirrored against its armature"):
+        bpy.ops.object.jointlimit_deformer_add(mode="SDEF")
+    assert mods["deformer"].find(obj)[0] is None
+    obj.scale = (1.0, 1.0, 1.0)
+    bpy.context.view_layer.update()
+    assert bpy.ops.object.jointlimit_deformer_add(mode="SDEF") == {"FINISHED"}
+    obj.scale = scale
+    bpy.context.view_layer.update()
+    assert not mods["deformer"].is_enabled(obj)
+
+
+def test_renaming_a_used_bone_in_edit_mode_keeps_the_deformer_on(limb, mods):
+    """A bone the deformer uses renamed in the armature's Edit Mode (F2): the deformer stays on and
+    follows the new name (it was switched off, 'has no bone', and stayed off)."""
+    import bpy
+
+    arm, obj, truth = limb
+    assert bpy.ops.object.jointlimit_deformer_add(mode="SDEF") == {"FINISHED"}
+    bpy.context.view_layer.objects.active = arm
+    bpy.ops.object.mode_set(mode="EDIT")
+    arm.data.edit_bones["lower"].name = "forearm"
+    bpy.context.view_layer.update()
+    bpy.ops.object.mode_set(mode="OBJECT")
+    bpy.context.view_layer.update()
+    assert "forearm" in arm.data.bones and mods["deformer"].is_enabled(obj)
+
+
+def test_remove_and_toggle_refuse_a_linked_object(limb, mods, tmp_path):
+    """A mesh linked from a library with its deformer (not an override): Remove and Toggle refuse
+    (Remove deleted the linked helper and node groups for the session, and all came back on
+    reopening)."""
+    import bpy
+
+    arm, obj, truth = limb
+    assert bpy.ops.object.jointlimit_deformer_add(mode="SDEF") == {"FINISHED"}
+    names, name = [o.name for o in bpy.data.objects], obj.name
+    bpy.ops.wm.save_as_mainfile(filepath=str(tmp_path / "lib.blend"), copy=True)
+    bpy.ops.wm.read_homefile(use_empty=True)
+    with bpy.data.libraries.load(str(tmp_path / "lib.blend"), link=True) as (_found, wanted):
+        wanted.objects = names
+    for o in wanted.objects:
+        bpy.context.scene.collection.objects.link(o)
+    mesh = next(o for o in wanted.objects if o.name == name)
+    select_only_object(mesh)
+    for op in (bpy.ops.object.jointlimit_deformer_remove, bpy.ops.object.jointlimit_deformer_toggle):
+        with pytest.raises(RuntimeError, match="is linked from the library"):
+            op()
+    assert mods["deformer"].find(mesh)[0] is not None and mods["deformer"].is_enabled(mesh)

@@ -41,6 +41,8 @@ def _check(label, obj, kind, source, strongest_two, baking_keys=False, mode=None
         data.check_uniform_scale(obj, mod.object)
         data.check_mmd_complete(obj, source)
         lacking = source == "AUTO" and data.lacks_sdef(obj)
+        if kind == "add":
+            data.check_not_mirrored(obj, mod.object)
         if kind == "derive" or (kind == "add" and lacking):
             if kind == "add":
                 data.check_modifiers(obj, mod)

@@ -207,6 +207,7 @@ def set_enabled(obj, enabled):
     mmd_tools SDEF binding bound again meanwhile taken over again (:func:`binding_conflict`), and
     the Armature modifier masked again where it still can skip the two-bone vertices
     (:func:`_configure`: the input modifier takes over where it no longer can)."""
+    check_own(obj)
     mod, helper = find(obj)
     if mod is None:
         raise data.DataError(f"'{obj.name}' has no JointLimit deformer")
@@ -266,6 +267,7 @@ def add(context, obj, source="AUTO", mode="SDEF", blend=0.5, strongest_two=False
     if bound is not None and not take_over:
         raise data.DataError(f"'{obj.name}' is bound by mmd_tools' SDEF ('{mmd.SKINNING_KEY}' shape key); enable "
                              "Take Over mmd_tools SDEF to unbind it while the deformer is on")
+    data.check_not_mirrored(obj, data.require_armature(obj).object)
     attrs_before = set(obj.data.attributes.keys())
     state = mmd.take_over(obj, bound) if bound is not None else None
     groups_before = {ng.session_uid for ng in bpy.data.node_groups}    # a removed group's address may be reused
@@ -432,6 +434,15 @@ def check_local(obj, baking_keys=False):
                              "helper object) would not be kept with this file; add the deformer in the library's file")
 
 
+def check_own(obj):
+    """``data.DataError`` for an object linked from a library (not an override): its deformer is the
+    library's, and what Remove or Toggle would change there comes back when the file is opened."""
+    if obj.library is not None:
+        raise data.DataError(f"'{obj.name}' is linked from the library '{obj.library.name}': its deformer is the "
+                             "library's (changed here, it comes back when the file is opened again); make it a "
+                             "library override or local first, or change it in the library's file")
+
+
 def from_library(obj, mod):
     """Whether ``obj`` is a library override whose deformer ``mod`` comes from the library."""
     return obj.override_library is not None and mod.is_override_data
@@ -441,6 +452,7 @@ def remove(obj):
     """Remove the deformer of ``obj`` (both modifiers, unused node groups, helper, its attributes,
     auto-derived SDEF attributes) and give a taken-over mmd_tools SDEF binding back; with no
     deformer but what it left (:func:`has_leftovers`), clear that."""
+    check_own(obj)
     mod, helper = find(obj)
     if mod is None:
         if has_leftovers(obj):  # the deformer's modifier deleted by hand, or the mesh converted: the rest goes

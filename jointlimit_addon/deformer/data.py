@@ -90,6 +90,22 @@ def check_uniform_scale(obj, arm):
                         "scale on every axis; apply the scale of the mesh (or the armature) first")
 
 
+def mirrored(obj, arm):
+    """Whether the mesh's space is a mirror image of its armature's (a negative scale on one of
+    them, not on both)."""
+    return bool(np.linalg.det(mesh_from_armature(obj, arm)[:3, :3]) < 0.0)
+
+
+def check_not_mirrored(obj, arm):
+    """Refuse a mesh mirrored against its armature (``DataError``): the live deformer's bone frames
+    are rotations in the mesh's space, which a mirror turns into reflections (Bake, in numpy,
+    follows it)."""
+    if mirrored(obj, arm):
+        raise DataError(f"'{obj.name}' is mirrored against its armature '{arm.name}' (a negative scale on one of "
+                        "them): the deformer cannot follow a mirrored space; apply the scale of the mesh (or the "
+                        "armature) first")
+
+
 # Modifiers that only move vertices (they may come before the Armature modifier: the deformer
 # starts from the positions the Armature modifier receives).
 DEFORM_ONLY = {"ARMATURE", "CAST", "CURVE", "DISPLACE", "HOOK", "LAPLACIANDEFORM", "LATTICE", "MESH_DEFORM",

@@ -79,6 +79,10 @@ def unusable(obj, helper):
     if arm_mod is None:
         return ("the mesh has no Armature modifier with an armature (applied on its own, it leaves the two-bone "
                 "vertices at rest: undo, then apply it and the deformer in stack order, or use Convert to Mesh)")
+    if data.mirrored(obj, arm_mod.object):
+        return f"the mesh is mirrored against its armature '{arm_mod.object.name}' (a negative scale on one of them)"
+    if arm_mod.object.mode == "EDIT":
+        return None     # (its bones are the edit bones' only when it leaves Edit Mode: a bone renamed there)
     bones = arm_mod.object.data.bones
     missing = [g.name for g in helper.vertex_groups if g.name not in bones]
     if missing:
