@@ -1028,6 +1028,26 @@ def test_derive_says_when_it_replaces_a_models_own_mmd_sdef_data(scene, mods):
     op = OperatorStandIn(bpy.types.OBJECT_OT_jointlimit_sdef_derive, write_mmd=True, use_selected=False)
     assert op.execute(bpy.context) == {"FINISHED"}
     assert any("replacing the SDEF data they held: undo to keep it" in text for _, text in op.reports), op.reports
+    op = OperatorStandIn(bpy.types.OBJECT_OT_jointlimit_sdef_derive, write_mmd=False, use_selected=False)
+    assert op.execute(bpy.context) == {"FINISHED"}      # (the mmd keys, read first by Automatic, stay)
+    assert any("keep their values (Write as mmd_tools SDEF Data updates them)" in text for _, text in op.reports)
+
+
+def test_derive_after_add_is_the_users_and_remove_keeps_it(limb, mods):
+    """Derive run on a mesh whose deformer derived its parameters itself on Add: the report says the
+    deformer keeps the parameters it was added with, and the new ones are the user's, which Remove
+    then keeps (Remove deleted them as Add's own, and Add derived the defaults again)."""
+    import bpy
+    from modal_harness import OperatorStandIn
+
+    arm, obj, truth = limb
+    assert bpy.ops.object.jointlimit_deformer_add(mode="SDEF") == {"FINISHED"}    # (derives: no SDEF data)
+    op = OperatorStandIn(bpy.types.OBJECT_OT_jointlimit_sdef_derive, centre="joint", use_selected=False)
+    assert op.execute(bpy.context) == {"FINISHED"}
+    assert any("Remove it and Add it again to use these" in text for _, text in op.reports), op.reports
+    c = derived(obj, truth)[0]
+    assert bpy.ops.object.jointlimit_deformer_remove() == {"FINISHED"}
+    assert np.array_equal(derived(obj, truth)[0], c)
 
 @pytest.mark.parametrize("group_order", [("lower", "upper", "other"), ("upper", "lower", "other")])
 def test_derive_writes_mmd_layout_and_it_reads_back_the_same(scene, mods, group_order):

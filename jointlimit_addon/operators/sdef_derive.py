@@ -3,6 +3,7 @@
 import bpy
 from bpy.props import BoolProperty, EnumProperty, FloatProperty
 
+from .. import deformer
 from ..deformer import data, derive
 from ..wording import counted
 from ._common import MeshPoll, run_on_meshes, target_meshes
@@ -52,6 +53,15 @@ class OBJECT_OT_jointlimit_sdef_derive(MeshPoll, bpy.types.Operator):
             where = " (also as mmd_tools shape keys)" if self.write_mmd else ""
             if replaced:
                 where = " (also as mmd_tools shape keys, replacing the SDEF data they held: undo to keep it)"
+            if not self.write_mmd and data.has_mmd(obj):
+                where += ("; its mmd_tools SDEF shape keys, which Automatic reads first, keep their values (Write "
+                          "as mmd_tools SDEF Data updates them)")
+            mod, helper = deformer.find(obj)
+            if mod is not None:     # (the derivation is the user's now: Remove keeps it)
+                if isinstance(helper, bpy.types.Object):
+                    helper.pop(deformer.AUTO_DERIVED_FLAG, None)
+                where += ("; the deformer keeps the parameters it was added with: Remove it and Add it again to "
+                          "use these")
             return f"Derived SDEF parameters for {counted(len(two.index), 'vertex', 'vertices')} of '{obj.name}'{where}"
 
         return run_on_meshes(self, target_meshes(context, self.use_selected), work, "derive SDEF parameters")
