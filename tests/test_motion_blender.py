@@ -771,15 +771,10 @@ def test_bake_keeps_the_timing_of_a_stretched_scene(rig, mods):
     assert Q.angle_between(after, limit.clamp(before)).max() < 1e-5
 
 
-@pytest.mark.parametrize("blend", [("COMBINE", 1.0), ("ADD", 1.0), ("REPLACE", 0.5)])
-def test_bake_over_an_nla_layer_keys_what_gives_the_clamped_pose(rig, mods, blend):
-    """The action blended over an NLA strip (Combine, Add, or half influence): after the bake
-    every frame shows the clamped pose of before (keys written straight into the F-curves took
-    the layer below a second time: 30° outside, frames flipped)."""
-    import bpy
-
-    Q = mods["core.quat"]
-    pb, s, limit = _limited_quaternion_joint(rig, mods, mode="XYZ", x=(-45, 120), z=(-30, 30))
+def _keyed_over_an_nla_strip(rig, mods):
+    """The joint (XYZ, limited X -45..120°) held at X -30° by an NLA strip below and keyed in the
+    action from 0° to -120° over frames 1-30: the bone, its limit and the animation data."""
+    pb, _, limit = _limited_quaternion_joint(rig, mods, mode="XYZ", x=(-45, 120), z=(-30, 30))
     pb.rotation_euler = (math.radians(-30), 0.0, 0.0)
     pb.keyframe_insert("rotation_euler", frame=1)
     data = rig.animation_data
@@ -789,13 +784,31 @@ def test_bake_over_an_nla_layer_keys_what_gives_the_clamped_pose(rig, mods, blen
     for frame, x in ((1, 0.0), (30, -120.0)):
         pb.rotation_euler = (math.radians(x), 0.0, 0.0)
         pb.keyframe_insert("rotation_euler", frame=frame)
-    data.action_blend_type, data.action_influence = blend
+    return pb, limit, data
+
+
+def _bake_gives_the_clamped_frames(pb, limit, mods):
+    """Bake frames 1-30 (some outside the limit): each frame then shows the clamp of what it showed."""
+    import bpy
+
     frames = range(1, 31)
     before = _sample(pb, frames, mods)
     assert not limit.contains(before).all()
     assert bpy.ops.pose.jointlimit_bake(frame_start=1, frame_end=30) == {"FINISHED"}
     after = _sample(pb, frames, mods)
-    assert Q.angle_between(after, limit.clamp(before)).max() < 1e-4
+    assert mods["core.quat"].angle_between(after, limit.clamp(before)).max() < 1e-4
+
+
+@pytest.mark.parametrize("blend", [("COMBINE", 1.0), ("ADD", 1.0), ("REPLACE", 0.5)])
+def test_bake_over_an_nla_layer_keys_what_gives_the_clamped_pose(rig, mods, blend):
+    """The action blended over an NLA strip (Combine, Add, or half influence): after the bake
+    every frame shows the clamped pose of before (keys written straight into the F-curves took
+    the layer below a second time: 30° outside, frames flipped)."""
+    import bpy
+
+    pb, limit, data = _keyed_over_an_nla_strip(rig, mods)
+    data.action_blend_type, data.action_influence = blend
+    _bake_gives_the_clamped_frames(pb, limit, mods)
 
 
 def test_bake_in_nla_tweak_mode_on_an_add_strip_keys_what_gives_the_clamped_pose(rig, mods):
@@ -804,17 +817,7 @@ def test_bake_in_nla_tweak_mode_on_an_add_strip_keys_what_gives_the_clamped_pose
     writes took the layer below twice: 30° off on every frame)."""
     import bpy
 
-    Q = mods["core.quat"]
-    pb, s, limit = _limited_quaternion_joint(rig, mods, mode="XYZ", x=(-45, 120), z=(-30, 30))
-    pb.rotation_euler = (math.radians(-30), 0.0, 0.0)
-    pb.keyframe_insert("rotation_euler", frame=1)
-    data = rig.animation_data
-    below = data.action
-    data.action = None
-    data.nla_tracks.new().strips.new("below", 1, below)
-    for frame, x in ((1, 0.0), (30, -120.0)):
-        pb.rotation_euler = (math.radians(x), 0.0, 0.0)
-        pb.keyframe_insert("rotation_euler", frame=frame)
+    pb, limit, data = _keyed_over_an_nla_strip(rig, mods)
     top = data.action
     data.action = None
     track = data.nla_tracks.new()
@@ -826,12 +829,7 @@ def test_bake_in_nla_tweak_mode_on_an_add_strip_keys_what_gives_the_clamped_pose
     data.nla_tracks.active = track
     data.use_tweak_mode = True
     assert data.action == top and data.action_blend_type == "REPLACE" and mods["animation"].action_blended(rig)
-    frames = range(1, 31)
-    before = _sample(pb, frames, mods)
-    assert not limit.contains(before).all()
-    assert bpy.ops.pose.jointlimit_bake(frame_start=1, frame_end=30) == {"FINISHED"}
-    after = _sample(pb, frames, mods)
-    assert Q.angle_between(after, limit.clamp(before)).max() < 1e-4
+    _bake_gives_the_clamped_frames(pb, limit, mods)
     data.use_tweak_mode = False     # a strip that replaces at full influence: its keys are the values
     strip.blend_type = "REPLACE"
     data.use_tweak_mode = True
