@@ -804,8 +804,6 @@ def test_bake_over_an_nla_layer_keys_what_gives_the_clamped_pose(rig, mods, blen
     """The action blended over an NLA strip (Combine, Add, or half influence): after the bake
     every frame shows the clamped pose of before (keys written straight into the F-curves took
     the layer below a second time: 30° outside, frames flipped)."""
-    import bpy
-
     pb, limit, data = _keyed_over_an_nla_strip(rig, mods)
     data.action_blend_type, data.action_influence = blend
     _bake_gives_the_clamped_frames(pb, limit, mods)
