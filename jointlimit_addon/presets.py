@@ -398,10 +398,10 @@ def _names_say_shifted(names, joints):
 
 
 def _match_chain(chain, joints):
-    """The joints for a chain: all of them in order when the counts agree and no bone's name says
-    it is another joint (``shoulder, upper_arm, forearm`` is not an arm from the upper arm on); for
-    a shorter chain the one window of consecutive joints its bone names point to; ``None`` when
-    nothing fits."""
+    """The joints for a chain: all of them in order when the counts agree, unless the bones' names
+    fit the joints better shifted (``_names_say_shifted``: ``shoulder, upper_arm, forearm`` is not
+    an arm from the collarbone on); for a shorter chain the one window of consecutive joints its
+    bone names point to; ``None`` when nothing fits."""
     if len(chain) > len(joints):
         return None
     names = [recognised_joints(pb.name) for pb in chain]
@@ -414,8 +414,8 @@ def _match_chain(chain, joints):
 
 def chain_plan(pose_bones, chain_key):
     """``[(pose bone, joint key)]`` for a chain preset applied to the selected bones. A chain gets
-    the preset's joints in order when it has as many bones and their names say no other joints; a
-    shorter one only when its bone names say which joints they are (``thigh, shin, foot`` of
+    the preset's joints in order when it has as many bones and their names do not fit them better
+    shifted; a shorter one only when its bone names say which joints they are (``thigh, shin, foot`` of
     *Leg*); anything else is refused, never shifted."""
     chain_preset = CHAINS.get(chain_key)
     if chain_preset is None:

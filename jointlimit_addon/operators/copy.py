@@ -17,9 +17,9 @@ class POSE_OT_jointlimit_copy(ActiveBonePoll, bpy.types.Operator):
         active = context.active_pose_bone
         targets, mechanism = limitable_selection(context)
         targets = [pb for pb in targets if pb != active]
+        skipped = bone_limits.skipped_text([name for name in mechanism if name != active.name])
         if not targets:
-            self.report({"ERROR"}, report_text("Select the bones to copy to, and make the source bone active")
-                        + bone_limits.skipped_text([name for name in mechanism if name != active.name]))
+            self.report({"ERROR"}, report_text("Select the bones to copy to, and make the source bone active") + skipped)
             return {"CANCELLED"}
         limited = [pb.name for pb in targets if pb.jointlimit.enabled]
         if not active.jointlimit.enabled and limited:
@@ -44,7 +44,6 @@ class POSE_OT_jointlimit_copy(ActiveBonePoll, bpy.types.Operator):
             settings_io.copy_settings(active.jointlimit, pb.jointlimit)
         self.report({"INFO"}, report_count("Copied the joint limit of '{name}' to 1 bone",
                                            "Copied the joint limit of '{name}' to {count} bones", len(targets),
-                                           name=active.name)
-                    + bone_limits.skipped_text([name for name in mechanism if name != active.name]))
+                                           name=active.name) + skipped)
         report_rest_pose(self, targets)
         return {"FINISHED"}

@@ -71,9 +71,10 @@ class POSE_OT_jointlimit_from_constraints(PosePoll, bpy.types.Operator):
         skipped = []
         if self.all_bones:  # the bones an animator poses: rig mechanism keeps its constraints
             every = [pb for obj in pose_objects(context) for pb in obj.pose.bones]
-            bones, skipped = bone_limits.animator_bones(every)
-            skipped = [pb.name for pb in every if pb.name in set(skipped)    # (those it would convert: the others
-                       and settings_io.convertible(pb, self.source)]        # have nothing to keep)
+            bones, _ = bone_limits.animator_bones(every)
+            kept = {(pb.id_data.name, pb.name) for pb in bones}
+            skipped = [pb.name for pb in every if (pb.id_data.name, pb.name) not in kept    # those it would convert:
+                       and settings_io.convertible(pb, self.source)]                   # the others keep nothing
         else:   # (a selected bone named as rig mechanism keeps its constraints too)
             bones, skipped = limitable_selection(context)
         if not bones:

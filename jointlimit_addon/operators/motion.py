@@ -121,7 +121,8 @@ class POSE_OT_jointlimit_motion(PosePoll, bpy.types.Operator):
         return self.execute(context)
 
     def _plan(self, context):
-        """Per bone: (bone, key frames, key rotations, limit); ValueError when nothing can be done."""
+        """``(plans, skipped names, label)``: per bone (bone, key frames, limit), the bones with too
+        few keys, and how reports name a bone (``bone_labels``); ValueError when nothing can be done."""
         if self.frame_end <= self.frame_start:
             raise ValueError(f"End frame {self.frame_end} must be after start frame {self.frame_start}")
         bones = selected_pose_bones(context)
@@ -142,18 +143,17 @@ class POSE_OT_jointlimit_motion(PosePoll, bpy.types.Operator):
         refused = animation.unkeyable_message(dict.fromkeys(pb.id_data for pb, _, _ in plans))
         if refused is not None:
             raise ValueError(refused)
-        return plans, skipped
+        return plans, skipped, label
 
     def execute(self, context):
         try:
-            plans, skipped = self._plan(context)
+            plans, skipped, label = self._plan(context)
         except ValueError as exc:
             self.report({"ERROR"}, str(exc))
             return {"CANCELLED"}
         scene = context.scene
         original_frame = (scene.frame_current, scene.frame_subframe)     # (its subframe kept)
         written, overshoot, over_pole, jumps, held, moved_keys = [], {}, {}, {}, [], []
-        label = bone_labels(selected_pose_bones(context))
         for pb, keys, limit in plans:
             frames = output_frames(keys, self.step)
             order = pb.rotation_mode if pb.rotation_mode in bone_limits.EULER_MODES else "XYZ"
