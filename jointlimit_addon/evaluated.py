@@ -69,6 +69,16 @@ def mirrored_bone(bones):
     return next((pb.name for pb in bones if min(pb.scale) < 0.0 or pb.matrix.determinant() < 0.0), None)
 
 
+def unevenly_scaled_bone(bones, tolerance=1e-4):
+    """The first of ``bones`` whose evaluated pose scales its axes unevenly (its own scale or its
+    parents'), which the rigid rotation model cannot follow; ``None``."""
+    for pb in bones:
+        scale = pb.matrix.to_scale()
+        if max(scale) - min(scale) > tolerance * max(abs(v) for v in scale):
+            return pb.name
+    return None
+
+
 def model_lengths(bones, parent_pose, parent_rest):
     """Each bone's length on the evaluated pose (its pose scale included), in the units of the
     model of :func:`virtual_rests` (the chain base's uniform scale divided out)."""

@@ -314,6 +314,63 @@ def _start_modal(arm, mods):
     return op, ctx, to_px, world_hand
 
 
+def test_auto_hinge_axis_is_the_axis_a_lock_rotation_leaves_the_elbow(arm, mods):
+    """An Euler forearm with Y and Z locked bends only about X: *Auto* takes that axis (it took the
+    rest-pose bend, about which the locks let nothing turn, and missed every target by 4-6 cm)."""
+    import bpy
+
+    Q = mods["core.quat"]
+    upper, forearm = arm.pose.bones["upper_arm"], arm.pose.bones["forearm"]
+    forearm.rotation_mode = "XYZ"
+    forearm.lock_rotation = (False, True, True)
+    rng = np.random.default_rng(4)
+    targets = []
+    for _ in range(5):     # hand positions of poses the locks allow
+        upper.rotation_quaternion = Q.random_unit(1, rng)[0]
+        forearm.rotation_euler = (rng.uniform(-2.0, 2.0), 0.0, 0.0)
+        targets.append(_hand_head(arm))
+    upper.rotation_quaternion, forearm.rotation_euler = (1, 0, 0, 0), (0, 0, 0)
+    for target in targets:
+        assert bpy.ops.pose.jointlimit_limb_ik(target=target, swivel=0.3, use_limits=False) == {"FINISHED"}
+        assert np.linalg.norm(_hand_head(arm) - target) < 1e-5 * _limb_length(arm)
+        assert tuple(forearm.rotation_euler)[1:] == (0.0, 0.0)
+
+
+@pytest.mark.parametrize("typed", [(2.0, 0.0, 0.0, 0.0), (0.9, 0.1, 0.2, 0.3)])
+def test_a_target_rotation_typed_unnormalised_is_reached_without_a_false_note(arm, mods, capfd, typed):
+    """Blender's quaternion field keeps what is typed: the end bone takes the normalised rotation,
+    and the report says nothing of a distance to it (it said 'end bone 73.7° from Target Rotation'
+    for (2, 0, 0, 0))."""
+    import bpy
+
+    Q = mods["core.quat"]
+    target = np.array(arm.pose.bones["upper_arm"].head) + np.array([0.3, 0.2, -0.2])
+    capfd.readouterr()
+    assert bpy.ops.pose.jointlimit_limb_ik(target=target, use_orientation=True, target_rotation=typed,
+                                           use_limits=False) == {"FINISHED"}
+    out = capfd.readouterr().out
+    hand_rot = Q.from_matrix(np.array(arm.pose.bones["hand"].matrix.to_3x3()))
+    assert Q.angle_between(hand_rot, np.array(typed) / np.linalg.norm(typed)) < 1e-5
+    assert "from Target Rotation" not in out and "exact" in out, out
+
+
+def test_live_limits_holding_the_limb_are_named_when_use_limits_is_off(arm, capfd):
+    """With Use Limits off and Live Limits on, Live Limits clamp what the solve wrote: the report
+    says so (it asked whether a constraint or driver held the limb)."""
+    import bpy
+
+    settings = arm.pose.bones["upper_arm"].jointlimit
+    settings.enabled, settings.shape = True, "RECT"
+    settings.swing_x_min, settings.swing_x_max = -0.1, 0.1
+    settings.swing_z_min, settings.swing_z_max = -0.1, 0.1
+    bpy.context.scene.jointlimit.live = True
+    shoulder = np.array(arm.pose.bones["upper_arm"].head)
+    capfd.readouterr()
+    assert bpy.ops.pose.jointlimit_limb_ik(target=shoulder + np.array((-0.1, -0.3, -0.3)), use_limits=False) == {"FINISHED"}
+    out = capfd.readouterr().out
+    assert "Warning: target missed on the evaluated pose: Live Limits held the limb inside its joint limits" in out, out
+
+
 def test_modal_drag_wheel_cancel_restores_exactly(arm, mods):
     import bpy
 
@@ -324,10 +381,11 @@ def test_modal_drag_wheel_cancel_restores_exactly(arm, mods):
     op, ctx, to_px, world_hand = _start_modal(arm, mods)
     assert op.invoke(ctx, Event("NONE")) == {"RUNNING_MODAL"}
     session = op._session
-    bones, chain = _chain(arm, mods)
+    bones = [arm.pose.bones[n] for n in ("upper_arm", "forearm", "hand")]
+    solver = mods["operators.limb_ik"].LimbSolver(bones, None)     # the forearm's bend off the hinge axis kept
     start_swivel = session.swivel
     quats = np.array([mods["bone_limits"].read_rotation(pb) for pb in bones])
-    assert start_swivel == pytest.approx(mods["core.limb_ik"].get_swivel(chain, quats), abs=1e-9)
+    assert start_swivel == pytest.approx(mods["core.limb_ik"].get_swivel(solver.chain, solver.to_model(quats)), abs=1e-9)
     # a move to the start pixel keeps the pose: no jump on start
     op.modal(ctx, Event("MOUSEMOVE", x=to_px(world_hand)[0], y=to_px(world_hand)[1]))
     assert np.linalg.norm(np.array(arm.matrix_world @ arm.pose.bones["hand"].head) - world_hand) < 5e-3

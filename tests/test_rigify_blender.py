@@ -195,6 +195,79 @@ def test_limb_ik_says_when_the_mesh_follows_the_limbs_ik_controls(rigs):
         switch["IK_FK"] = kept
 
 
+@pytest.mark.parametrize("key, names", [("rig", ARM_FK), ("basic", ("upper_arm.L", "forearm.L", "hand.L"))],
+                         ids=["rigify", "basic-metarig"])
+@pytest.mark.parametrize("twist", [0.0, 40.0, 90.0])
+def test_limb_ik_started_and_confirmed_in_place_keeps_the_pose(rigs, key, names, twist):
+    """The modal Limb IK started on a posed arm and confirmed without a move leaves the pose as it
+    was: a twisted forearm keeps its twist, and the meta-rig's forearm bent about X (its rest bend,
+    the solver's hinge axis, is 12 degrees off X) keeps its bend (the forearm came back as a pure
+    hinge turn: the elbow moved 8-19 cm, the hand turned up to 44 degrees, reported 'exact')."""
+    import bpy
+    from mathutils import Quaternion
+
+    from modal_harness import Event, OperatorStandIn, ViewContext, front_ortho_view
+
+    rig = pose_mode(rigs[key], selected={names[2]}, active=names[2])
+    switch = rig.pose.bones.get("upper_arm_parent.L")
+    kept = None if switch is None else switch["IK_FK"]
+    try:
+        if switch is not None:
+            switch["IK_FK"] = 1.0
+        rig.pose.bones[names[0]].rotation_quaternion = Quaternion((0, 0, 1), 0.4)
+        rig.pose.bones[names[1]].rotation_quaternion = Quaternion((1, 0, 0), 0.6) @ Quaternion((0, 1, 0), math.radians(twist))
+        bpy.context.view_layer.update()
+        before = [np.array(rig.pose.bones[n].matrix) for n in names]
+        quats = [np.array(rig.pose.bones[n].rotation_quaternion) for n in names]
+        region, rv3d, _ = front_ortho_view(np.array(rig.matrix_world @ rig.pose.bones[names[2]].head), 2.0)
+        op = OperatorStandIn(bpy.types.POSE_OT_jointlimit_limb_ik, target=(0, 0, 0), swivel=0.0, use_orientation=False,
+                             target_rotation=(1, 0, 0, 0), use_limits=True, hinge_axis="AUTO")
+        ctx = ViewContext(region, rv3d)
+        assert op.invoke(ctx, Event("NONE")) == {"RUNNING_MODAL"}
+        assert op.modal(ctx, Event("RET", value="PRESS")) == {"FINISHED"}
+        bpy.context.view_layer.update()
+        for name, matrix, q in zip(names, before, quats):
+            pb = rig.pose.bones[name]
+            assert np.abs(np.array(pb.matrix) - matrix).max() < 1e-5, name
+            assert min(np.abs(np.array(pb.rotation_quaternion) - q).max(),
+                       np.abs(np.array(pb.rotation_quaternion) + q).max()) < 1e-5, name
+        assert "exact" in " ".join(message for _, message in op.reports), op.reports
+    finally:
+        if switch is not None:
+            switch["IK_FK"] = kept
+
+
+def test_limb_ik_names_an_unevenly_scaled_bone_when_the_target_is_missed(rigs):
+    """The solve takes the bones as rigid: the basic meta-rig's upper arm scaled per axis makes it
+    miss targets of the scaled arm's own poses by 2-6 cm, and the report names that bone (it asked
+    whether a constraint or driver held the limb)."""
+    import bpy
+    from mathutils import Quaternion, Vector
+
+    names = ("upper_arm.L", "forearm.L", "hand.L")
+    rig = pose_mode(rigs["basic"], selected={names[2]}, active=names[2])
+    upper, forearm = rig.pose.bones[names[0]], rig.pose.bones[names[1]]
+    rng = np.random.default_rng(4)
+    missed = 0
+    try:
+        upper.scale = (1.4, 1.0, 0.6)
+        for _ in range(4):     # hands of poses of the scaled arm: reachable
+            for pb in (upper, forearm):
+                pb.rotation_quaternion = Quaternion(Vector(rng.normal(size=3)).normalized(), rng.uniform(0.2, 1.0))
+            bpy.context.view_layer.update()
+            target = np.array(rig.pose.bones[names[2]].head)
+            upper.rotation_quaternion = forearm.rotation_quaternion = (1, 0, 0, 0)
+            result, report = _run(bpy.types.POSE_OT_jointlimit_limb_ik, target=target, use_limits=False)
+            assert result == {"FINISHED"}
+            bpy.context.view_layer.update()
+            if np.linalg.norm(np.array(rig.pose.bones[names[2]].head) - target) > 1e-3 * 0.55:
+                missed += 1
+                assert "target missed on the evaluated pose: 'upper_arm.L' is scaled unevenly" in report, report
+    finally:
+        upper.scale = (1, 1, 1)
+    assert missed
+
+
 def test_ccd_on_spine_reports_the_evaluated_error(rigs, mods):
     import bpy
 

@@ -687,6 +687,21 @@ def _hinge_of(chain, q_lower):
     return _wrap(2.0 * np.arctan2(_dot(q_lower[..., 1:], chain.axis), q_lower[..., 0]))
 
 
+def rest_hinge_axis(upper_rest, lower_rest):
+    """The hinge axis the chain takes from the rest-pose bend of these rest matrices (lower
+    bone's frame; local +X when straight)."""
+    return LimbChain._hinge_axis(_rest_matrix(upper_rest, "upper_rest")[0], _rest_matrix(lower_rest, "lower_rest")[0], None)
+
+
+def hinge_residual(chain, q_lower):
+    """``H(theta)^-1 q_lower`` with ``q_lower = H(theta) residual``: what a lower-bone local
+    rotation holds besides its turn about the hinge axis (a twist about the bone, a bend about
+    another axis); it has no part about the axis."""
+    q_lower = Q.as_unit_quats(q_lower, "q_lower")
+    turn = Q.from_axis_angle(chain.axis, _hinge_of(chain, q_lower))
+    return Q.mul(Q.conjugate(turn), q_lower)
+
+
 def solve_position(chain, target, swivel=0.0, limits=None, end_local=None, current=None):
     """Rotations putting the wrist (end bone head) on ``target`` with the bend at ``swivel``
     [001 §3, Solve(vGoal)]. The end joint is not solved: it gets ``end_local`` (default rest),

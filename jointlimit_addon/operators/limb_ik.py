@@ -15,6 +15,7 @@ from ._modal import ModalDragMixin
 EVALUATED_TOLERANCE = 1e-5
 ORIENTATION_TOLERANCE = math.radians(0.01)  # end bone this far from Target Rotation: said in the report
 MISS_FRACTION = 1e-3     # of the limb's reach: a tip error above it is a miss the report warns of
+RESIDUAL_ANGLE = 1e-9    # radians: a lower bone turned only about its hinge axis (to rounding) keeps no residual
 HINGE_AXES = {"X": (1.0, 0.0, 0.0), "Z": (0.0, 0.0, 1.0), "NEG_X": (-1.0, 0.0, 0.0), "NEG_Z": (0.0, 0.0, -1.0)}
 
 
@@ -29,23 +30,39 @@ def limb_bones(end, selected=()):
                          f"(a parent and a grandparent an animator poses): {exc}") from None
 
 
-def build_chain(upper, lower, end, hinge_axis="AUTO"):
+def build_chain(upper, lower, end, hinge_axis="AUTO", residual=None):
     """The core chain modelled on the evaluated pose (``evaluated.virtual_rests``); a
-    ``ValueError`` names the three bones."""
+    ``ValueError`` names the three bones. ``residual``: the part of the lower bone's rotation
+    the solve keeps (``lower_residual``), or ``None``."""
     try:
-        return _core_chain(upper, lower, end, hinge_axis)
+        return _core_chain(upper, lower, end, hinge_axis, residual)
     except ValueError as exc:
         raise ValueError(f"Limb IK cannot use {upper.name} > {lower.name} > {end.name} as upper, lower and end "
                          f"bone: {exc}") from None
 
 
-def _core_chain(upper, lower, end, hinge_axis):
+def _core_chain(upper, lower, end, hinge_axis, residual):
+    """With a ``residual`` R the chain's lower and end bones rest as turned by R about the
+    lower bone's head (its hinge axis ``R^-1 a`` in the lower frame turned so): the hinge rotation
+    ``q'`` solved there is the rotation ``R q'`` of the bone, which turns about ``a`` and keeps R
+    (``LimbSolver.to_bone``/``to_model``)."""
     rests, parent_pose, parent_rest = evaluated.virtual_rests(upper.id_data, (upper, lower, end))
+    rest_axis = limb_ik.rest_hinge_axis(rests[0], rests[1])
+    axis = solver_hinge_axis(lower, hinge_axis, rest_axis)
+    if residual is not None:
+        axis = rest_axis if axis is None else np.asarray(axis, dtype=np.float64)
+        turn = quat.to_matrix(residual)
+        r_l, h_l = rests[1, :3, :3], rests[1, :3, 3]
+        spin = np.eye(4)
+        spin[:3, :3] = r_l @ turn @ r_l.T
+        spin[:3, 3] = h_l - spin[:3, :3] @ h_l
+        rests = np.concatenate((rests[:1], spin @ rests[1:]))
+        axis = turn.T @ axis
     return limb_ik.LimbChain(
         rests[0], rests[1], rests[2],
         parent_pose=parent_pose,
         parent_rest=parent_rest,
-        hinge_axis=solver_hinge_axis(lower, hinge_axis),
+        hinge_axis=axis,
         end_length=end.bone.length,
     )
 
@@ -58,13 +75,44 @@ def _hinge_limit_axis(lower):
     return None
 
 
-def solver_hinge_axis(lower, hinge_axis):
+def solver_hinge_axis(lower, hinge_axis, rest_axis=None):
     """The solver's elbow/knee axis: the chosen one; for ``AUTO`` the Hinge limit's axis when the
     lower bone has one (so the solved hinge rotation is the one the limit measures), else the
-    rest-pose bend (``None``)."""
+    axis its Lock Rotation leaves it (``lock_hinge_axis``, signed as ``rest_axis``, the rest-pose
+    bend's), else the rest-pose bend (``None``)."""
     if hinge_axis != "AUTO":
         return HINGE_AXES[hinge_axis]
-    return _hinge_limit_axis(lower)
+    axis = _hinge_limit_axis(lower)
+    if axis is not None:
+        return axis
+    axis = lock_hinge_axis(lower)
+    return -axis if axis is not None and rest_axis is not None and float(np.dot(axis, rest_axis)) < 0.0 else axis
+
+
+def lock_hinge_axis(lower):
+    """The axis (local frame) that a lower bone's Lock Rotation leaves it to turn about: two
+    Euler angles locked and X or Z free (the axis the free angle turns about, with the locked
+    angles at their stored values), or a quaternion with 4D locks whose only free vector
+    component is X or Z, the other two held at 0. ``None`` for any other bone."""
+    locked = tuple(bool(v) for v in lower.lock_rotation)
+    mode = lower.rotation_mode
+    if mode == "AXIS_ANGLE" or sum(locked) != 2 or not locked[1]:
+        return None     # (a free Y only twists the bone)
+    free = locked.index(False)
+    if mode == "QUATERNION" and lower.lock_rotations_4d:
+        q = tuple(lower.rotation_quaternion)
+        if lower.lock_rotation_w or any(abs(q[1 + i]) > 1e-6 for i in range(3) if locked[i]):
+            return None
+        axis = np.eye(3)[free]
+    else:
+        order = "XYZ" if mode == "QUATERNION" else mode
+        angles = np.array(quat.to_euler(bone_limits.read_rotation(lower), order) if mode == "QUATERNION"
+                          else tuple(lower.rotation_euler), dtype=np.float64)
+        turned = angles.copy()
+        turned[free] += 0.5
+        step = quat.mul(quat.from_euler(turned, order), quat.conjugate(quat.from_euler(angles, order)))
+        axis = quat.to_axis_angle(step)[0]
+    return axis
 
 
 def align_hinge_range(limits, lower, hinge_axis):
@@ -124,6 +172,10 @@ class LimbSolver:
         self.ignored = ignored_middle_limit(bones[1]) if limits is not None else None
         self.switch = chains.ik_switch_note(bones[0])     # (Rigify: the mesh may follow the IK controls)
         self.chain = build_chain(*bones, hinge_axis=hinge_axis)
+        self.residual = None if limits is not None and limits.hinge is not None else \
+            lower_residual(self.chain, bone_limits.read_rotation(bones[1]))
+        if self.residual is not None:
+            self.chain = build_chain(*bones, hinge_axis=hinge_axis, residual=self.residual)
         self.end_local = bone_limits.read_rotation(bones[2])
         self.locks = [bone_limits.with_rotation_lock(pb, None) for pb in bones]
         for pb, lock in zip(bones, self.locks):
@@ -146,15 +198,31 @@ class LimbSolver:
             kept.append(allowed)
         return kept, changed
 
+    def to_bone(self, quats):
+        """The bones' local rotations of the chain's (the lower bone's keeps the residual)."""
+        quats = np.array(quats, dtype=np.float64)
+        if self.residual is not None:
+            quats[1] = quat.mul(self.residual, quats[1])
+        return quats
+
+    def to_model(self, quats):
+        """The chain's rotations of the bones' local rotations (``to_bone`` undone)."""
+        quats = np.array(quats, dtype=np.float64)
+        if self.residual is not None:
+            quats[1] = quat.mul(quat.conjugate(self.residual), quats[1])
+        return quats
+
     def _model(self, target, swivel):
         if self.target_rotation is None:
             pose = limb_ik.solve_position(self.chain, target, swivel, limits=self.limits, end_local=self.end_local)
         else:
             pose = limb_ik.solve_pose(self.chain, target, self.target_rotation, swivel, limits=self.limits)
         written = 3 if self.target_rotation is not None else 2
-        quats, locked = self._keep_locks(list(pose.quats[:written]))
-        quats += list(pose.quats[written:])
-        root, elbow, wrist, _ = limb_ik.forward(self.chain, np.array(quats))
+        solved = list(self.to_bone(pose.quats))
+        quats, locked = self._keep_locks(solved[:written])
+        quats += solved[written:]
+        model = self.to_model(quats)
+        root, elbow, wrist, _ = limb_ik.forward(self.chain, model)
         info = {"status": pose.status, "locked": locked, "tip_error": float(pose.tip_error), "root": root, "elbow": elbow,
                 "limits": self.limits is not None and (any(x is not None for x in self.limits) or bool(self.ignored)),
                 "ignored": self.ignored, "switch": self.switch,
@@ -171,7 +239,7 @@ class LimbSolver:
             if info["tip_error"] > tolerance and info["status"] not in ("OUT_OF_REACH", "TOO_CLOSE"):
                 info["status"] = "LOCKED"   # the locks, not the target's distance, hold the limb back
         if self.target_rotation is not None:
-            info["orientation_error"] = _orientation_error(self.target_rotation, limb_ik.pose_rotations(self.chain, np.array(quats))[2])
+            info["orientation_error"] = _orientation_error(self.target_rotation, limb_ik.pose_rotations(self.chain, model)[2])
         return quats, _reached(info, tolerance)
 
     def __call__(self, target, swivel):
@@ -179,7 +247,7 @@ class LimbSolver:
             return self._model(target, swivel)
 
         def once():
-            self.chain = build_chain(*self.bones, hinge_axis=self.hinge_axis)
+            self.chain = build_chain(*self.bones, hinge_axis=self.hinge_axis, residual=self.residual)
             return self._model(target, swivel)
 
         written = self.bones if self.target_rotation is not None else self.bones[:2]
@@ -188,10 +256,22 @@ class LimbSolver:
                                                   target, tolerance)
         info["tip_error"] = info["evaluated_error"]
         info["mirrored"] = evaluated.mirrored_bone(self.bones if self.target_rotation is not None else self.bones[:2])
+        info["uneven"] = evaluated.unevenly_scaled_bone(self.bones)
+        info["live"] = self.limits is None and bpy.context.scene.jointlimit.live and \
+            any(pb.jointlimit.enabled for pb in written)   # Live Limits, not the solve, keep the limits
         if self.target_rotation is not None:   # as evaluated: the end bone's armature-space rotation
             info["orientation_error"] = _orientation_error(self.target_rotation, np.array(
                 self.bones[2].matrix.to_3x3().normalized().to_quaternion()))
         return quats, _reached(info, tolerance)
+
+
+def lower_residual(chain, rotation):
+    """What the lower bone's local ``rotation`` holds besides its turn about the chain's hinge
+    axis (a twist about the bone, a bend about another axis: ``core.limb_ik.hinge_residual``), or
+    ``None`` when that is nothing. The solve keeps it, so that the tools started and confirmed in
+    place leave the pose as it was (a pure hinge would untwist the forearm)."""
+    residual = limb_ik.hinge_residual(chain, rotation)
+    return None if float(quat.angle_between(residual, quat.identity())) < RESIDUAL_ANGLE else residual
 
 
 def _orientation_error(target_rotation, rotation):
@@ -280,6 +360,7 @@ class POSE_OT_jointlimit_limb_ik(ModalDragMixin, ActiveBonePoll, bpy.types.Opera
             rotation = np.array(self.target_rotation, dtype=np.float64)
             if not np.all(np.isfinite(rotation)) or np.linalg.norm(rotation) < 1e-9:
                 raise ValueError("Target Rotation must be a non-zero quaternion")
+            rotation = rotation / np.linalg.norm(rotation)     # (Blender's field keeps what is typed)
         return LimbSolver(bones, limits, rotation, self.hinge_axis, context.view_layer)
 
     def execute(self, context):
@@ -304,7 +385,7 @@ class POSE_OT_jointlimit_limb_ik(ModalDragMixin, ActiveBonePoll, bpy.types.Opera
         solver = self._solver(context, False)
         bones = solver.bones
         current = np.array([bone_limits.read_rotation(pb) for pb in bones])
-        swivel = float(limb_ik.get_swivel(solver.chain, current))
+        swivel = float(limb_ik.get_swivel(solver.chain, solver.to_model(current)))
         start = np.array(bones[2].head, dtype=np.float64)
         session = drag.DragSession(context.object, bones[:2], view, start, solver, swivel=swivel)
         session.info = solver(start, swivel)[1]
@@ -343,6 +424,11 @@ def status_text(info):
         labels["OK"] = "target missed on the evaluated pose (a constraint or driver holds the limb?)"
         if info.get("mirrored"):
             labels["OK"] = f"target missed on the evaluated pose: '{info['mirrored']}' is mirrored by a negative scale"
+        elif info.get("uneven"):
+            labels["OK"] = (f"target missed on the evaluated pose: '{info['uneven']}' is scaled unevenly (the solve "
+                            f"takes the bones as rigid)")
+        elif info.get("live"):
+            labels["OK"] = "target missed on the evaluated pose: Live Limits held the limb inside its joint limits"
     limits = "limits on" if info.get("limits") else "limits off"
     locked = info.get("locked") and f"locked rotation channels kept on {', '.join(info['locked'])}"
     turned = info.get("orientation_error", 0.0) > ORIENTATION_TOLERANCE and \

@@ -533,3 +533,26 @@ def test_a_target_just_past_the_limits_is_missed_by_round_off_only(seed):
     pose = L.solve_position(chain, target, rng.uniform(-np.pi, np.pi), limits=L.LimbLimits(upper, (0.05, 2.8), None))
     assert upper.contains(pose.upper) or Q.angle_between(upper.clamp(pose.upper), pose.upper) < 1e-12
     assert float(pose.tip_error) <= 2e-6 * _reach(chain)
+
+
+def test_hinge_residual_is_what_the_rotation_holds_besides_its_hinge_turn():
+    """``q = H(theta) residual`` with the residual turning nothing about the hinge axis; a pure
+    hinge turn has none; and ``rest_hinge_axis`` is the axis the chain takes from the rest bend."""
+    rng = np.random.default_rng(7)
+    for _ in range(20):
+        chain = _random_chain(rng)
+        q = Q.random_unit(1, rng)[0]
+        residual = L.hinge_residual(chain, q)
+        assert abs(np.dot(residual[1:], chain.axis)) < 1e-12
+        turn = Q.from_axis_angle(chain.axis, L._hinge_of(chain, q))
+        assert Q.angle_between(Q.mul(turn, residual), q) < 1e-12
+        pure = Q.from_axis_angle(chain.axis, rng.uniform(-3.0, 3.0))
+        assert Q.angle_between(L.hinge_residual(chain, pure), Q.identity()) < 1e-12
+        assert np.allclose(L.rest_hinge_axis(chain.upper_rest, _lower_rest(chain)), chain.axis, atol=1e-12)
+
+
+def _lower_rest(chain):
+    """The lower bone's rest matrix of ``chain`` (from the upper's and the relative rest frame)."""
+    m = chain.upper_rest.copy()
+    m[:3, :3] = chain.upper_rest[:3, :3] @ chain.rel_lower
+    return m
