@@ -76,10 +76,58 @@ def has_key_on_frame(obj, frame):
 
 
 def _key_near(fc, time):
+    return key_index(fc, time) is not None
+
+
+def key_index(fc, time):
+    """The index of ``fc``'s key on the action's time ``time`` (within ``ON_FRAME``), or ``None``."""
     points = fc.keyframe_points
     co = np.empty(2 * len(points))
     points.foreach_get("co", co)
-    return bool((np.abs(co[0::2] - time) < ON_FRAME).any())
+    near = np.flatnonzero(np.abs(co[0::2] - time) < ON_FRAME)
+    return int(near[0]) if len(near) else None
+
+
+def key_live_clamps(scene, objects, is_clamp_of):
+    """Live Limits with Auto Keying: Blender's auto-keying keys the rotation a tool or a typed
+    value gave a bone, and Live Limits clamp it in the update that follows. Each limited bone of
+    ``objects`` whose rotation channel has keys on the current frame giving the rotation whose
+    clamp the bone now shows (``is_clamp_of(pose_bone, limit, values)``) gets those keys' values
+    replaced by its pose, handles moved with them and key types kept (as Blender replaces a key):
+    the key holds what Live Limits let the bone take. Returns how many bones were keyed."""
+    done = 0
+    for obj in objects:
+        if obj.library is not None or not animation.keyable(obj) or animation.action_blended(obj):
+            continue
+        time, curves = animation.action_time(obj, scene.frame_current_final), None
+        for name in animation.animated_limited_bones(obj):
+            pb = obj.pose.bones[name]
+            limit = bone_limits.cached_limit(pb.jointlimit)[0]
+            if limit is None:
+                continue
+            if curves is None:
+                curves = {(fc.data_path, fc.array_index): fc for fc in animation.object_fcurves(obj) if not fc.mute}
+            attr, width = bone_limits.rotation_path(pb)
+            path = pb.path_from_id(attr)
+            on_frame = {i: (fc, key_index(fc, time)) for i in range(width) if (fc := curves.get((path, i))) is not None}
+            on_frame = {i: (fc, k) for i, (fc, k) in on_frame.items() if k is not None}
+            keyed = animation.keyed_values(pb, scene.frame_current_final)
+            if not on_frame or keyed is None or not is_clamp_of(pb, limit, keyed):
+                continue
+            stored = tuple(getattr(pb, attr))
+            for i, (fc, k) in on_frame.items():
+                _move_key(fc.keyframe_points[k], stored[i])
+                fc.update()
+            done += 1
+    return done
+
+
+def _move_key(point, value):
+    """``point`` at ``value``, its handles moved with it (Blender's key replacement)."""
+    delta = value - point.co.y
+    point.co.y = value
+    point.handle_left.y += delta
+    point.handle_right.y += delta
 
 
 def keying_set_channels(context, keying_set, pose_bones):

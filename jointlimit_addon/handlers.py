@@ -25,7 +25,7 @@ import threading
 
 import bpy
 
-from . import animation, bone_limits, deformer, live_pose, playback_layer, props, settings_io
+from . import animation, autokey, bone_limits, deformer, live_pose, playback_layer, props, settings_io
 from .core import quat
 
 _state = {"busy": False, "live": False, "generation": None, "warned": False,
@@ -202,6 +202,72 @@ def show_keyed(scene):
                 setattr(pb, attr, keyed)
 
 
+def owner_bone(obj, settings, active=None):
+    """The pose bone of ``obj`` whose limit settings (or one of whose outline vertices) are
+    ``settings`` (Blender makes no data path for them), looked for in ``active`` first; ``None``."""
+    address = settings.as_pointer()
+    known = _owners.get(address)
+    bones = obj.pose.bones
+    candidates = [bones.get(known)] if known is not None else []
+    if active is not None and active.id_data == obj:
+        candidates.append(active)
+    for pb in (*candidates, *bones):
+        own = None if pb is None else pb.jointlimit
+        if own is not None and (own.as_pointer() == address or (own.shape == "POLYGON" and any(
+                p.as_pointer() == address for p in own.outline))):
+            if len(_owners) > 4096:
+                _owners.clear()
+            _owners[address] = pb.name
+            return pb
+    return None
+
+
+_owners = {}    # address of limit settings (or of an outline vertex) -> name of the bone last found holding them
+
+
+def show_limit_edit(settings, scene, active=None):
+    """Clamp Playback on, a bone's limit edited (``settings``: its ``JointLimitSettings`` or an
+    outline vertex of them; ``active``: the active pose bone, looked at first): a keyed bone whose pose shows its keys, inside the limit as it was
+    or clamped by it, shows them clamped by the edited limit now (their own values when the limit
+    is switched off or invalid), as the next frame change would show them; a bone posed since
+    keeps its pose."""
+    obj = settings.id_data
+    if not isinstance(obj, bpy.types.Object) or obj.pose is None or obj.library is not None or \
+            obj.animation_data is None or animation.action_blended(obj):
+        return
+    pb = owner_bone(obj, settings, active)
+    keyed = None if pb is None else animation.keyed_values(pb, scene.frame_current_final)
+    if keyed is None:
+        return
+    attr, _ = bone_limits.rotation_path(pb)
+    stored = tuple(getattr(pb, attr))
+    key = (obj.session_uid, pb.name)
+    shown = [limit for limit in (live_pose.limit_seen(obj, pb.name), playback_layer.covered_limit(obj, pb.name),
+                                 _edit_shown.get(key)) if limit is not None]
+    if not (_shows(pb, keyed) or any(_is_clamp_of(pb, limit, keyed) for limit in shown)):
+        return
+    limit = bone_limits.cached_limit(pb.jointlimit)[0] if pb.jointlimit.enabled else None
+    values = tuple(keyed) if limit is None else _clamped_values(pb, limit, pb.rotation_mode, tuple(keyed))
+    if values != stored:
+        setattr(pb, attr, values)
+    if len(_edit_shown) > 256:
+        _edit_shown.clear()
+    _edit_shown[key] = limit
+
+
+_edit_shown = {}    # (armature session_uid, bone) -> the limit ``show_limit_edit`` showed its keys with
+
+
+def _shows(pb, values):
+    """Whether the bone's stored rotation is the rotation ``values`` give (as stored, float32)."""
+    try:
+        q = bone_limits.rotation_of_values(pb.rotation_mode, values, pb.name)
+        stored = bone_limits.read_rotation(pb)
+    except ValueError:
+        return False
+    return quat.angle_between(q, stored) <= bone_limits.storage_tol(bone_limits.stored_magnitude(pb))
+
+
 def _is_clamp_of(pb, limit, values):
     """Whether the bone's stored rotation is the clamp of the rotation ``values`` give (as stored,
     float32), and not that rotation itself."""
@@ -308,7 +374,9 @@ def on_depsgraph_update(scene, depsgraph=None):
     if animated and scene.jointlimit.clamp_playback:
         clamp_scene(scene, only_changed=False, depsgraph=depsgraph)     # as a frame is clamped
     if scene.jointlimit.live:
-        clamp_scene(scene, only_changed=True, depsgraph=depsgraph)
+        if clamp_scene(scene, only_changed=True, depsgraph=depsgraph) and animated and \
+                scene.tool_settings.use_keyframe_insert_auto:     # the keys auto-keying just made: as clamped
+            autokey.key_live_clamps(scene, _armatures(scene), _is_clamp_of)
         _state["live"] = True
     else:
         _state["live"] = False

@@ -110,6 +110,23 @@ def forget_results():
             memo.clear()
 
 
+def limit_seen(obj, name):
+    """The limit the last pass over ``obj`` clamped its bone ``name`` with (the one its pose
+    shows, if a pass clamped it), or ``None``."""
+    state = _armatures.get(obj.session_uid)
+    index = obj.pose.bones.find(name)
+    if state is None or index < 0:
+        return None
+    at = np.flatnonzero(state.members == index)
+    if not len(at):
+        return None
+    names = dict(state.names) if not state.all_names else None
+    if (state.all_names and (index >= len(state.names) or state.names[index] != name)) or \
+            (names is not None and names.get(index) != name):
+        return None     # the bones changed since
+    return state.limits[int(state.group_of[at[0]])]
+
+
 def recheck_bones():
     """The armatures' bones may have changed (their data was updated): before its next pass,
     each armature checks that its limited bones are still where its groups expect them."""
@@ -383,7 +400,9 @@ def clamp_armature(obj, only_changed, skip=None):
             invalidate(obj)
     bones = obj.pose.bones
     state = _armatures.get(obj.session_uid)
-    modes = None if state is None else read_modes(bones, state.count)
+    # (the bones may have changed: counted first, as a probe finding more bones than it has slots
+    # for makes Blender print an error line, 'Array length mismatch')
+    modes = None if state is None or (state.recheck and len(bones) != state.count) else read_modes(bones, state.count)
     if modes is None:                   # first pass, or bones were added or removed
         modes = read_modes(bones, len(bones))
         if modes is None:

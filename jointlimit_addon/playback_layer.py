@@ -121,6 +121,13 @@ def covers(obj, scene=None):
     return any(cover.uid == uid for cover in _layer["covers"])
 
 
+def covered_limit(obj, name):
+    """The limit the layer clamps ``obj``'s bone ``name`` with, or ``None``."""
+    uid = obj.session_uid
+    return next((bone.limit for cover in _layer["covers"] if cover.uid == uid
+                 for bone in cover.bones if bone.name == name), None)
+
+
 def install(scene):
     """Cover what the layer can of ``scene``'s armatures and key the current frame's batch into
     their evaluated actions. Also when it covers none, the layer is then set up for ``scene``

@@ -150,14 +150,20 @@ def settings_generation():
     return _generation[0]
 
 
-def settings_changed(_self=None, _context=None):
-    """The update callback of every limit setting (also called after undo and file loads)."""
+def settings_changed(settings=None, context=None):
+    """The update callback of every limit setting (also called after undo and file loads). With
+    Clamp Playback on, the frame shown shows the edited limit (``handlers.show_limit_edit``)."""
     _generation[0] += 1
+    scene = None if context is None else context.scene
+    if settings is not None and scene is not None and scene.jointlimit.clamp_playback:
+        from . import handlers     # (it imports this module)
+
+        handlers.show_limit_edit(settings, scene, getattr(context, "active_pose_bone", None))
 
 
 def _also_notify(update):
     def both(self, context):
-        settings_changed()
+        settings_changed(self, context)
         return update(self, context)
 
     return both
@@ -166,21 +172,24 @@ def _also_notify(update):
 OVERRIDABLE = {"LIBRARY_OVERRIDABLE"}
 
 
-def _notify_changes(cls):
+def _notify_changes(cls, overridable=True):
     """Give every property of ``cls`` (collections have no update) the ``settings_changed``
     callback, before its own update callback if it has one, and make it overridable: a limit
     edited on a library override of a rig is saved with the shot (else the library's comes back
     on reopening, and a farm render or batch bake clamps with it). A polygon's outline is not
-    (``bone_limits``: edited on an override, refused)."""
+    (``bone_limits``: edited on an override, refused), nor are its vertices' values
+    (``overridable`` off: Blender then keeps them from being edited there, where a change was
+    used at once and lost on saving)."""
     for field, prop in cls.__annotations__.items():
         if prop.function is CollectionProperty:
             continue    # a polygon's outline: Blender's insertion overrides lose and mix its nameless items
         own = prop.keywords.get("update")
         update = settings_changed if own is None else _also_notify(own)
-        cls.__annotations__[field] = prop.function(**{**prop.keywords, "update": update, "override": OVERRIDABLE})
+        override = {"override": OVERRIDABLE} if overridable else {}
+        cls.__annotations__[field] = prop.function(**{**prop.keywords, "update": update, **override})
 
 
-_notify_changes(JointLimitOutlinePoint)
+_notify_changes(JointLimitOutlinePoint, overridable=False)
 _notify_changes(JointLimitSettings)
 
 

@@ -32,7 +32,8 @@ GROUPS = [
 @pytest.fixture
 def mods(addon):
     pkg = addon.__name__
-    return {m: importlib.import_module(f"{pkg}.{m}") for m in ("handlers", "live_pose", "bone_limits", "core.grouped", "compat")}
+    names = ("handlers", "live_pose", "bone_limits", "core.grouped", "core.quat", "compat")
+    return {m: importlib.import_module(f"{pkg}.{m}") for m in names}
 
 
 def configure(settings, kind, shape, correction, fix_twist=False):
@@ -528,7 +529,7 @@ def test_limits_edited_on_an_override_are_saved_with_the_shot(scene, mods, tmp_p
 
 def test_a_polygon_outline_on_an_override_is_refused_cleanly(scene, mods, tmp_path):
     """On an overridden rig the Polygon outline is the library's (Blender's overrides of an
-    add-on's collection mix and lose its points): Copy of another outline onto it, the outline
+    add-on's collection mix and lose its points): its vertices' fields cannot be edited, Copy of another outline onto it, the outline
     editor and a preset with an outline refuse in one line before any change (a TypeError came
     out of the operator); Copy of a limit without an outline works there."""
     import bpy
@@ -546,6 +547,9 @@ def test_a_polygon_outline_on_an_override_is_refused_cleanly(scene, mods, tmp_pa
     bpy.context.view_layer.objects.active = rig
     bpy.ops.object.mode_set(mode="POSE")
     before = [(p.swing_z, p.swing_x) for p in rig.pose.bones["b"].jointlimit.outline]
+    for field in ("swing_z", "swing_x", "bulge"):    # the panel's vertex fields: greyed out (an edit was used, then lost on saving)
+        assert rig.pose.bones["b"].jointlimit.outline[0].is_property_readonly(field)
+    assert not rig.pose.bones["b"].jointlimit.is_property_readonly("swing_x_max")
     select_only(rig, {"a", "b"}, active="a")
     with pytest.raises(RuntimeError, match="the Polygon outline of 'b' cannot change here: its rig is a library override"):
         bpy.ops.pose.jointlimit_copy()
@@ -827,3 +831,116 @@ def test_switching_clamp_playback_off_shows_the_keys_at_once(scene, mods, fast_s
     assert math.degrees(part.rotation_euler[2]) == pytest.approx(50, abs=1e-3)
     for pb, x in ((posed, 30), (free, 25), (evaluated["d"], 30), (evaluated["e"], 25)):
         assert math.degrees(pb.rotation_euler[0]) == pytest.approx(x, abs=1e-3), pb.name
+
+
+@pytest.mark.parametrize("mode", ["QUATERNION", "XYZ", "AXIS_ANGLE"])
+@pytest.mark.parametrize("auto_keying", [True, False])
+def test_live_limits_with_auto_keying_key_the_clamped_rotation(scene, mods, mode, auto_keying):
+    """Live Limits on, Auto Keying on: a bone rotated past its limit by Blender's transform shows
+    the clamped rotation and its key on the frame holds that rotation (it held the rotation before
+    the clamp: 100° where 60° showed, and the next frame change showed 100°); with Auto Keying off
+    the keys stay as they were; another frame's key is left alone."""
+    import bpy
+
+    obj = make_armature([("b", (0, 0, 0), (0, 0, 1), None, 0.0)], "Keyed")
+    bpy.context.view_layer.objects.active = obj
+    bpy.ops.object.mode_set(mode="POSE")
+    pb = obj.pose.bones["b"]
+    pb.rotation_mode = mode
+    settings = pb.jointlimit
+    settings.enabled, settings.kind, settings.shape = True, "SWING_TWIST", "RECT"
+    settings.swing_x_min, settings.swing_x_max = D(-30), D(60)
+    settings.swing_z_min, settings.swing_z_max = D(-20), D(40)
+    attr, _ = mods["bone_limits"].rotation_path(pb)
+    for frame in (1, 10):
+        pb.keyframe_insert(attr, frame=frame)
+    select_only(obj, {"b"}, active="b")
+    scene.frame_set(1)
+    scene.jointlimit.live = True
+    scene.tool_settings.use_keyframe_insert_auto = auto_keying
+    before = mods["bone_limits"].read_rotation(pb)
+    try:
+        bpy.ops.transform.rotate(value=D(100), orient_axis="X", orient_type="LOCAL")
+        bpy.context.view_layer.update()
+        shown = mods["bone_limits"].read_rotation(pb)
+        limit = mods["bone_limits"].build_limit(settings)
+        assert mods["bone_limits"].is_inside(limit, shown, 1e-5)
+        assert mods["core.quat"].angle_between(shown, before) > D(50)
+        scene.frame_set(2)
+        scene.frame_set(1)
+        again = mods["bone_limits"].read_rotation(pb)
+        assert mods["core.quat"].angle_between(again, shown if auto_keying else before) < 1e-5
+        scene.frame_set(10)
+        assert mods["core.quat"].angle_between(mods["bone_limits"].read_rotation(pb), before) < 1e-6
+    finally:
+        scene.tool_settings.use_keyframe_insert_auto = False
+        scene.jointlimit.live = False
+
+
+@pytest.mark.parametrize("mode", ["QUATERNION", "XYZ"])
+@pytest.mark.parametrize("fast_scrubbing", [True, False])
+def test_clamp_playback_shows_an_edited_limit_at_once(scene, mods, mode, fast_scrubbing):
+    """Clamp Playback on, keys outside the limit: editing the limit shows the keys clamped by the
+    edited limit at once (the frame kept the old clamp until the frame changed: widened, narrowed
+    even outside the new limit, switched off), switching it off shows the keys; a bone posed since
+    keeps its pose."""
+    import bpy
+
+    obj = make_armature([("b", (0, 0, 0), (0, 0, 1), None, 0.0)], "Keyed")
+    pb = obj.pose.bones["b"]
+    pb.rotation_mode = mode
+    settings = pb.jointlimit
+    settings.enabled, settings.kind, settings.shape = True, "SWING_TWIST", "RECT"
+    settings.swing_x_min, settings.swing_x_max = D(-30), D(60)
+    settings.swing_z_min, settings.swing_z_max = D(-20), D(40)
+    attr, _ = mods["bone_limits"].rotation_path(pb)
+    keyed = mods["core.quat"].from_axis_angle([1, 0, 0], D(100))
+    for frame in (1, 10):
+        mods["bone_limits"].write_rotation(pb, keyed)
+        pb.keyframe_insert(attr, frame=frame)
+    scene.jointlimit.fast_scrubbing = fast_scrubbing
+    scene.jointlimit.clamp_playback = True
+    for frame in (4, 5):
+        scene.frame_set(frame)
+
+    def shown():
+        rotation = mods["bone_limits"].read_rotation(pb)
+        return math.degrees(mods["core.quat"].angle_between(rotation, (1, 0, 0, 0)))
+
+    try:
+        assert shown() == pytest.approx(60, abs=1e-3)
+        for edit, angle in ((("swing_x_max", D(80)), 80), (("swing_x_max", D(30)), 30), (("swing_x_max", D(170)), 100),
+                            (("swing_x_max", D(60)), 60), (("enabled", False), 100), (("enabled", True), 60)):
+            setattr(settings, *edit)
+            assert shown() == pytest.approx(angle, abs=1e-3), edit
+        mods["bone_limits"].write_rotation(pb, mods["core.quat"].from_axis_angle([1, 0, 0], D(20)))     # posed since
+        settings.swing_x_max = D(50)
+        assert shown() == pytest.approx(20, abs=1e-3)
+        scene.frame_set(6)
+        assert shown() == pytest.approx(50, abs=1e-3)
+    finally:
+        scene.jointlimit.clamp_playback = False
+
+
+def test_bones_added_in_edit_mode_print_no_error_line(scene, mods, capfd):
+    """Bones added in Edit Mode with Live Limits on: the next pass counts the bones first (its
+    probe of the rotation modes found more bones than slots, and Blender printed
+    'ERROR Array length mismatch' on the console)."""
+    import bpy
+
+    obj = limited_rig()
+    scene.jointlimit.live = True
+    try:
+        bpy.context.view_layer.update()
+        bpy.ops.object.mode_set(mode="EDIT")
+        for i in range(3):
+            extra = obj.data.edit_bones.new(f"extra{i}")
+            extra.head, extra.tail = (1, i, 0), (1, i, 1)
+        capfd.readouterr()
+        bpy.ops.object.mode_set(mode="POSE")
+        random_pose(obj, 7)
+        bpy.context.view_layer.update()
+        out, err = capfd.readouterr()
+        assert "Array length mismatch" not in out + err
+    finally:
+        scene.jointlimit.live = False
