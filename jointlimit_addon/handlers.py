@@ -641,6 +641,10 @@ def register():
                 handler_list.insert(0, func)    # the layer's keys in place before other add-ons evaluate the frame
             else:
                 handler_list.append(func)
+    try:    # enabled with a file open: its shown frame clamped as on opening it
+        bpy.context.scene and on_load()
+    except AttributeError:
+        pass    # Blender starting: its context and data are not open yet (``on_load`` comes with the file)
 
 
 def unregister():

@@ -310,7 +310,8 @@ def _gone(pids, seconds=30):
 @pytest.mark.parametrize("how", [signal.SIGTERM, signal.SIGKILL], ids=["term", "kill"])
 def test_workers_end_with_a_stopped_run_and_write_nothing(batch_env, scene, tmp_path, how):
     """A farm cancels a --jobs run (SIGTERM) or kills it: its workers end too, before they write
-    their files (they went on and replaced the files seconds later)."""
+    their files (they went on and replaced the files seconds later); stopped, no process leaves
+    its Blender temporary folder."""
     keyed_spine_rig(KILLED_BAKE)
     files = [save(tmp_path / f"{name}.blend") for name in ("a", "b")]
     before = [f.read_bytes() for f in files]
@@ -327,7 +328,8 @@ def test_workers_end_with_a_stopped_run_and_write_nothing(batch_env, scene, tmp_
     assert [f.read_bytes() for f in files] == before
     left = sorted(p.name for p in tmp_path.iterdir() if p.name != "scratch")
     if how == signal.SIGTERM:   # stopped: no lock, temporary or worker folder left, and one line says so
-        assert left == ["a.blend", "b.blend"] and not list(scratch.glob("jointlimit-*"))   # (blender_*: Blender's own)
+        assert left == ["a.blend", "b.blend"] and not list(scratch.glob("jointlimit-*"))
+        assert not list(scratch.glob("blender_*"))     # Blender's session folders (one per process stayed)
         assert err.strip().splitlines()[-1] == ("jointlimit: error: stopped by SIGTERM: the files not reported done "
                                                 "were not changed")
     else:   # killed: the locks stay (the OS released them) for the next run to take
@@ -338,11 +340,14 @@ def test_workers_end_with_a_stopped_run_and_write_nothing(batch_env, scene, tmp_
 def test_a_stopped_run_says_so_and_leaves_nothing(batch_env, scene, tmp_path, how):
     """Ctrl+C or a farm's SIGTERM on a one-file run: one line says the file was not changed (a
     Python traceback and "bake: Python: Traceback" with Ctrl+C before), its lock file is gone (it
-    stayed), the file is as it was, and the exit status is the signal's."""
+    stayed), and so is Blender's temporary folder of the process, the file is as it was, and the
+    exit status is the signal's."""
     keyed_spine_rig(KILLED_BAKE)
     rig = save(tmp_path / "rig.blend")
     original = rig.read_bytes()
-    bake = start("bake", "--frames", 1, KILLED_BAKE, rig, env=batch_env)
+    scratch = tmp_path.parent / f"{tmp_path.name}-scratch"
+    scratch.mkdir()
+    bake = start("bake", "--frames", 1, KILLED_BAKE, rig, env={**batch_env, "TMPDIR": str(scratch)})
     wait_for_line(bake, "bake: frames")
     bake.send_signal(how)
     _out, err = bake.communicate(timeout=60)
@@ -351,6 +356,7 @@ def test_a_stopped_run_says_so_and_leaves_nothing(batch_env, scene, tmp_path, ho
     assert err.strip().splitlines()[-1] == f"jointlimit: error: stopped by {how.name}: the file on disk was not changed"
     assert rig.read_bytes() == original
     assert sorted(p.name for p in tmp_path.iterdir()) == ["rig.blend"]
+    assert not list(scratch.iterdir())      # Blender's session folder too (it stayed)
 
 
 def _descendants(pid):

@@ -96,3 +96,34 @@ def test_menus_and_sidebar_offer_every_tool(addon):
     ui = importlib.import_module(f"{addon.__name__}.ui")
     assert ui.draw_object_menu in bpy.types.VIEW3D_MT_object._dyn_ui_initialize()
     assert ui.draw_pose_menu in bpy.types.VIEW3D_MT_pose._dyn_ui_initialize()
+
+
+def test_enabled_with_a_file_open_clamps_the_frame_shown(scene):
+    """A file with Clamp Playback on, opened while the extension was off: enabling it clamps the
+    frame shown at once, as opening the file with it on does (it showed the keys until the frame
+    changed)."""
+    import math
+
+    import addon_utils
+    import bpy
+
+    bpy.ops.object.armature_add()
+    obj = bpy.context.object
+    pb = obj.pose.bones[0]
+    pb.rotation_mode = "XYZ"
+    settings = pb.jointlimit
+    settings.enabled, settings.kind, settings.shape = True, "SWING_TWIST", "RECT"
+    settings.swing_x_min, settings.swing_x_max = math.radians(-30), math.radians(60)
+    settings.swing_z_min, settings.swing_z_max = math.radians(-20), math.radians(40)
+    pb.rotation_euler = (math.radians(100), 0.0, 0.0)
+    for frame in (1, 10):
+        pb.keyframe_insert("rotation_euler", frame=frame)
+    scene.jointlimit.clamp_playback = True
+    addon_utils.disable(ADDON_MODULE, default_set=True)
+    try:
+        scene.frame_set(5)
+        assert math.degrees(pb.rotation_euler[0]) == pytest.approx(100, abs=1e-3)
+    finally:
+        addon_utils.enable(ADDON_MODULE, default_set=True)
+    assert math.degrees(pb.rotation_euler[0]) == pytest.approx(60, abs=1e-3)
+    scene.jointlimit.clamp_playback = False

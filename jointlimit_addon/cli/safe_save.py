@@ -82,8 +82,22 @@ def _stopped(signum, _frame):
     run_stop_hooks(signum)
     with contextlib.suppress(OSError, ValueError):
         error_line(f"stopped by {signal.Signals(signum).name}: {done}")
+    remove_session_folder()
     signal.signal(signum, signal.SIG_DFL)
     os.kill(os.getpid(), signum)
+
+
+def remove_session_folder():
+    """Remove Blender's temporary folder of this process (``bpy.app.tempdir``, a ``blender_XXXXXX``
+    folder in the system's temporary folder), as Blender does when it exits: a process ended by the
+    stop signal re-sent to it never gets there (a farm cancelling runs filled its /tmp)."""
+    try:
+        import bpy
+    except ImportError:
+        return
+    folder = os.path.normpath(bpy.app.tempdir or "")
+    if os.path.basename(folder).startswith("blender_") and os.path.isdir(folder):
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def remove_held():

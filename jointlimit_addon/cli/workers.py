@@ -28,7 +28,7 @@ import threading
 import time
 
 from .common import ERROR_PREFIX, BatchError, error_line, run_identity, say
-from .safe_save import STOP_SIGNALS, run_stop_hooks
+from .safe_save import STOP_SIGNALS, remove_session_folder, run_stop_hooks
 
 ADDON = __package__.rpartition(".")[0]  # e.g. bl_ext.user_default.jointlimit_addon
 ADDON_INIT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "__init__.py")
@@ -190,8 +190,9 @@ STOPPED_WAIT = 5.0  # seconds the stopped workers get to remove their lock and t
 
 def _stop_workers(signum, _frame):
     """A signal that ends the run ends its workers first (each removes its lock and temporary
-    files and says what became of its file), then the run's folder of worker reports, then the
-    run as the signal would, after one line."""
+    files and says what became of its file), then the run's folder of worker reports (and
+    Blender's temporary folder of this process), then the run as the signal would, after one
+    line."""
     _stopping.set()
     with _LIVE_LOCK:
         running = list(_live)
@@ -207,6 +208,7 @@ def _stop_workers(signum, _frame):
     run_stop_hooks(signum)
     with contextlib.suppress(OSError, ValueError):
         error_line(f"stopped by {signal.Signals(signum).name}: the files not reported done were not changed")
+    remove_session_folder()
     signal.signal(signum, signal.SIG_DFL)
     os.kill(os.getpid(), signum)
 
