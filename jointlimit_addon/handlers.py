@@ -371,12 +371,13 @@ def on_depsgraph_update(scene, depsgraph=None):
         if animated:
             animation.forget_components()
         playback_layer.check_updates(depsgraph)
+    written = 0
     if animated and scene.jointlimit.clamp_playback:
-        clamp_scene(scene, only_changed=False, depsgraph=depsgraph)     # as a frame is clamped
+        written = clamp_scene(scene, only_changed=False, depsgraph=depsgraph)     # as a frame is clamped
     if scene.jointlimit.live:
-        if clamp_scene(scene, only_changed=True, depsgraph=depsgraph) and animated and \
-                scene.tool_settings.use_keyframe_insert_auto:     # the keys auto-keying just made: as clamped
-            autokey.key_live_clamps(scene, _armatures(scene), _is_clamp_of)
+        written += clamp_scene(scene, only_changed=True, depsgraph=depsgraph)
+        if written and animated and scene.tool_settings.use_keyframe_insert_auto:
+            autokey.key_live_clamps(scene, _armatures(scene), _is_clamp_of)     # the keys auto-keying just made
         _state["live"] = True
     else:
         _state["live"] = False

@@ -834,12 +834,13 @@ def test_switching_clamp_playback_off_shows_the_keys_at_once(scene, mods, fast_s
 
 
 @pytest.mark.parametrize("mode", ["QUATERNION", "XYZ", "AXIS_ANGLE"])
-@pytest.mark.parametrize("auto_keying", [True, False])
-def test_live_limits_with_auto_keying_key_the_clamped_rotation(scene, mods, mode, auto_keying):
+@pytest.mark.parametrize("auto_keying, clamp_playback", [(True, False), (True, True), (False, False)])
+def test_live_limits_with_auto_keying_key_the_clamped_rotation(scene, mods, mode, auto_keying, clamp_playback):
     """Live Limits on, Auto Keying on: a bone rotated past its limit by Blender's transform shows
     the clamped rotation and its key on the frame holds that rotation (it held the rotation before
-    the clamp: 100° where 60° showed, and the next frame change showed 100°); with Auto Keying off
-    the keys stay as they were; another frame's key is left alone."""
+    the clamp: 100° where 60° showed, and the next frame change showed 100°), also with Clamp
+    Playback on; with Auto Keying off the keys stay as they were; another frame's key is left
+    alone."""
     import bpy
 
     obj = make_armature([("b", (0, 0, 0), (0, 0, 1), None, 0.0)], "Keyed")
@@ -857,6 +858,7 @@ def test_live_limits_with_auto_keying_key_the_clamped_rotation(scene, mods, mode
     select_only(obj, {"b"}, active="b")
     scene.frame_set(1)
     scene.jointlimit.live = True
+    scene.jointlimit.clamp_playback = clamp_playback
     scene.tool_settings.use_keyframe_insert_auto = auto_keying
     before = mods["bone_limits"].read_rotation(pb)
     try:
@@ -866,6 +868,7 @@ def test_live_limits_with_auto_keying_key_the_clamped_rotation(scene, mods, mode
         limit = mods["bone_limits"].build_limit(settings)
         assert mods["bone_limits"].is_inside(limit, shown, 1e-5)
         assert mods["core.quat"].angle_between(shown, before) > D(50)
+        scene.jointlimit.clamp_playback = False     # (the keys as they are)
         scene.frame_set(2)
         scene.frame_set(1)
         again = mods["bone_limits"].read_rotation(pb)
@@ -874,7 +877,7 @@ def test_live_limits_with_auto_keying_key_the_clamped_rotation(scene, mods, mode
         assert mods["core.quat"].angle_between(mods["bone_limits"].read_rotation(pb), before) < 1e-6
     finally:
         scene.tool_settings.use_keyframe_insert_auto = False
-        scene.jointlimit.live = False
+        scene.jointlimit.live = scene.jointlimit.clamp_playback = False
 
 
 @pytest.mark.parametrize("mode", ["QUATERNION", "XYZ"])
