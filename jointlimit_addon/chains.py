@@ -79,12 +79,16 @@ def follows(a, b):
     return gap(a, b) <= FOLLOW_TOLERANCE * max(a.length, 1e-9)
 
 
+REASONS = {"name": "a mechanism name", "hidden": "only in hidden bone collections", "constraint": "driven by a constraint"}
+
+
 def posable_ancestor(pose_bone, keep=frozenset()):
-    """``(nearest ancestor that is not a mechanism bone, whether mechanism bones were skipped)``;
-    bones named in ``keep`` count as posable whatever they look like."""
-    parent, hopped = pose_bone.parent, False
-    while parent is not None and parent.name not in keep and is_mechanism(parent):
-        parent, hopped = parent.parent, True
+    """``(nearest ancestor that is not a mechanism bone, [(name, reason)] of the mechanism bones
+    skipped on the way)``; bones named in ``keep`` count as posable whatever they look like."""
+    parent, hopped = pose_bone.parent, []
+    while parent is not None and parent.name not in keep and (reason := mechanism_reason(parent)) is not None:
+        hopped.append((parent.name, reason))
+        parent = parent.parent
     return parent, hopped
 
 
@@ -98,7 +102,8 @@ def predecessor(pose_bone, connected=False, keep=frozenset()):
     if parent is None:
         return None, f"'{pose_bone.name}' has no parent bone an animator poses"
     if (hopped or connected) and not follows(parent, pose_bone):
-        return None, (f"'{pose_bone.name}' is not connected to '{parent.name}': its head is "
+        across = f" (across {', '.join(f'{name!r}: {REASONS[reason]}' for name, reason in hopped)})" if hopped else ""
+        return None, (f"'{pose_bone.name}' is not connected to '{parent.name}'{across}: its head is "
                       f"{gap(parent, pose_bone):.3g} from that bone's tail")
     return parent, None
 

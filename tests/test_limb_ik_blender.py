@@ -201,6 +201,22 @@ def test_refuses_unconnected_chain(scene):
         bpy.ops.pose.jointlimit_limb_ik(target=(1, 0, 1))
 
 
+def test_a_chain_broken_across_a_constraint_driven_bone_names_it(scene):
+    """The forearm hangs under a bone a constraint drives (rig machinery, skipped), and its head is
+    off the upper arm's tail: the refusal names the skipped bone and why it was skipped (it named
+    only the two bones it could not join)."""
+    import bpy
+
+    obj = make_armature([("upper", (0, 0, 0), (0, 0, 1), None, 0), ("driven", (0, 0.3, 1), (0, 0.3, 1.5), "upper", 0),
+                         ("fore", (0, 0.3, 1.5), (0, 0.3, 2.5), "driven", 0), ("hand", (0, 0.3, 2.5), (0, 0.3, 3), "fore", 0)])
+    con = obj.pose.bones["driven"].constraints.new("COPY_ROTATION")
+    con.target, con.subtarget = obj, "upper"
+    select_only(obj, {"hand"}, active="hand")
+    with pytest.raises(RuntimeError, match=r"'fore' is not connected to 'upper' \(across 'driven': driven by a "
+                                           r"constraint\)"):
+        bpy.ops.pose.jointlimit_limb_ik(target=(1, 0, 1))
+
+
 def test_locked_rotation_channels_are_kept(arm, capfd):
     """Limb IK keeps Lock Rotation: the elbow's locked quaternion components keep their stored
     values; a fully locked upper arm stays where it is, and the report says the target was missed
