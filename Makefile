@@ -44,18 +44,18 @@ test-all:
 demo: build
 	@mkdir -p out/blender-user out/cache
 	BLENDER_USER_RESOURCES=$(abspath out/blender-user) XDG_CACHE_HOME=$(abspath out/cache) \
-		$(VENV)/bin/blender -b --factory-startup --python scripts/demo.py --python-exit-code 1
+		$(VENV)/bin/blender -b --factory-startup --python-exit-code 1 --python scripts/demo.py
 
 bench: build
 	$(PY) -m pip install --quiet --disable-pip-version-check ikpy==4.2.1
 	$(PY) scripts/bench/limits.py
 	@for b in live_limits limb_ik ccd deform; do \
 		test -f scripts/bench/$$b.py || continue; \
-		$(VENV)/bin/blender -b --factory-startup --python scripts/bench/$$b.py --python-exit-code 1 || exit 1; \
+		$(VENV)/bin/blender -b --factory-startup --python-exit-code 1 --python scripts/bench/$$b.py || exit 1; \
 	done
 
 docs: build
-	$(VENV)/bin/blender -b --factory-startup --python scripts/make_docs.py --python-exit-code 1
+	$(VENV)/bin/blender -b --factory-startup --python-exit-code 1 --python scripts/make_docs.py
 
 clean:
 	rm -rf dist out .pytest_cache .hypothesis

@@ -236,11 +236,6 @@ class JointLimitSceneSettings(bpy.types.PropertyGroup):
                     "frame handlers turn after Blender evaluated the frame",
         default=True,
     )
-    all_bones: BoolProperty(
-        name="All Limited Bones",
-        description="Operators act on every limited bone instead of the selected ones",
-        default=False,
-    )
     show_overlay: BoolProperty(
         name="Show Limits",
         description="Draw the joint limits in the 3D Viewport in Pose Mode",

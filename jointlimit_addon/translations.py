@@ -178,7 +178,6 @@ MESSAGES = {
         "インターフェースから開始したレンダリングを安全に制限できません",
     "Lock Interface (renders are clamped only with it)": "インターフェースをロック（オンのときだけレンダリングを制限します）",
     "All Limited Bones": "すべての制限付きボーン",
-    "Operators act on every limited bone instead of the selected ones": "選択中のボーンではなく、すべての制限付きボーンに実行します",
     "Show Limits": "制限を表示",
     "Draw the joint limits in the 3D Viewport in Pose Mode": "ポーズモードで関節制限を 3D ビューポートに表示します",
     "Bones": "ボーン",
@@ -329,8 +328,10 @@ MESSAGES = {
     "Use Limits": "制限を使用",
     "Respect the bones' joint limits and hinge range": "ボーンの関節制限とヒンジの範囲を守ります",
     "Axis of the middle joint in the lower bone's space": "下側ボーンの空間での中間関節の軸",
-    "The middle bone's Hinge limit axis if it has one, else from the rest-pose bend (local X when straight)":
-        "中間ボーンにヒンジ制限があればその軸、なければレストポーズの曲がりから判定（まっすぐならローカル X）",
+    "The middle bone's Hinge limit axis if it has one, else the axis its Lock Rotation leaves free, else from the "
+    "rest-pose bend (local X when straight)":
+        "中間ボーンにヒンジ制限があればその軸、なければ回転ロックで自由な軸、それもなければレストポーズの曲がりから判定"
+        "（まっすぐならローカル X）",
     "Local +X": "ローカル +X",
     "Local -X": "ローカル -X",
     "Local +Z": "ローカル +Z",

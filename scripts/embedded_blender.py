@@ -14,7 +14,8 @@ installed and on a fresh machine. Arguments are handled in order, as Blender doe
   FILE.blend                 open that file
   -P, --python FILE          run a Python file (``__name__ == "__main__"``)
   --python-expr EXPR         run a Python expression/statements
-  --python-exit-code N       exit with N when a script raises (default: report and go on)
+  --python-exit-code N       exit with N when a script after it raises (default: report and go
+                             on; as in Blender, it must come before the --python it is for)
   -c, --command NAME ARGS    run the command NAME registered with ``bpy.utils.register_cli_command``
                              with all remaining arguments, then exit with its return value
                              (``-c help`` lists the commands)
@@ -55,8 +56,8 @@ def fail(message):
 
 def parse(args):
     """Split the command line into ordered actions up to ``--``; also whether to load the factory
-    settings, the exit code of a failing script and the auto-run choice (``None``: the preference's)."""
-    actions, exit_code = [], 0
+    settings and the auto-run choice (``None``: the preference's)."""
+    actions = []
     factory, autoexec = False, None
     i = 0
     while i < len(args):
@@ -70,7 +71,7 @@ def parse(args):
             return args[i + 1]
 
         if arg in ("-v", "--version", "-h", "--help"):     # as in Blender: at once, whatever else is given
-            return False, None, [("version" if arg in ("-v", "--version") else "help", None)], 0
+            return False, None, [("version" if arg in ("-v", "--version") else "help", None)]
         if arg in NO_EFFECT:
             pass
         elif arg in AUTOEXEC:
@@ -90,6 +91,7 @@ def parse(args):
                 fail(f"--python-exit-code expects a number, got {args[i + 1]!r}")
             if not 0 <= exit_code <= 255:
                 fail("--python-exit-code must be between 0 and 255")
+            actions.append(("exit-code", exit_code))    # as in Blender: for the scripts after it
             i += 1
         elif arg in ("-c", "--command"):
             if i + 1 >= len(args):
@@ -103,7 +105,7 @@ def parse(args):
         else:
             actions.append(("open", arg))
         i += 1
-    return factory, autoexec, actions, exit_code
+    return factory, autoexec, actions
 
 
 class RecordCommands:
@@ -206,7 +208,7 @@ def run_action(bpy, kind, value):
 
 def main():
     args = sys.argv[1:]
-    factory, autoexec, actions, script_error_code = parse(args)
+    factory, autoexec, actions = parse(args)
     if actions and actions[0][0] == "help":
         print("Usage: blender [ARGS ...] [FILE.blend] [ARGS ...] [-- SCRIPT ARGS]\n"
               + __doc__.split("Arguments are handled in order, as Blender does:")[1].lstrip("\n").split("\n\n")[0])
@@ -226,9 +228,13 @@ def main():
         load_user_preferences(bpy)
     if autoexec is not None:
         bpy.context.preferences.filepaths.use_scripts_auto_execute = autoexec
+    script_error_code = 0
     for kind, value in actions:
         if kind == "command":
             exit_blender(run_command(*value))
+        if kind == "exit-code":
+            script_error_code = value
+            continue
         try:
             run_action(bpy, kind, value)
         except SystemExit:

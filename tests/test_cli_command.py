@@ -93,6 +93,18 @@ def test_launcher_ends_a_script_run_without_an_add_on_error(tmp_path):
 
 
 
+@pytest.mark.parametrize("order, code", [("before", 3), ("after", 0)])
+def test_python_exit_code_counts_for_the_scripts_after_it_as_in_blender(order, code):
+    """Blender handles its arguments in order: ``--python-exit-code`` given after the ``--python``
+    it was meant for has no effect on it (the launcher took it wherever it stood, and the README's
+    example, which a farm would copy, had it after)."""
+    flag, script = ["--python-exit-code", "3"], ["--python-expr", "raise ValueError('failed')"]
+    args = flag + script if order == "before" else script + flag
+    result = subprocess.run([str(launcher()), "-b", "--factory-startup", *args], capture_output=True, text=True,
+                            timeout=300)
+    assert result.returncode == code and "ValueError: failed" in result.stderr
+
+
 def test_launcher_exits_after_rigify_generates_a_rig_and_removes_its_temporary_folder():
     """The README's Rigify how-to run headless: the bpy 4.5 module waited forever in its C++
     teardown after ``rigify_generate`` (a user trial's batch job never ended); the run's code, what

@@ -138,8 +138,8 @@ def docs_pictures(tmp_path_factory):
     embedded Blender (it registers the add-on from the checkout, as ``make docs`` does)."""
     tmp = tmp_path_factory.mktemp("docs")
     env = dict(os.environ, BLENDER_USER_RESOURCES=str(tmp / "blender"), XDG_CACHE_HOME=str(tmp / "cache"))
-    cmd = [str(launcher()), "-b", "--factory-startup", "--python", str(ROOT / "scripts" / "make_docs.py"),
-           "--python-exit-code", "1", "--", "--quick", "--out", str(tmp / "out")]
+    cmd = [str(launcher()), "-b", "--factory-startup", "--python-exit-code", "1", "--python",
+           str(ROOT / "scripts" / "make_docs.py"), "--", "--quick", "--out", str(tmp / "out")]
     result = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600, cwd=ROOT)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     return tmp / "out", result.stdout

@@ -171,9 +171,10 @@ def add_to_constraints(p):
 
 
 def add_limb_ik(p):
-    ik_options(p, "the end bone (hand/foot) of three connected bones")
+    ik_options(p, "the end bone (hand/foot) of three bones that follow each other (rig machinery between them skipped)")
     p.add_argument("--hinge-axis", choices=("AUTO", "X", "NEG_X", "Z", "NEG_Z"), default="AUTO",
-                   help="axis of the middle joint (default: the middle bone's Hinge limit axis if it has one, else from the rest bend)")
+                   help="axis of the middle joint (default: the middle bone's Hinge limit axis if it has one, else the "
+                        "axis its Lock Rotation leaves free, else from the rest bend)")
 
 
 def add_ccd(p):

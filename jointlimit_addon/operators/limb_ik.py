@@ -345,7 +345,8 @@ class POSE_OT_jointlimit_limb_ik(ModalDragMixin, ActiveBonePoll, bpy.types.Opera
     hinge_axis: EnumProperty(
         name="Hinge Axis",
         description="Axis of the middle joint in the lower bone's space",
-        items=(("AUTO", "Auto", "The middle bone's Hinge limit axis if it has one, else from the rest-pose bend (local X when straight)"),
+        items=(("AUTO", "Auto", "The middle bone's Hinge limit axis if it has one, else the axis its Lock Rotation leaves "
+                                "free, else from the rest-pose bend (local X when straight)"),
                ("X", "X", "Local +X"), ("NEG_X", "-X", "Local -X"), ("Z", "Z", "Local +Z"), ("NEG_Z", "-Z", "Local -Z")),
         default="AUTO",
     )
