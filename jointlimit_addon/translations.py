@@ -463,8 +463,12 @@ MESSAGES = {
     "Write as mmd_tools SDEF Data": "mmd_tools の SDEF データとして書き込む",
     "Also write the parameters as mmd_tools' shape keys mmd_sdef_c, mmd_sdef_r0, mmd_sdef_r1 (overwriting them), so its PMX export carries them":
         "パラメーターを mmd_tools のシェイプキー mmd_sdef_c、mmd_sdef_r0、mmd_sdef_r1 にも書き込みます（既存のものは上書き）。mmd_tools の PMX エクスポートに含まれます",
-    "Turn off the Armature modifier and every modifier after it, and mute the other shape keys (the baked ones include them), so the baked shape keys alone play the animation":
-        "アーマチュアモディファイアーとその後のすべてのモディファイアーをオフにし、ほかのシェイプキーをミュートして（ベイクしたキーに含まれます）、ベイクしたシェイプキーだけでアニメーションを再生します",
+    "Turn off the Armature modifier, the deformer and the modifiers before them, and mute the other shape keys "
+    "(the baked keys include their work), so the baked shape keys play the animation; modifiers after the "
+    "deformer (Mirror, Subdivision) stay on":
+        "アーマチュアモディファイアー、デフォーマーとその前のモディファイアーをオフにし、ほかのシェイプキーをミュートして"
+        "（ベイクしたキーにその結果が含まれます）、ベイクしたシェイプキーでアニメーションを再生します。デフォーマーより後の"
+        "モディファイアー（ミラー、サブディビジョンサーフェス）はオンのままです",
     # --- presets -------------------------------------------------------------------------------------
     "Neck": "首",
     "Cervical spine on one neck bone: flexion 45, extension 45, side bend 45, rotation 70":

@@ -695,6 +695,37 @@ def test_bake_shape_keys_reproduce_the_deformer(limb, mods):
         assert np.abs(evaluated(obj) - live[f]).max() < tol
 
 
+def test_baked_keys_play_with_the_modifiers_before_and_after_the_deformer(limb):
+    """Bake with Disable Modifiers on a stack Displace, Armature, deformer, Mirror: the baked keys
+    hold the Displace's work, so it goes off with the Armature modifier and the deformer (it stayed
+    on and displaced the baked shapes once more), and the Mirror after the deformer stays on (it
+    went off: half the character played)."""
+    import bpy
+
+    arm, obj, truth = limb
+    bpy.ops.object.jointlimit_sdef_derive()
+    disp = obj.modifiers.new("Displace", "DISPLACE")
+    disp.strength = 0.04
+    bpy.ops.object.modifier_move_to_index(modifier=disp.name, index=0)
+    mirror = obj.modifiers.new("Mirror", "MIRROR")
+    mirror.use_axis = (True, False, False)
+    animate(arm, ((1, 51), (3, 52)))
+    assert bpy.ops.object.jointlimit_deformer_add(mode="SDEF") == {"FINISHED"}
+    assert [m.name for m in obj.modifiers] == ["Displace", "Armature", "JointLimit Deformer", "Mirror"]
+    live = {}
+    for frame in (1, 2, 3):
+        bpy.context.scene.frame_set(frame)
+        live[frame] = evaluated(obj)
+    assert bpy.ops.object.jointlimit_deformer_bake(use_scene_range=False, frame_start=1, frame_end=3,
+                                                   mute_modifiers=True) == {"FINISHED"}
+    assert [m.name for m in obj.modifiers if m.show_viewport] == ["Mirror"]
+    for frame in (1, 2, 3):
+        bpy.context.scene.frame_set(frame)
+        played = evaluated(obj)
+        assert played.shape == live[frame].shape
+        assert np.abs(played - live[frame]).max() < 1e-5 * size(truth), frame
+
+
 def test_bake_meshes(limb):
     import bpy
 
@@ -2227,6 +2258,35 @@ def test_blend_set_outside_0_1_on_the_modifier_is_clamped_live_and_by_bake(limb,
         o.select_set(False)
     obj.select_set(True)
     bpy.context.view_layer.objects.active = obj
+    bpy.ops.object.jointlimit_deformer_bake(use_scene_range=False, frame_start=2, frame_end=2)
+    kb = obj.data.shape_keys.key_blocks["jl_frame_0002"]
+    co = np.empty(len(kb.data) * 3, np.float32)
+    kb.data.foreach_get("co", co)
+    assert np.abs(co.reshape(-1, 3) - shown).max() < 1e-5 * size(truth)
+
+
+@pytest.mark.parametrize("outside, edge", [(7, "BEZIER"), (-1, "LBS")])
+def test_mode_set_outside_the_modes_is_the_nearest_end_live_and_for_bake(limb, mods, addon, outside, edge):
+    """A script or driver may set the Mode input outside 0..3: the deformer shows the nearest
+    end, and ``settings`` and Bake take the same (they took SDEF: a bake 0.17 of the mesh off
+    what the viewport showed)."""
+    import bpy
+
+    compat = importlib.import_module(f"{addon.__name__}.compat")
+    tree = mods["deformer.tree"]
+    arm, obj, truth = limb
+    animate(arm, ((1, 13), (2, 14)))
+    bpy.ops.object.jointlimit_sdef_derive()
+    bpy.ops.object.jointlimit_deformer_add(mode="SDEF")
+    bpy.context.scene.frame_set(2)
+    set_mode(obj, edge)
+    at_edge = evaluated(obj)
+    mod = obj.modifiers["JointLimit Deformer"]
+    compat.set_modifier_input(mod, tree.input_id(mod.node_group, tree.MODE_INPUT), outside)
+    obj.update_tag()
+    shown = evaluated(obj)
+    assert np.abs(shown - at_edge).max() < 1e-6 * size(truth)
+    assert mods["deformer"].settings(obj)[0] == edge
     bpy.ops.object.jointlimit_deformer_bake(use_scene_range=False, frame_start=2, frame_end=2)
     kb = obj.data.shape_keys.key_blocks["jl_frame_0002"]
     co = np.empty(len(kb.data) * 3, np.float32)

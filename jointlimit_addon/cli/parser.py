@@ -231,7 +231,8 @@ def add_deformer_bake(p):
     p.add_argument("--as", dest="bake_as", choices=("shape-keys", "meshes"), default="shape-keys",
                    help="one shape key or one mesh per frame (default: shape-keys)")
     p.add_argument("--mute-modifiers", action="store_true",
-                   help="turn off the Armature modifier and the ones after it")
+                   help="turn off the Armature modifier, the deformer and the modifiers before them (the baked keys "
+                        "hold their work) and mute the other shape keys; modifiers after the deformer stay on")
 
 
 def add_sdef_derive(p):

@@ -498,8 +498,11 @@ def set_mode(obj, mode):
 
 
 def get_mode(mod):
+    """The deformer's Mode as the tree takes it: a value a script or driver set outside the modes
+    is the nearest end (LBS below, Bezier above)."""
     value = compat.modifier_input(mod, tree.input_id(mod.node_group, tree.MODE_INPUT))
-    return {v: k for k, v in tree.MODE_VALUES.items()}.get(value, "SDEF")
+    value = min(max(int(value), min(tree.MODE_VALUES.values())), max(tree.MODE_VALUES.values()))
+    return {v: k for k, v in tree.MODE_VALUES.items()}[value]
 
 
 def settings(obj):

@@ -169,6 +169,19 @@ def _switched_off(obj):
     return [str(n) for n in record.get("modifiers", ())], [str(n) for n in record.get("keys", ())]
 
 
+def _baked_in(obj, arm_mod):
+    """The modifiers whose work the baked keys hold: those before the Armature modifier (a
+    Displace: left on, it would deform the baked shapes once more), the Armature modifier and the
+    deformer (with what lies between them); the ones after the deformer (Mirror, Subdivision,
+    Corrective Smooth) go on working on the baked shapes, as on the deformed ones."""
+    mods = list(obj.modifiers)
+    last = mods.index(arm_mod)
+    mod = deformer.find(obj)[0]
+    if mod is not None:
+        last = max(last, mods.index(mod))
+    return mods[:last + 1]
+
+
 def _write_meshes(obj, frames, positions):
     for f, pos in zip(frames, positions):
         name = f"{obj.data.name}_{frame_name(f)}"
@@ -205,9 +218,10 @@ class OBJECT_OT_jointlimit_deformer_bake(MeshPoll, bpy.types.Operator):
                          default=0.5, min=0.0, max=1.0)
     output: EnumProperty(name="Output", description="What to write per frame", items=OUTPUT_ITEMS,
                          default="SHAPE_KEYS")
-    mute_modifiers: BoolProperty(name="Disable Modifiers", description="Turn off the Armature modifier and "
-                                 "every modifier after it, and mute the other shape keys (the baked ones include "
-                                 "them), so the baked shape keys alone play the animation",
+    mute_modifiers: BoolProperty(name="Disable Modifiers", description="Turn off the Armature modifier, the "
+                                 "deformer and the modifiers before them, and mute the other shape keys (the baked "
+                                 "keys include their work), so the baked shape keys play the animation; modifiers "
+                                 "after the deformer (Mirror, Subdivision) stay on",
                                  default=False)
 
     strongest_two: strongest_two_prop()
@@ -268,9 +282,9 @@ class OBJECT_OT_jointlimit_deformer_bake(MeshPoll, bpy.types.Operator):
             _write_meshes(obj, frames, positions)
         muted = []
         if self.mute_modifiers:
-            mods = list(obj.modifiers)
-            switched = [m.name for m in mods[mods.index(arm_mod):] if m.show_viewport or m.show_render]
-            for m in mods[mods.index(arm_mod):]:
+            baked_in = _baked_in(obj, arm_mod)
+            switched = [m.name for m in baked_in if m.show_viewport or m.show_render]
+            for m in baked_in:
                 m.show_viewport = m.show_render = False
             if self.output == "SHAPE_KEYS":
                 muted = _mute_other_keys(obj)
