@@ -45,6 +45,16 @@ def set_modifier_input(mod, identifier, value):
         getattr(inputs, identifier).value = value
 
 
+def key_modifier_input(mod, identifier, frame):
+    """Key the geometry-nodes modifier input ``identifier`` at ``frame``, as its field's Insert
+    Keyframe does (5.2: on the input's ``value``; before: the modifier's ID property)."""
+    inputs = _modifier_inputs(mod)
+    if inputs is None:
+        mod.keyframe_insert(f'["{identifier}"]', frame=frame)
+    else:
+        getattr(inputs, identifier).keyframe_insert("value", frame=frame)
+
+
 def action_fcurve_collection(action, slot):
     """The one F-curve collection of ``action`` for ``slot`` (with ``find``), or ``None`` when
     there is none or more than one (several layers or strips)."""

@@ -2294,6 +2294,38 @@ def test_mode_set_outside_the_modes_is_the_nearest_end_live_and_for_bake(limb, m
     assert np.abs(co.reshape(-1, 3) - shown).max() < 1e-5 * size(truth)
 
 
+def test_bake_follows_a_keyed_mode_and_blend(limb, mods, addon):
+    """Mode and Blend keyed on the deformer (SDEF at Blend 0 to Bezier at 1): each frame is baked
+    with the values the deformer shows on it (every frame was baked with the current frame's: up
+    to 0.07 of the mesh off)."""
+    import bpy
+
+    compat = importlib.import_module(f"{addon.__name__}.compat")
+    tree = mods["deformer.tree"]
+    arm, obj, truth = limb
+    animate(arm, ((1, 15), (5, 16)))
+    bpy.ops.object.jointlimit_sdef_derive()
+    bpy.ops.object.jointlimit_deformer_add(mode="SDEF")
+    mod = obj.modifiers["JointLimit Deformer"]
+    blend, mode = (tree.input_id(mod.node_group, name) for name in (tree.BLEND_INPUT, tree.MODE_INPUT))
+    for frame, blend_value, mode_value in ((1, 0.0, MODE_INPUT["SDEF"]), (5, 1.0, MODE_INPUT["BEZIER"])):
+        compat.set_modifier_input(mod, blend, blend_value)
+        compat.key_modifier_input(mod, blend, frame)
+        compat.set_modifier_input(mod, mode, mode_value)
+        compat.key_modifier_input(mod, mode, frame)
+    assert mods["deformer"].inputs_animated(obj)
+    live = {}
+    for frame in range(1, 6):
+        bpy.context.scene.frame_set(frame)
+        live[frame] = evaluated(obj)
+    bpy.context.scene.frame_set(1)
+    assert bpy.ops.object.jointlimit_deformer_bake(use_scene_range=False, frame_start=1, frame_end=5,
+                                                   mute_modifiers=True) == {"FINISHED"}
+    for frame in range(1, 6):
+        bpy.context.scene.frame_set(frame)
+        assert np.abs(evaluated(obj) - live[frame]).max() < 1e-5 * size(truth), frame
+
+
 def test_baked_shape_keys_play_on_their_frames_with_time_stretching(limb, mods):
     """With Time Stretching (Old 100, New 50: frame 2 shows the animation's 4), each frame's shape
     key is keyed at the time the frame is shown, so the keys alone play what the deformer showed

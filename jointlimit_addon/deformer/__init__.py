@@ -505,6 +505,17 @@ def get_mode(mod):
     return {v: k for k, v in tree.MODE_VALUES.items()}[value]
 
 
+def inputs_animated(obj):
+    """Whether the deformer's inputs on ``obj`` (Mode, Blend) are keyed or driven."""
+    mod = find(obj)[0]
+    data = obj.animation_data
+    if mod is None or data is None:
+        return False
+    prefix = f'modifiers["{bpy.utils.escape_identifier(mod.name)}"]'
+    curves = [*compat.action_fcurves(data.action, data.action_slot), *data.drivers]
+    return any(fc.data_path.startswith(prefix) for fc in curves)
+
+
 def settings(obj):
     """``(mode, blend, strongest_two)`` of the deformer on ``obj`` (what it shows: a Blend a script
     or driver set outside [0, 1] clamped as the tree clamps it; a tree of an older version, which

@@ -40,25 +40,25 @@ def _read(context, obj, n, buf):
     return buf.reshape(n, 3).astype(np.float64)
 
 
-def _evaluate(context, obj, arm_mod, plan, two, frames):
+def _evaluate(context, obj, arm_mod, plans, two, frames):
     """Positions (F, N, 3) float32: the Armature modifier's result with the two-bone vertices from
-    ``plan`` (``None``: the Armature modifier's own, as the deformer's LBS mode passes it through,
-    B-Bones included), evaluated on the positions the Armature modifier receives (shape keys and earlier
-    modifiers; read with it switched off when the mesh has either). Modifiers after the Armature
-    modifier, its skip mask of the deformer (``tree.SKIP_GROUP``) and earlier ``jl_frame_*`` keys
-    are switched off meanwhile; the frame and every switch are restored."""
+    each frame's plan of ``plans`` (``None``: the Armature modifier's own, as the deformer's LBS mode
+    passes it through, B-Bones included), evaluated on the positions the Armature modifier receives
+    (shape keys and earlier modifiers; read with it switched off when the mesh has either). Modifiers
+    after the Armature modifier, its skip mask of the deformer (``tree.SKIP_GROUP``) and earlier
+    ``jl_frame_*`` keys are switched off meanwhile; the frame and every switch are restored."""
     mods = list(obj.modifiers)
     after = [(m, m.show_viewport) for m in mods[mods.index(arm_mod) + 1:]]
-    morphed = plan is not None and (obj.data.shape_keys is not None or mods.index(arm_mod) > 0)
+    morphed = obj.data.shape_keys is not None or mods.index(arm_mod) > 0
     keys = obj.data.shape_keys
     baked = [(kb, kb.mute) for kb in keys.key_blocks if kb.name.startswith(KEY_PREFIX)] if keys else []
     out = np.empty((len(frames), len(obj.data.vertices), 3), np.float32)
     with deformer.unchecked():     # the skip mask is off for a moment, on purpose
-        _evaluate_frames(context, obj, arm_mod, plan, two, frames, out, after, morphed, baked)
+        _evaluate_frames(context, obj, arm_mod, plans, two, frames, out, after, morphed, baked)
     return out
 
 
-def _evaluate_frames(context, obj, arm_mod, plan, two, frames, out, after, morphed, baked):
+def _evaluate_frames(context, obj, arm_mod, plans, two, frames, out, after, morphed, baked):
     """``_evaluate``'s frames into ``out``, every switch restored."""
     scene = context.scene
     arm_shown = arm_mod.show_viewport
@@ -73,10 +73,10 @@ def _evaluate_frames(context, obj, arm_mod, plan, two, frames, out, after, morph
             arm_mod.vertex_group, arm_mod.invert_vertex_group = "", False
         for kb, _ in baked:
             kb.mute = True
-        for i, f in enumerate(frames):
+        for i, (f, plan) in enumerate(zip(frames, plans)):
             scene.frame_set(f)
             pre = None
-            if morphed:
+            if morphed and plan is not None:
                 arm_mod.show_viewport = False
                 pre = _read(context, obj, n, buf)[two.index]
                 arm_mod.show_viewport = arm_shown
@@ -257,21 +257,43 @@ class OBJECT_OT_jointlimit_deformer_bake(MeshPoll, bpy.types.Operator):
         return tuple(getattr(self, name) if props.is_property_set(name) else value
                      for name, value in zip(("mode", "blend", "strongest_two"), kept))
 
+    def _frame_settings(self, context, obj, frames):
+        """``([(mode, blend)] per frame, strongest_two)``: ``_settings`` on each frame when the
+        deformer's inputs are animated or driven (the deformer follows them: the bake too), else
+        the current frame's for all."""
+        mode, blend, strongest_two = self._settings(obj)
+        if not deformer.inputs_animated(obj):
+            return [(mode, skinning.check_blend(blend))] * len(frames), strongest_two
+        scene, out = context.scene, []
+        frame, subframe = scene.frame_current, scene.frame_subframe
+        try:
+            for f in frames:
+                scene.frame_set(f)
+                mode, blend, _ = self._settings(obj)
+                out.append((mode, skinning.check_blend(blend)))
+        finally:
+            scene.frame_set(frame, subframe=subframe)
+        return out, strongest_two
+
     def _bake(self, context, obj, frames):
         if self.output == "SHAPE_KEYS":
             deformer.check_local(obj, baking_keys=True)
-        mode, blend, strongest_two = self._settings(obj)
-        blend = skinning.check_blend(blend)
         off = _switched_off(obj)
         _switch(obj, *off, True)     # an earlier bake's Disable Modifiers: evaluate as before it
         try:
-            prep = deformer.prepare(obj, self.source, strongest_two, need_sdef=data.bake_needs_sdef(obj, mode))
+            settings, strongest_two = self._frame_settings(context, obj, frames)
+            modes = list(dict.fromkeys(mode for mode, _ in settings))
+            need_sdef = any(data.bake_needs_sdef(obj, mode) for mode in modes)
+            prep = deformer.prepare(obj, self.source, strongest_two, need_sdef=need_sdef)
             two, arm_mod = prep.two, prep.arm_mod
             rest = data.positions(obj.data)[two.index]
-            plan = skinning.SkinPlan(mode, rest, two.bone0, two.bone1, two.weight0, prep.c, prep.r0, prep.r1,
-                                     rest_heads=prep.heads, blend=blend, mirror_axes=prep.axes)
-            lbs_through = mode == "LBS" and not (strongest_two and two.many)     # as the deformer's LBS
-            positions = _evaluate(context, obj, arm_mod, None if lbs_through else plan, two, frames)
+            plans = {}
+            for mode, blend in dict.fromkeys(settings):
+                lbs_through = mode == "LBS" and not (strongest_two and two.many)     # as the deformer's LBS
+                plans[mode, blend] = None if lbs_through else skinning.SkinPlan(
+                    mode, rest, two.bone0, two.bone1, two.weight0, prep.c, prep.r0, prep.r1, rest_heads=prep.heads,
+                    blend=blend, mirror_axes=prep.axes)
+            positions = _evaluate(context, obj, arm_mod, [plans[key] for key in settings], two, frames)
         except Exception:
             _switch(obj, *off, False)
             raise
@@ -299,5 +321,5 @@ class OBJECT_OT_jointlimit_deformer_bake(MeshPoll, bpy.types.Operator):
                      else "the Armature modifier still deforms")
             note += (f"; {which} the mesh on top of the baked keys (Disable Modifiers, --mute-modifiers in a batch "
                      "run, to play the keys alone)")
-        return (f"Baked frames {frames[0]}..{frames[-1]} of '{obj.name}' ({mode}, {len(two.index)} "
+        return (f"Baked frames {frames[0]}..{frames[-1]} of '{obj.name}' ({', '.join(modes)}, {len(two.index)} "
                 f"two-bone vertices){note}")
