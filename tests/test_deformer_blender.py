@@ -1869,6 +1869,45 @@ def test_a_deformer_that_would_deform_wrongly_switches_off(limb, mods, capfd, ed
     assert not deformer.is_enabled(obj)
 
 
+@pytest.mark.parametrize("toggled", [False, True])
+def test_a_deformer_off_for_a_deleted_bone_goes_on_again_when_the_bone_is_back(limb, mods, capfd, toggled):
+    """A rig generated anew deletes its bones and makes them again: the deformer switched off for
+    the missing bone goes on again by itself once the bone is back (it stayed off for good, and
+    its message said to remove and add it again), unless it was switched off by hand meanwhile."""
+    import bpy
+
+    arm, obj, truth = limb
+    deformer = mods["deformer"]
+    assert bpy.ops.object.jointlimit_deformer_add(mode="SDEF") == {"FINISHED"}
+    pose(arm, 5)
+    want = evaluated(obj)
+    capfd.readouterr()
+    select_only_object(arm)
+    bpy.ops.object.mode_set(mode="EDIT")
+    lower = arm.data.edit_bones["lower"]
+    kept = (lower.head.copy(), lower.tail.copy(), lower.roll, lower.parent.name, lower.use_connect)
+    arm.data.edit_bones.remove(lower)
+    bpy.ops.object.mode_set(mode="OBJECT")
+    bpy.context.view_layer.update()
+    assert not deformer.is_enabled(obj) and "switches on again by itself" in capfd.readouterr().err
+    if toggled:
+        select_only_object(obj)
+        deformer.set_enabled(obj, False)
+    select_only_object(arm)
+    bpy.ops.object.mode_set(mode="EDIT")
+    lower = arm.data.edit_bones.new("lower")
+    lower.head, lower.tail, lower.roll = kept[:3]
+    lower.parent, lower.use_connect = arm.data.edit_bones[kept[3]], kept[4]
+    arm.data.edit_bones["other"].parent = lower
+    bpy.ops.object.mode_set(mode="OBJECT")
+    pose(arm, 5)
+    bpy.context.view_layer.update()
+    assert deformer.is_enabled(obj) != toggled
+    assert ("is switched on again" in capfd.readouterr().err) != toggled
+    if not toggled:
+        assert np.abs(evaluated(obj) - want).max() < 1e-5 * size(truth)
+
+
 def test_modifiers_after_the_deformer_and_deforming_ones_before_the_armature_keep_it_on(limb, mods, capfd):
     """A Corrective Smooth after the deformer and a Displace before the Armature modifier (the
     stacks the deformer follows) leave it on and say nothing."""

@@ -223,7 +223,7 @@ def set_enabled(obj, enabled):
         if m is not None:
             m.show_viewport = m.show_render = bool(enabled)
     if isinstance(helper, bpy.types.Object):
-        for flag in watch.FOLLOWS.values():     # switched on or off by hand: no longer the Armature modifier's way
+        for flag in (*watch.FOLLOWS.values(), watch.OFF_FOR_BONES):     # switched by hand: no longer followed
             helper.pop(flag, None)
     if not enabled:
         _unmask(obj)

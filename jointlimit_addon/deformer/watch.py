@@ -30,6 +30,7 @@ from . import data, mmd, tree
 from .build import HELPER_SUFFIX, hide
 
 VERTEX_COUNT = "jl_vertex_count"    # on the helper: the mesh's vertices when the deformer was added
+OFF_FOR_BONES = "jl_off_for_bones"  # on the helper: switched off because the armature lacked a bone
 FOLLOWS = {"show_viewport": "jl_off_with_armature", "show_render": "jl_off_in_render_with_armature"}
 
 _suspended = [0]    # > 0 while our own code changes the mask for a moment (the bake's evaluation)
@@ -83,11 +84,19 @@ def unusable(obj, helper):
         return f"the mesh is mirrored against its armature '{arm_mod.object.name}' (a negative scale on one of them)"
     if arm_mod.object.mode == "EDIT":
         return None     # (its bones are the edit bones' only when it leaves Edit Mode: a bone renamed there)
+    missing = missing_bone(obj, helper)
+    return None if missing is None else _no_bone(arm_mod, missing)
+
+
+def _no_bone(arm_mod, bone):
+    return f"the armature '{arm_mod.object.name}' has no bone '{bone}'"
+
+
+def missing_bone(obj, helper):
+    """The first bone the deformer uses that the Armature modifier's armature lacks, or ``None``."""
+    arm_mod = data.armature_modifier(obj)
     bones = arm_mod.object.data.bones
-    missing = [g.name for g in helper.vertex_groups if g.name not in bones]
-    if missing:
-        return f"the armature '{arm_mod.object.name}' has no bone '{missing[0]}'"
-    return None
+    return next((g.name for g in helper.vertex_groups if g.name not in bones), None)
 
 
 def stack_problem(obj, arm_mod, mod):
@@ -175,6 +184,12 @@ def _keep(obj):
     if not (mod.show_viewport or mod.show_render) and not _masked(obj) and not followed:
         return None     # switched off (Toggle): nothing deforms twice or wrongly
     why = unusable(obj, helper)
+    bone = missing_bone(obj, helper) if why is not None and isinstance(helper, bpy.types.Object) and \
+        helper.type == "MESH" and arm_mod_ready(obj) else None
+    if bone is not None and why == _no_bone(data.armature_modifier(obj), bone):
+        helper[OFF_FOR_BONES] = True    # (set again after the switch: ``check_updates``)
+        return why, ("it switches on again by itself once the armature has that bone again (a rig generated anew), "
+                     "or remove it and add it again")
     if why is not None:
         return why, "remove it and add it again, or undo that and switch it on again (Toggle JointLimit Deformer)"
     arm_mod = data.armature_modifier(obj)
@@ -195,10 +210,32 @@ def _keep(obj):
                                           "vertices over, or remove it")
 
 
+def arm_mod_ready(obj):
+    """Whether the mesh has an Armature modifier with an armature out of Edit Mode."""
+    arm_mod = data.armature_modifier(obj)
+    return arm_mod is not None and arm_mod.object.mode != "EDIT"
+
+
+def _back_on(obj):
+    """A deformer switched off because its armature lacked a bone (a rig generated anew deletes
+    and makes its bones again) goes on again once the armature has every bone it uses and nothing
+    else keeps it off; ``True`` when it did."""
+    from . import find, set_enabled
+
+    mod, helper = find(obj)
+    if mod is None or not isinstance(helper, bpy.types.Object) or not helper.get(OFF_FOR_BONES):
+        return False
+    if unusable(obj, helper) is not None or stack_problem(obj, data.armature_modifier(obj), mod) is not None:
+        return False
+    set_enabled(obj, True)
+    return True
+
+
 def check_updates(depsgraph):
     """``depsgraph_update_post``: each updated mesh with a deformer is kept right (the module);
     one that would move its two-bone vertices wrongly or twice is switched off, and the console
-    says why and how to go on."""
+    says why and how to go on; one switched off for a bone its armature lacked goes on again once
+    the armature has it (``_back_on``)."""
     from . import set_enabled
 
     if _suspended[0]:
@@ -207,8 +244,24 @@ def check_updates(depsgraph):
         obj = update.id.original if isinstance(update.id, bpy.types.Object) else None
         if obj is None or obj.type != "MESH" or obj.library is not None or obj.mode == "EDIT":
             continue    # (Edit Mode keeps the configuration: see _reconfigure)
+        if _back_on(obj):
+            print(f"JointLimit: the deformer of '{obj.name}' is switched on again: its armature has every bone it "
+                  "uses again", file=sys.stderr)
+            continue
         off = _keep(obj)
         if off is not None:
+            flagged = _flag(obj)
             set_enabled(obj, False)
+            if flagged is not None:
+                flagged[OFF_FOR_BONES] = True
             print(f"JointLimit: the deformer of '{obj.name}' is switched off: {off[0]}. To go on, {off[1]}",
                   file=sys.stderr)
+
+
+def _flag(obj):
+    """The helper of ``obj``'s deformer when ``_keep`` marked it switched off for a missing bone
+    (``set_enabled`` clears the mark: it is put back after), else ``None``."""
+    from . import find
+
+    helper = find(obj)[1]
+    return helper if isinstance(helper, bpy.types.Object) and helper.get(OFF_FOR_BONES) else None
