@@ -465,6 +465,42 @@ def test_remove_clears_what_a_converted_or_applied_deformer_left(limb, mods, how
     assert np.abs(evaluated(obj) - positions).max() < 1e-6
     assert not mods["deformer"].has_leftovers(obj)
 
+@pytest.mark.parametrize("then", ["remove", "add"])
+def test_a_mesh_joined_from_one_with_the_deformer(limb, mods, then):
+    """Ctrl J of a mesh with the deformer into one without: the joined mesh holds the deformer's
+    skip group and attributes, and the other's helper is left without a mesh. Remove clears it all
+    (it answered 'no JointLimit deformer'); Add takes the group for its own (it called it the
+    user's and refused) and removes the helper no mesh uses."""
+    import bpy
+
+    arm, obj, truth = limb
+    other = obj.copy()
+    other.data = obj.data.copy()
+    other.name = "Other"
+    bpy.context.scene.collection.objects.link(other)
+    other.location.x += 2.0
+    select_only_object(obj)
+    assert bpy.ops.object.jointlimit_deformer_add(mode="SDEF") == {"FINISHED"}
+    for o in bpy.context.view_layer.objects:
+        o.select_set(o in (obj, other))
+    bpy.context.view_layer.objects.active = other
+    assert bpy.ops.object.join() == {"FINISHED"}
+    tree, deformer = mods["deformer.tree"], mods["deformer"]
+    assert tree.SKIP_GROUP in other.vertex_groups and deformer.find(other)[0] is None
+    helpers = [o.name for o in bpy.data.objects if o.name.endswith(deformer.HELPER_SUFFIX)]
+    assert len(helpers) == 1 and bpy.data.objects[helpers[0]].parent is None
+    if then == "remove":
+        assert deformer.has_leftovers(other)
+        assert bpy.ops.object.jointlimit_deformer_remove() == {"FINISHED"}
+        assert tree.SKIP_GROUP not in other.vertex_groups
+        assert not [name for name in tree.MESH_ATTRS if name in other.data.attributes]
+        assert not [o for o in bpy.data.objects if o.name.endswith(deformer.HELPER_SUFFIX)]
+    assert bpy.ops.object.jointlimit_deformer_add(mode="SDEF") == {"FINISHED"}
+    assert deformer.find(other)[0] is not None and deformer.is_enabled(other)
+    assert [o.name for o in bpy.data.objects if o.name.endswith(deformer.HELPER_SUFFIX)] == \
+        [deformer.find(other)[1].name]
+
+
 def test_remove_also_clears_attributes_of_an_older_deformer_version(limb):
     """A file saved with tree version 2 carries ``jl_def_joint``; removing the deformer clears it."""
     import bpy

@@ -69,8 +69,18 @@ def can_skip(arm_mod, bones=()):
 
 def skip_group_taken(obj):
     """A vertex group named ``tree.SKIP_GROUP`` that is the user's, not the deformer's: the mesh has
-    it, yet no Armature modifier of ``obj`` is masked by it and no other deformer uses the mesh."""
-    return tree.SKIP_GROUP in obj.vertex_groups and not shares_deformer(obj) and not _masked(obj)
+    it, yet no Armature modifier of ``obj`` is masked by it, no other deformer uses the mesh and
+    the deformer's attributes are not beside it (``_left_on_mesh``)."""
+    return tree.SKIP_GROUP in obj.vertex_groups and not shares_deformer(obj) and not _masked(obj) and \
+        not _left_on_mesh(obj)
+
+
+def _left_on_mesh(obj):
+    """Whether the mesh holds the deformer's skip group and per-vertex attributes with no deformer:
+    what a mesh with the deformer leaves in another joined to it (Ctrl J); not while another
+    object's deformer uses the same mesh."""
+    return find(obj)[0] is None and tree.SKIP_GROUP in obj.vertex_groups and tree.ATTR_MASK in obj.data.attributes \
+        and not shares_deformer(obj)
 
 
 def _keep_active_group(obj, change):
@@ -302,6 +312,7 @@ def add(context, obj, source="AUTO", mode="SDEF", blend=0.5, strongest_two=False
         for name in set(obj.data.attributes.keys()) - attrs_before:  # derived just now
             obj.data.attributes.remove(obj.data.attributes[name])
         raise
+    remove_orphan_helpers()     # (a mesh with the deformer joined into this one left its helper)
     obj.update_tag()
     return mod, prep
 
@@ -411,7 +422,7 @@ def has_leftovers(obj):
     baked from the deformed one carries the attributes but no helper): :func:`remove` clears them."""
     if find(obj)[0] is not None or obj.data.library is not None or obj.data.override_library is not None:
         return False    # (the library's data: a change would not be kept)
-    return bool(_masked(obj)) or _leftover_helper(obj) is not None
+    return bool(_masked(obj)) or _leftover_helper(obj) is not None or _left_on_mesh(obj)
 
 
 def _leftover_helper(obj):
@@ -455,12 +466,13 @@ def remove(obj):
     check_own(obj)
     mod, helper = find(obj)
     if mod is None:
-        if has_leftovers(obj):  # the deformer's modifier deleted by hand, or the mesh converted: the rest goes
+        if has_leftovers(obj):  # the deformer's modifier deleted by hand, the mesh converted or joined: the rest goes
             helper = _leftover_helper(obj)
             state = _taken_over_state(helper)
             _cleanup(obj, None, helper, find_input(obj))
             if state:
                 mmd.restore(obj, state)
+            remove_orphan_helpers()
             obj.update_tag()
             return
         raise data.DataError(f"'{obj.name}' has no JointLimit deformer")
@@ -474,6 +486,17 @@ def remove(obj):
     if state:
         mmd.restore(obj, state)
     obj.update_tag()
+
+
+def remove_orphan_helpers():
+    """Remove the bone-frames helpers with no mesh left to deform (the mesh deleted, or joined into
+    another): no parent, and no deformer uses them."""
+    for helper in [o for o in bpy.data.objects if o.type == "MESH" and o.parent is None and o.library is None
+                   and tree.ATTR_REST_INV in o.data.attributes and not _helper_users(o)]:
+        mesh = helper.data
+        bpy.data.objects.remove(helper)
+        if mesh.users == 0:
+            bpy.data.meshes.remove(mesh)
 
 
 def _taken_over_state(helper):

@@ -24,7 +24,7 @@ class OBJECT_OT_jointlimit_deformer_remove(MeshPoll, bpy.types.Operator):
             if mod is None and deformer.has_leftovers(obj):
                 deformer.remove(obj)
                 return (f"Cleared what the JointLimit deformer of '{obj.name}' left (its modifier had been deleted, "
-                        "applied or converted)")
+                        "applied or converted, or a mesh with it joined)")
             name = mod.name if mod is not None else ""
             deformer.remove(obj)  # DataError when there is none
             return f"Removed '{name}' from '{obj.name}'"
