@@ -374,8 +374,11 @@ def test_deformer_pipeline(run, scene, tmp_path):
     assert "jl_sdef_c" in bpy.data.objects["Skin"].data.attributes
     ok(run("deformer-add", "--mode", "bezier", blend=path))
     info = ok(run("info", blend=path))
-    assert any(ln.startswith("Skin") and "BEZIER" in ln for ln in info.splitlines())
-    out = ok(run("deformer-bake", "--frames", 1, 3, blend=path))
+    assert any(ln.startswith("Skin") and "BEZIER" in ln and "0.5" in ln and "True" in ln for ln in info.splitlines())
+    out = ok(run("deformer-bake", "--frames", 1, 3, "--mute-modifiers", blend=path))
+    as_json = json.loads(_json_block(ok(run("info", "--json", blend=path))))     # (a bake with Disable Modifiers: off)
+    assert as_json["deformers"] == [{"mesh": "Skin", "modifier": "JointLimit Deformer", "mode": "BEZIER", "blend": 0.5,
+                                     "on": False}]
     assert "deformer-bake Skin: frames 3/3" in out
     load(path)
     keys = bpy.data.objects["Skin"].data.shape_keys.key_blocks

@@ -438,16 +438,18 @@ def test_remove_leaves_the_object_as_before_add(limb):
 
 
 @pytest.mark.parametrize("how", ["convert", "apply"])
-def test_remove_clears_what_a_converted_or_applied_deformer_left(limb, mods, how):
+def test_remove_clears_what_a_converted_or_applied_deformer_left(limb, mods, capfd, how):
     """The README's two ways to keep the deformed mesh (Convert to Mesh; the Armature modifier and
     the deformer applied in stack order) leave the helper, the skip group and the deformer's mesh
-    attributes: Remove clears them (it answered 'no JointLimit deformer'; a user trial)."""
+    attributes: Remove clears them (it answered 'no JointLimit deformer'; a user trial). Applying
+    the Armature modifier first, the console says to apply the deformer next (it said to undo)."""
     import bpy
 
     arm, obj, truth = limb
     pose(arm, 9)
     bpy.ops.object.jointlimit_deformer_add()
     positions = evaluated(obj)
+    capfd.readouterr()
     with bpy.context.temp_override(object=obj, active_object=obj, selected_objects=[obj],
                                    selected_editable_objects=[obj]):
         if how == "convert":
@@ -455,6 +457,7 @@ def test_remove_clears_what_a_converted_or_applied_deformer_left(limb, mods, how
         else:
             for name in [m.name for m in obj.modifiers if m.type in ("ARMATURE", "NODES")]:
                 bpy.ops.object.modifier_apply(modifier=name)
+            assert "if you applied the Armature modifier, apply the deformer next" in capfd.readouterr().err
     assert not [m for m in obj.modifiers if m.type == "NODES"] and mods["deformer"].has_leftovers(obj)
     assert np.abs(evaluated(obj) - positions).max() < 1e-6
     assert bpy.ops.object.jointlimit_deformer_remove() == {"FINISHED"}
@@ -1411,6 +1414,24 @@ def test_three_group_vertices_follow_the_armature_or_use_their_two_strongest(lim
     want = 0.375 * (h @ m[0].T)[:, :3] + 0.625 * (h @ m[1].T)[:, :3]
     assert np.abs(got - want).max() < 1e-5 * size(truth)
     assert np.abs(got - alone[three]).max() > 1e-3
+
+
+def test_vertices_with_a_tiny_total_weight_stay_where_the_armature_modifier_leaves_them(limb, mods):
+    """Weights adding up to no more than 1e-4 (4e-5 + 3e-5): Blender's Armature modifier leaves
+    the vertex where it is, and so does the deformer (it normalised the weights and moved the
+    vertex by a tenth of the limb)."""
+    import bpy
+
+    arm, obj, truth = limb
+    tiny = truth["two"][:8]
+    for name, weight in (("upper", 4e-5), ("lower", 3e-5)):
+        obj.vertex_groups[name].add(tiny.tolist(), weight, "REPLACE")
+    pose(arm, 21)
+    assert bpy.ops.object.jointlimit_deformer_add(mode="SDEF") == {"FINISHED"}
+    deformed, plain = evaluated(obj), plain_result(obj, mods)
+    assert np.abs(deformed[tiny] - plain[tiny]).max() < 1e-6 * size(truth)
+    others = np.setdiff1d(truth["two"], tiny)
+    assert np.abs(deformed[others] - plain[others]).max() > 1e-3 * size(truth)     # the deformer at work there
 
 
 def test_the_armature_modifier_skips_the_two_bone_vertices(limb, mods):

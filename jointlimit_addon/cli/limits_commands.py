@@ -33,7 +33,7 @@ def cmd_info(args):
     else:
         say(table(["ARMATURE", "BONE", "KIND", "SHAPE", "FIT", "RANGES (deg)", "PROBLEM"],
                   [list(b.values()) for b in bones]) if bones else "no limited bones")
-        say(table(["MESH", "MODIFIER", "MODE"], [list(d.values()) for d in deformers])
+        say(table(["MESH", "MODIFIER", "MODE", "BLEND", "ON"], [list(d.values()) for d in deformers])
             if deformers else "no JointLimit deformers")
     limited_arms = len({b["armature"] for b in bones})
     where = counted(len(arms), "armature")
@@ -66,11 +66,15 @@ def ranges_text(s):
 
 
 def deformer_rows():
+    """Each deformer of the scene: its mesh, modifier, mode and blend as it shows them, and whether
+    it is on (off: switched off by Toggle, by a bake with Disable Modifiers, or by itself)."""
     rows = []
     for obj in scene_objects("MESH"):
         mod, _ = deformer.find(obj)
         if mod is not None:
-            rows.append({"mesh": obj.name, "modifier": mod.name, "mode": deformer.get_mode(mod)})
+            mode, blend, _ = deformer.settings(obj)
+            rows.append({"mesh": obj.name, "modifier": mod.name, "mode": mode, "blend": round(blend, 4),
+                         "on": deformer.is_enabled(obj)})
     return rows
 
 

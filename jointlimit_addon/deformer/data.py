@@ -152,15 +152,22 @@ def positions(mesh):
     return co.reshape(-1, 3).astype(np.float64)
 
 
+ARMATURE_MIN_WEIGHT = 1e-4   # Blender's Armature modifier moves a vertex only when its weights add up to more
+
+
 def two_bone_vertices(obj, arm, strongest_two=False):
     """Vertices with exactly two deforming bone groups of non-zero weight (see module doc); with
-    ``strongest_two`` also those with more, on their two strongest groups (renormalised)."""
+    ``strongest_two`` also those with more, on their two strongest groups (renormalised). A vertex
+    whose weights add up to no more than ``ARMATURE_MIN_WEIGHT`` is left out, as the Armature
+    modifier leaves it where it is."""
     bones = arm.data.bones
     deform = {g.index: g.name for g in obj.vertex_groups if g.name in bones and bones[g.name].use_deform}
     index, ga, gb, wa, wb = [], [], [], [], []
     many = 0
     for v in obj.data.vertices:
         groups = [(g.group, g.weight) for g in v.groups if g.weight > 0.0 and g.group in deform]
+        if float(np.float32(sum(np.float32(w) for _, w in groups))) <= ARMATURE_MIN_WEIGHT:
+            continue    # the Armature modifier leaves such a vertex as it is: so does the deformer
         if len(groups) > 2:
             many += 1
             if not strongest_two:

@@ -31,6 +31,7 @@ from .build import HELPER_SUFFIX, hide
 
 VERTEX_COUNT = "jl_vertex_count"    # on the helper: the mesh's vertices when the deformer was added
 OFF_FOR_BONES = "jl_off_for_bones"  # on the helper: switched off because the armature lacked a bone
+NO_ARMATURE = "the mesh has no Armature modifier with an armature"
 FOLLOWS = {"show_viewport": "jl_off_with_armature", "show_render": "jl_off_in_render_with_armature"}
 
 _suspended = [0]    # > 0 while our own code changes the mask for a moment (the bake's evaluation)
@@ -78,8 +79,7 @@ def unusable(obj, helper):
                 "per-vertex data is from then)")
     arm_mod = data.armature_modifier(obj)
     if arm_mod is None:
-        return ("the mesh has no Armature modifier with an armature (applied on its own, it leaves the two-bone "
-                "vertices at rest: undo, then apply it and the deformer in stack order, or use Convert to Mesh)")
+        return NO_ARMATURE
     if data.mirrored(obj, arm_mod.object):
         return f"the mesh is mirrored against its armature '{arm_mod.object.name}' (a negative scale on one of them)"
     if arm_mod.object.mode == "EDIT":
@@ -190,6 +190,11 @@ def _keep(obj):
         helper[OFF_FOR_BONES] = True    # (set again after the switch: ``check_updates``)
         return why, ("it switches on again by itself once the armature has that bone again (a rig generated anew), "
                      "or remove it and add it again")
+    if why == NO_ARMATURE:
+        return why, ("if you applied the Armature modifier, apply the deformer next (in stack order the two keep "
+                     "the deformed mesh; on its own the Armature modifier leaves the two-bone vertices at rest), "
+                     "or use Convert to Mesh; else give the Armature modifier back its armature, or undo, and switch "
+                     "the deformer on again (Toggle JointLimit Deformer)")
     if why is not None:
         return why, "remove it and add it again, or undo that and switch it on again (Toggle JointLimit Deformer)"
     arm_mod = data.armature_modifier(obj)
