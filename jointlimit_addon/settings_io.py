@@ -1,6 +1,7 @@
 """Copy, mirror and convert ``PoseBone.jointlimit`` settings."""
 
 import math
+import types
 
 # A locked axis becomes this narrow range: the core needs min < max.
 LOCKED_WIDTH = math.radians(0.1)
@@ -129,7 +130,11 @@ def settings_from_axes(settings, x, y, z):
     if locked_y:
         settings.twist_min = settings.twist_max = 0.0
     elif use_y:
-        settings.twist_min, settings.twist_max = max(lo_y, -math.pi), min(hi_y, math.pi)
+        lo_y, hi_y = max(lo_y, -math.pi), min(hi_y, math.pi)
+        if hi_y - lo_y < LOCKED_WIDTH:     # (a minimum above its maximum: Blender holds one angle)
+            mid = min(max(0.5 * (lo_y + hi_y), -math.pi + LOCKED_WIDTH / 2), math.pi - LOCKED_WIDTH / 2)
+            lo_y, hi_y = mid - LOCKED_WIDTH / 2, mid + LOCKED_WIDTH / 2
+        settings.twist_min, settings.twist_max = lo_y, hi_y
 
 
 EULER_GUARD = math.radians(80.0)     # the Euler kind's bound on its middle axis (bone_limits.GIMBAL_GUARD)
@@ -164,11 +169,34 @@ def euler_settings_from_limit_rotation(settings, con, rotation_mode):
 
 
 def axes_from_limit_rotation(con):
-    return (
-        (con.use_limit_x, con.min_x, con.max_x, False),
-        (con.use_limit_y, con.min_y, con.max_y, False),
-        (con.use_limit_z, con.min_z, con.max_z, False),
-    )
+    """``(use, min, max, locked)`` of each axis of a Limit Rotation constraint. With Use Legacy
+    Behavior the constraint clamps the angles as read (within ±180°, never wrapped): a range past
+    ±180° allows only its part within (0..360° allows 0..180°)."""
+    legacy = con.use_legacy_behavior
+    return tuple((use, max(lo, -math.pi), min(hi, math.pi), False) if legacy and use else (use, lo, hi, False)
+                 for use, lo, hi in ((con.use_limit_x, con.min_x, con.max_x), (con.use_limit_y, con.min_y, con.max_y),
+                                     (con.use_limit_z, con.min_z, con.max_z)))
+
+
+def merged_limit_rotation(cons):
+    """The local Limit Rotation constraints ``cons`` of a bone as one (their fields), evaluated one
+    after the other: an axis limited by any, within every range that limits it; ``None`` when
+    they read the rotation otherwise (another Euler order or behaviour)."""
+    first = cons[0]
+    if any((c.euler_order, c.use_legacy_behavior) != (first.euler_order, first.use_legacy_behavior) for c in cons):
+        return None
+    fields = {"euler_order": first.euler_order, "use_legacy_behavior": first.use_legacy_behavior}
+    for axis in "xyz":
+        used = [c for c in cons if getattr(c, f"use_limit_{axis}")]
+        fields[f"use_limit_{axis}"] = bool(used)
+        fields[f"min_{axis}"] = max((getattr(c, f"min_{axis}") for c in used), default=getattr(first, f"min_{axis}"))
+        fields[f"max_{axis}"] = min((getattr(c, f"max_{axis}") for c in used), default=getattr(first, f"max_{axis}"))
+    return types.SimpleNamespace(**fields)
+
+
+def local_limit_rotations(pb):
+    """The bone's Limit Rotation constraints in local space (those the conversion reads)."""
+    return [c for c in pb.constraints if c.type == "LIMIT_ROTATION" and c.owner_space == "LOCAL"]
 
 
 def axes_from_ik_limits(pb):

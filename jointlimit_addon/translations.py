@@ -561,6 +561,10 @@ MESSAGES = {
         "{bones} のレスト時の向きが相手側のミラー像になっていません（最大 {angle:.0f}° の差：ボーンのロールか向きが"
         "異なります）。ミラーした制限はワールドで別の曲がり方をします：両側に「リグに合わせる」でプリセットを適用するか、"
         "その制限を手で設定してください",
+    "Left {bones} as they are: their Limit Rotation constraints read the rotation in different Euler orders (or "
+    "one with legacy behaviour), which one limit cannot hold":
+        "{bones} はそのままにしました：その回転制限コンストレイントは異なるオイラー順序（またはレガシー動作）で回転を読むため、"
+        "ひとつの制限では表せません",
     "The Limit Rotation constraints of {bones} have a minimum above its maximum: Blender holds such an axis at one "
     "angle, the conversion at the middle of the two (check those ranges)":
         "{bones} の回転制限コンストレイントに最小が最大より大きい軸があります：Blender はその軸を一つの角度に固定し、"

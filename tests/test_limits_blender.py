@@ -796,6 +796,61 @@ def test_from_constraints_as_euler_allows_what_the_constraint_allows(rig, core):
     assert math.degrees(0.5 * (s.euler_min[0] + s.euler_max[0])) == pytest.approx(30.0)
 
 
+def test_from_constraints_reads_several_constraints_legacy_ranges_and_an_inverted_twist(rig, core):
+    """Two local Limit Rotation constraints on one bone (X on one, Z on the other) become one
+    limit with both ranges (only the first was read and both were muted: the Z range lost); with
+    different Euler orders the bone is left as it is and named; a legacy constraint's 0..360°
+    allows 0..180° (it became a free axis); an inverted Y range becomes a 0.1° twist at its middle
+    (it stayed inverted: an invalid limit)."""
+    import bpy
+
+    from modal_harness import OperatorStandIn
+
+    pb = rig.pose.bones["forearm.L"]
+    s = pb.jointlimit
+    select_only(rig, {"forearm.L"}, active="forearm.L")
+
+    def convert(**props):
+        op = OperatorStandIn(bpy.types.POSE_OT_jointlimit_from_constraints, **props)
+        return op.execute(bpy.context), op.reports
+
+    def clear():
+        for con in list(pb.constraints):
+            pb.constraints.remove(con)
+        s.enabled = False
+
+    _limit_rotation(pb, (0, 140), None, None)
+    _limit_rotation(pb, None, None, (-10, 10))
+    for kind in ("SWING_TWIST", "EULER"):
+        for con in pb.constraints:
+            con.enabled = True
+        s.enabled = False
+        assert convert(old_constraints="MUTE", limit_kind=kind)[0] == {"FINISHED"}
+        if kind == "EULER":
+            assert np.degrees([s.euler_min[0], s.euler_max[0], s.euler_min[2], s.euler_max[2]]) == \
+                pytest.approx([0, 140, -10, 10])
+        else:
+            assert np.degrees([s.swing_x_min, s.swing_x_max, s.swing_z_min, s.swing_z_max]) == \
+                pytest.approx([0, 140, -10, 10])
+        assert not any(con.enabled for con in pb.constraints)
+    clear()
+    _limit_rotation(pb, (0, 140), None, None)
+    _limit_rotation(pb, None, None, (-10, 10), order="ZXY")
+    result, reports = convert(old_constraints="MUTE")
+    assert result == {"CANCELLED"} and not s.enabled and all(con.enabled for con in pb.constraints)
+    assert any("Left forearm.L as they are" in text for kind, text in reports if kind == {"WARNING"}), reports
+    clear()
+    _limit_rotation(pb, None, (0, 360), None).use_legacy_behavior = True
+    assert convert(old_constraints="KEEP")[0] == {"FINISHED"}
+    assert s.use_twist_limit and np.degrees([s.twist_min, s.twist_max]) == pytest.approx([0, 180])
+    clear()
+    _limit_rotation(pb, None, (50, 10), None)
+    assert convert(old_constraints="KEEP")[0] == {"FINISHED"}
+    assert core["bone_limits"].settings_error(s) is None
+    assert np.degrees([s.twist_min, s.twist_max]) == pytest.approx([29.95, 30.05])
+    clear()
+
+
 def test_from_constraints_keeps_existing_limits_unless_asked(rig):
     """A bone with a Hinge limit and the Limit Rotation constraint To Constraints made of it, a
     bone with a constraint only: From Constraints converts the second and keeps the hinge (it was

@@ -49,15 +49,19 @@ class POSE_OT_jointlimit_from_constraints(PosePoll, bpy.types.Operator):
         default=False,
     )
 
-    def _convert(self, pb):
+    def _convert(self, pb, unmerged):
         if not settings_io.convertible(pb, self.source) or (pb.jointlimit.enabled and not self.replace_limits):
             return False
-        cons = [c for c in pb.constraints if c.type == "LIMIT_ROTATION" and c.owner_space == "LOCAL"]
+        cons = settings_io.local_limit_rotations(pb)
         if self.source == "LIMIT_ROTATION" or (self.source == "AUTO" and cons):
+            con = settings_io.merged_limit_rotation(cons)
+            if con is None:
+                unmerged.append(pb.name)    # (its constraints stay as they are)
+                return False
             if self.limit_kind == "EULER":
-                settings_io.euler_settings_from_limit_rotation(pb.jointlimit, cons[0], pb.rotation_mode)
+                settings_io.euler_settings_from_limit_rotation(pb.jointlimit, con, pb.rotation_mode)
             else:
-                settings_io.settings_from_axes(pb.jointlimit, *settings_io.axes_from_limit_rotation(cons[0]))
+                settings_io.settings_from_axes(pb.jointlimit, *settings_io.axes_from_limit_rotation(con))
             for con in cons:
                 if self.old_constraints == "MUTE":
                     con.enabled = False
@@ -83,9 +87,16 @@ class POSE_OT_jointlimit_from_constraints(PosePoll, bpy.types.Operator):
         kept = [pb.name for pb in bones
                 if pb.jointlimit.enabled and not self.replace_limits and settings_io.convertible(pb, self.source)]
         replaced = [pb.name for pb in bones if pb.jointlimit.enabled]
-        converted = [pb.name for pb in bones if self._convert(pb)]
+        unmerged = []
+        converted = [pb.name for pb in bones if self._convert(pb, unmerged)]
+        if unmerged:
+            self.report({"WARNING"}, report_text(
+                "Left {bones} as they are: their Limit Rotation constraints read the rotation in different Euler "
+                "orders (or one with legacy behaviour), which one limit cannot hold", bones=", ".join(unmerged[:5])))
         replaced = [name for name in replaced if name in converted]
         if not converted:
+            if unmerged:
+                return {"CANCELLED"}    # (the warning says why)
             if kept:
                 self.report({"ERROR"}, report_count(
                     "The bone has a joint limit already: switch on Replace Limits to replace it with the converted one",
@@ -125,7 +136,6 @@ class POSE_OT_jointlimit_from_constraints(PosePoll, bpy.types.Operator):
 def _inverted(pb, source):
     """Whether the Limit Rotation constraint converted from ``pb`` limits an axis whose minimum is
     above its maximum (a typo, or a range typed the wrong way round)."""
-    cons = [c for c in pb.constraints if c.type == "LIMIT_ROTATION" and c.owner_space == "LOCAL"]
-    if not cons or source == "IK_LIMITS":
-        return False
-    return any(use and lo > hi for use, lo, hi, _ in settings_io.axes_from_limit_rotation(cons[0]))
+    cons = settings_io.local_limit_rotations(pb)
+    con = settings_io.merged_limit_rotation(cons) if cons and source != "IK_LIMITS" else None
+    return con is not None and any(use and lo > hi for use, lo, hi, _ in settings_io.axes_from_limit_rotation(con))
