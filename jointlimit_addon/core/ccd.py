@@ -24,7 +24,9 @@ With limits, the steps respect them instead of being cut back by them [issue 19]
 joint (``HingeLimit``) turns about its axis only; a joint with a twist range whose step would
 twist it out of range first turns about the joint -> effector line (leaving the effector where
 the step put it) to the nearer end of the range. A solve with limits that stalls above the
-tolerance restarts from seeded random limit-respecting poses (bounded; the best pose is kept).
+tolerance restarts from seeded random limit-respecting poses (bounded; the best pose is kept)
+when the target is within reach, and ends when it is not (the limits' corrections never settle
+on a fixed point there: the sweeps would run the whole budget).
 A sweep that gained little is extrapolated along the geometric series of its gain, kept only if
 that lowers the error (CCD converges slowly toward targets near the stretched chain's reach).
 
@@ -369,8 +371,8 @@ def solve(chain, local_quats=None, target=None, iterations=256, tolerance=None, 
     phases = ([cheap] if any(c is not lim for c, lim in zip(cheap, limits)) else []) + [limits]
     # Restarts only where they can help: with limits, and a target within the chain's reach.
     reachable = _distance(goal, chain._fast[0][0]) < float(np.sum(chain.links))
-    run = _Run(chain, goal, tol, weights, cap, hinges, twists, iterations, callback,
-               stall=reachable and any(lim is not None for lim in limits))
+    limited = any(lim is not None for lim in limits)
+    run = _Run(chain, goal, tol, weights, cap, hinges, twists, iterations, callback, stall=limited)
     best_error, best = run.descend(local, phases)
     attempts = 0
     rng = None
@@ -379,7 +381,7 @@ def solve(chain, local_quats=None, target=None, iterations=256, tolerance=None, 
     # A target the limits keep out of reach stalls at about the same error from every start:
     # stop after RESTART_PATIENCE restarts in a row that gain less than RESTART_GAIN.
     fruitless = 0
-    while (best_error > tol and run.sweeps < iterations and attempts < restarts and run.stall
+    while (best_error > tol and run.sweeps < iterations and attempts < restarts and limited and reachable
            and fruitless < RESTART_PATIENCE):
         attempts += 1
         rng = rng if rng is not None else np.random.default_rng(seed)

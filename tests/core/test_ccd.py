@@ -289,6 +289,25 @@ def test_unreachable_target_stretches_the_chain_toward_it():
     assert np.dot(tip / np.linalg.norm(tip), direction) > math.cos(math.radians(0.5))
 
 
+@pytest.mark.parametrize("limit", ["euler", "quat_swing"])
+def test_a_target_just_past_reach_with_limits_ends_when_the_sweeps_stall(limit):
+    """With Euler or Quaternion Swing limits the corrections never settle on a fixed point near
+    the stretched chain: the solve ends once its sweeps stall (it ran the whole sweep budget, 5-8
+    seconds on an 8-bone chain in the viewport), as near the target as the chain without limits."""
+    from jointlimit_addon.core.euler_limits import EulerLimit, QuatSwingLimit
+
+    chain = zigzag_chain(8)
+    r = math.radians
+    make = {"euler": lambda: EulerLimit((r(-60), r(60)), (r(-40), r(40)), (r(-60), r(60)), order="ZXY"),
+            "quat_swing": lambda: QuatSwingLimit(r(70), twist=(r(-40), r(40)))}[limit]
+    direction = np.array([1.0, 0.5, -0.3]) / np.linalg.norm([1.0, 0.5, -0.3])
+    target = 1.002 * chain.length * direction
+    free = ccd.solve(chain, None, target, iterations=1000)
+    limited = ccd.solve(chain, None, target, iterations=1000, limits=[make() for _ in range(8)])
+    assert not limited.reached and limited.iterations < 300
+    assert limited.error <= 1.1 * free.error + 1e-3 * chain.length
+
+
 # --- degenerate and bad inputs -------------------------------------------------------------
 
 def test_target_at_effector_changes_nothing():
