@@ -697,6 +697,24 @@ def animate(arm, frames):
                 pb.keyframe_insert(path, frame=frame)
 
 
+def shown_frames(obj, frames):
+    """``{frame: the evaluated mesh}`` over ``frames``."""
+    import bpy
+
+    shown = {}
+    for frame in frames:
+        bpy.context.scene.frame_set(frame)
+        shown[frame] = evaluated(obj)
+    return shown
+
+
+def assert_plays(obj, shown, truth):
+    """Each frame of ``shown`` (``shown_frames``) evaluates to the same mesh again."""
+    for frame, want in shown_frames(obj, shown).items():
+        assert want.shape == shown[frame].shape
+        assert np.abs(want - shown[frame]).max() < 1e-5 * size(truth), frame
+
+
 def test_bake_shape_keys_reproduce_the_deformer(limb, mods):
     import bpy
 
@@ -751,18 +769,11 @@ def test_baked_keys_play_with_the_modifiers_before_and_after_the_deformer(limb):
     animate(arm, ((1, 51), (3, 52)))
     assert bpy.ops.object.jointlimit_deformer_add(mode="SDEF") == {"FINISHED"}
     assert [m.name for m in obj.modifiers] == ["Displace", "Armature", "JointLimit Deformer", "Mirror"]
-    live = {}
-    for frame in (1, 2, 3):
-        bpy.context.scene.frame_set(frame)
-        live[frame] = evaluated(obj)
+    live = shown_frames(obj, (1, 2, 3))
     assert bpy.ops.object.jointlimit_deformer_bake(use_scene_range=False, frame_start=1, frame_end=3,
                                                    mute_modifiers=True) == {"FINISHED"}
     assert [m.name for m in obj.modifiers if m.show_viewport] == ["Mirror"]
-    for frame in (1, 2, 3):
-        bpy.context.scene.frame_set(frame)
-        played = evaluated(obj)
-        assert played.shape == live[frame].shape
-        assert np.abs(played - live[frame]).max() < 1e-5 * size(truth), frame
+    assert_plays(obj, live, truth)
 
 
 def test_bake_meshes(limb):
@@ -1052,16 +1063,11 @@ def test_baked_keys_play_alone_with_animated_morphs(limb):
         blocks["bulge"].keyframe_insert("value", frame=frame)
     animate(arm, ((1, 41), (3, 42)))
     assert bpy.ops.object.jointlimit_deformer_add(mode="SDEF") == {"FINISHED"}
-    live = {}
-    for frame in (1, 2, 3):
-        bpy.context.scene.frame_set(frame)
-        live[frame] = evaluated(obj)
+    live = shown_frames(obj, (1, 2, 3))
     assert bpy.ops.object.jointlimit_deformer_bake(use_scene_range=False, frame_start=1, frame_end=3,
                                                    mute_modifiers=True) == {"FINISHED"}
     assert blocks["bulge"].mute and blocks["wave"].mute and not blocks["jl_frame_0002"].mute
-    for frame in (1, 2, 3):
-        bpy.context.scene.frame_set(frame)
-        assert np.abs(evaluated(obj) - live[frame]).max() < 1e-5 * size(truth), frame
+    assert_plays(obj, live, truth)
     # baked again: evaluated as before the first bake (modifiers on, morphs playing), so the same keys
     first = {f: np.array([v.co for v in blocks[f"jl_frame_{f:04d}"].data]) for f in (1, 2, 3)}
     assert bpy.ops.object.jointlimit_deformer_bake(use_scene_range=False, frame_start=1, frame_end=3,
@@ -2355,10 +2361,7 @@ def test_blend_set_outside_0_1_on_the_modifier_is_clamped_live_and_by_bake(limb,
     obj.select_set(True)
     bpy.context.view_layer.objects.active = obj
     bpy.ops.object.jointlimit_deformer_bake(use_scene_range=False, frame_start=2, frame_end=2)
-    kb = obj.data.shape_keys.key_blocks["jl_frame_0002"]
-    co = np.empty(len(kb.data) * 3, np.float32)
-    kb.data.foreach_get("co", co)
-    assert np.abs(co.reshape(-1, 3) - shown).max() < 1e-5 * size(truth)
+    assert np.abs(baked_positions(obj, 2) - shown).max() < 1e-5 * size(truth)
 
 
 @pytest.mark.parametrize("outside, edge", [(7, "BEZIER"), (-1, "LBS")])
@@ -2368,26 +2371,38 @@ def test_mode_set_outside_the_modes_is_the_nearest_end_live_and_for_bake(limb, m
     what the viewport showed)."""
     import bpy
 
-    compat = importlib.import_module(f"{addon.__name__}.compat")
-    tree = mods["deformer.tree"]
-    arm, obj, truth = limb
-    animate(arm, ((1, 13), (2, 14)))
-    bpy.ops.object.jointlimit_sdef_derive()
-    bpy.ops.object.jointlimit_deformer_add(mode="SDEF")
+    compat, tree, obj, truth, mod = animated_sdef_limb(limb, mods, addon, ((1, 13), (2, 14)))
     bpy.context.scene.frame_set(2)
     set_mode(obj, edge)
     at_edge = evaluated(obj)
-    mod = obj.modifiers["JointLimit Deformer"]
     compat.set_modifier_input(mod, tree.input_id(mod.node_group, tree.MODE_INPUT), outside)
     obj.update_tag()
     shown = evaluated(obj)
     assert np.abs(shown - at_edge).max() < 1e-6 * size(truth)
     assert mods["deformer"].settings(obj)[0] == edge
     bpy.ops.object.jointlimit_deformer_bake(use_scene_range=False, frame_start=2, frame_end=2)
-    kb = obj.data.shape_keys.key_blocks["jl_frame_0002"]
+    assert np.abs(baked_positions(obj, 2) - shown).max() < 1e-5 * size(truth)
+
+
+def animated_sdef_limb(limb, mods, addon, frames):
+    """``limb`` posed on ``frames`` (``animate``) with the deformer added in SDEF mode: ``(compat,
+    deformer.tree, mesh, truth, the deformer's modifier)``."""
+    import bpy
+
+    arm, obj, truth = limb
+    animate(arm, frames)
+    bpy.ops.object.jointlimit_sdef_derive()
+    bpy.ops.object.jointlimit_deformer_add(mode="SDEF")
+    compat = importlib.import_module(f"{addon.__name__}.compat")
+    return compat, mods["deformer.tree"], obj, truth, obj.modifiers["JointLimit Deformer"]
+
+
+def baked_positions(obj, frame):
+    """The positions the bake's shape key of ``frame`` holds."""
+    kb = obj.data.shape_keys.key_blocks[f"jl_frame_{frame:04d}"]
     co = np.empty(len(kb.data) * 3, np.float32)
     kb.data.foreach_get("co", co)
-    assert np.abs(co.reshape(-1, 3) - shown).max() < 1e-5 * size(truth)
+    return co.reshape(-1, 3)
 
 
 def test_bake_follows_a_keyed_mode_and_blend(limb, mods, addon):
@@ -2396,13 +2411,7 @@ def test_bake_follows_a_keyed_mode_and_blend(limb, mods, addon):
     to 0.07 of the mesh off)."""
     import bpy
 
-    compat = importlib.import_module(f"{addon.__name__}.compat")
-    tree = mods["deformer.tree"]
-    arm, obj, truth = limb
-    animate(arm, ((1, 15), (5, 16)))
-    bpy.ops.object.jointlimit_sdef_derive()
-    bpy.ops.object.jointlimit_deformer_add(mode="SDEF")
-    mod = obj.modifiers["JointLimit Deformer"]
+    compat, tree, obj, truth, mod = animated_sdef_limb(limb, mods, addon, ((1, 15), (5, 16)))
     blend, mode = (tree.input_id(mod.node_group, name) for name in (tree.BLEND_INPUT, tree.MODE_INPUT))
     for frame, blend_value, mode_value in ((1, 0.0, MODE_INPUT["SDEF"]), (5, 1.0, MODE_INPUT["BEZIER"])):
         compat.set_modifier_input(mod, blend, blend_value)
@@ -2410,16 +2419,11 @@ def test_bake_follows_a_keyed_mode_and_blend(limb, mods, addon):
         compat.set_modifier_input(mod, mode, mode_value)
         compat.key_modifier_input(mod, mode, frame)
     assert mods["deformer"].inputs_animated(obj)
-    live = {}
-    for frame in range(1, 6):
-        bpy.context.scene.frame_set(frame)
-        live[frame] = evaluated(obj)
+    live = shown_frames(obj, range(1, 6))
     bpy.context.scene.frame_set(1)
     assert bpy.ops.object.jointlimit_deformer_bake(use_scene_range=False, frame_start=1, frame_end=5,
                                                    mute_modifiers=True) == {"FINISHED"}
-    for frame in range(1, 6):
-        bpy.context.scene.frame_set(frame)
-        assert np.abs(evaluated(obj) - live[frame]).max() < 1e-5 * size(truth), frame
+    assert_plays(obj, live, truth)
 
 
 def test_baked_shape_keys_play_on_their_frames_with_time_stretching(limb, mods):
