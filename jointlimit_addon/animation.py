@@ -132,6 +132,20 @@ def _rotation_animation(obj, data):
     return animated
 
 
+def fully_keyed(pose_bone):
+    """Whether the armature's action keys every component of the bone's rotation channel (in its
+    mode) with unmuted F-curves."""
+    from .bone_limits import rotation_path
+
+    obj = pose_bone.id_data
+    data = obj.animation_data
+    if data is None or data.action is None:
+        return False
+    attr, width = rotation_path(pose_bone)
+    path = pose_bone.path_from_id(attr)
+    return {fc.array_index for fc in object_fcurves(obj) if fc.data_path == path and not fc.mute} >= set(range(width))
+
+
 def animated_limited_bones(obj):
     """Names of ``obj``'s limited bones whose rotation channel something animates (the action, an
     NLA strip that plays, a driver)."""

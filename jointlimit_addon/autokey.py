@@ -6,7 +6,7 @@ import sys
 
 import numpy as np
 
-from . import animation, bone_limits
+from . import animation, bone_limits, compat
 
 ON_FRAME = 0.01     # a key this near a frame is on it (Blender's binary search threshold)
 
@@ -90,11 +90,13 @@ def key_index(fc, time):
 
 def key_live_clamps(scene, objects, is_clamp_of):
     """Live Limits with Auto Keying: Blender's auto-keying keys the rotation a tool or a typed
-    value gave a bone, and Live Limits clamp it in the update that follows. Each limited bone of
-    ``objects`` whose rotation channel has keys on the current frame giving the rotation whose
-    clamp the bone now shows (``is_clamp_of(pose_bone, limit, values)``) gets those keys' values
-    replaced by its pose, handles moved with them and key types kept (as Blender replaces a key):
-    the key holds what Live Limits let the bone take. Returns how many bones were keyed."""
+    value gave the selected bones, and Live Limits clamp it in the update that follows. Each
+    selected limited bone of ``objects`` whose rotation channel has keys on the current frame
+    giving the rotation whose clamp the bone now shows (``is_clamp_of(pose_bone, limit, values)``)
+    gets its channel keyed to its pose there: the keys on the frame take its values (handles moved
+    with them, key types kept, as Blender replaces a key), and a component the clamp moved whose
+    curve has no key there gets one, so that the keys give the pose Live Limits let the bone take.
+    Returns how many bones were keyed."""
     done = 0
     for obj in objects:
         if obj.library is not None or not animation.keyable(obj) or animation.action_blended(obj):
@@ -103,23 +105,33 @@ def key_live_clamps(scene, objects, is_clamp_of):
         for name in animation.animated_limited_bones(obj):
             pb = obj.pose.bones[name]
             limit = bone_limits.cached_limit(pb.jointlimit)[0]
-            if limit is None:
+            if limit is None or not compat.pose_bone_selected(pb):
                 continue
             if curves is None:
                 curves = {(fc.data_path, fc.array_index): fc for fc in animation.object_fcurves(obj) if not fc.mute}
-            attr, width = bone_limits.rotation_path(pb)
-            path = pb.path_from_id(attr)
-            on_frame = {i: (fc, key_index(fc, time)) for i in range(width) if (fc := curves.get((path, i))) is not None}
-            on_frame = {i: (fc, k) for i, (fc, k) in on_frame.items() if k is not None}
-            keyed = animation.keyed_values(pb, scene.frame_current_final)
-            if not on_frame or keyed is None or not is_clamp_of(pb, limit, keyed):
-                continue
-            stored = tuple(getattr(pb, attr))
-            for i, (fc, k) in on_frame.items():
-                _move_key(fc.keyframe_points[k], stored[i])
-                fc.update()
-            done += 1
+            done += _key_to_pose(pb, limit, curves, time, is_clamp_of)
     return done
+
+
+def _key_to_pose(pb, limit, curves, time, is_clamp_of):
+    """``key_live_clamps`` for one bone; 1 when it was keyed, else 0."""
+    attr, width = bone_limits.rotation_path(pb)
+    path = pb.path_from_id(attr)
+    stored = tuple(getattr(pb, attr))
+    channel = {i: fc for i in range(width) if (fc := curves.get((path, i))) is not None}
+    at = {i: key_index(fc, time) for i, fc in channel.items()}
+    if not any(k is not None for k in at.values()):
+        return 0
+    keyed = [channel[i].evaluate(time) if i in channel else stored[i] for i in range(width)]
+    if not is_clamp_of(pb, limit, keyed):
+        return 0
+    tol = float(bone_limits.storage_tol(bone_limits.stored_magnitude(pb)))
+    for i, fc in channel.items():
+        if at[i] is not None:
+            _move_key(fc.keyframe_points[at[i]], stored[i])
+        elif abs(keyed[i] - stored[i]) > tol:
+            fc.keyframe_points.insert(time, stored[i])
+    return 1
 
 
 def _move_key(point, value):

@@ -213,8 +213,7 @@ def owner_bone(obj, settings, active=None):
         candidates.append(active)
     for pb in (*candidates, *bones):
         own = None if pb is None else pb.jointlimit
-        if own is not None and (own.as_pointer() == address or (own.shape == "POLYGON" and any(
-                p.as_pointer() == address for p in own.outline))):
+        if own is not None and (own.as_pointer() == address or any(p.as_pointer() == address for p in own.outline)):
             if len(_owners) > 4096:
                 _owners.clear()
             _owners[address] = pb.name
@@ -227,7 +226,8 @@ _owners = {}    # address of limit settings (or of an outline vertex) -> name of
 
 def show_limit_edit(settings, scene, active=None):
     """Clamp Playback on, a bone's limit edited (``settings``: its ``JointLimitSettings`` or an
-    outline vertex of them; ``active``: the active pose bone, looked at first): a keyed bone whose pose shows its keys, inside the limit as it was
+    outline vertex of them; ``active``: the active pose bone, looked at first): a bone keyed in
+    every component of its rotation whose pose shows its keys, inside the limit as it was
     or clamped by it, shows them clamped by the edited limit now (their own values when the limit
     is switched off or invalid), as the next frame change would show them; a bone posed since
     keeps its pose."""
@@ -236,9 +236,9 @@ def show_limit_edit(settings, scene, active=None):
             obj.animation_data is None or animation.action_blended(obj):
         return
     pb = owner_bone(obj, settings, active)
-    keyed = None if pb is None else animation.keyed_values(pb, scene.frame_current_final)
-    if keyed is None:
-        return
+    if pb is None or not animation.fully_keyed(pb):
+        return      # (a partly keyed bone: its posed components are the frame clamp's business)
+    keyed = animation.keyed_values(pb, scene.frame_current_final)
     attr, _ = bone_limits.rotation_path(pb)
     stored = tuple(getattr(pb, attr))
     key = (obj.session_uid, pb.name)
@@ -646,6 +646,8 @@ def register():
         bpy.context.scene and on_load()
     except AttributeError:
         pass    # Blender starting: its context and data are not open yet (``on_load`` comes with the file)
+    except Exception as exc:    # (whatever the file holds: the add-on is enabled all the same)
+        print(f"JointLimit: the frame shown could not be clamped on enabling: {exc}", file=sys.stderr)
 
 
 def unregister():

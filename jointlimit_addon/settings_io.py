@@ -195,8 +195,11 @@ def merged_limit_rotation(cons):
 
 
 def local_limit_rotations(pb):
-    """The bone's Limit Rotation constraints in local space (those the conversion reads)."""
-    return [c for c in pb.constraints if c.type == "LIMIT_ROTATION" and c.owner_space == "LOCAL"]
+    """The bone's Limit Rotation constraints in local space that the conversion reads: those that
+    act (on, with some influence), or all of them when none does (muted ones converted again)."""
+    cons = [c for c in pb.constraints if c.type == "LIMIT_ROTATION" and c.owner_space == "LOCAL"]
+    acting = [c for c in cons if c.enabled and c.influence > 0.0]
+    return acting or cons
 
 
 def axes_from_ik_limits(pb):

@@ -839,6 +839,9 @@ def test_from_constraints_reads_several_constraints_legacy_ranges_and_an_inverte
     result, reports = convert(old_constraints="MUTE")
     assert result == {"CANCELLED"} and not s.enabled and all(con.enabled for con in pb.constraints)
     assert any("Left forearm.L as they are" in text for kind, text in reports if kind == {"WARNING"}), reports
+    pb.constraints[1].enabled = False     # muted: it limits nothing, the other is read alone
+    assert convert(old_constraints="KEEP")[0] == {"FINISHED"}
+    assert np.degrees([s.swing_x_min, s.swing_x_max, s.swing_z_min, s.swing_z_max]) == pytest.approx([0, 140, -179, 179])
     clear()
     _limit_rotation(pb, None, (0, 360), None).use_legacy_behavior = True
     assert convert(old_constraints="KEEP")[0] == {"FINISHED"}

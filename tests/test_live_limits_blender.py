@@ -880,6 +880,38 @@ def test_live_limits_with_auto_keying_key_the_clamped_rotation(scene, mods, mode
         scene.jointlimit.live = scene.jointlimit.clamp_playback = False
 
 
+def test_live_limits_with_auto_keying_leave_the_keys_of_bones_not_posed_alone(scene, mods):
+    """Live Limits and Auto Keying on, keys outside the limit on the frame (mocap): keying another
+    bone (the action edited, the rig's animation evaluated again, Live Limits clamping what it
+    shows) leaves the keys of the limited bone nobody posed as they are."""
+    import bpy
+
+    obj = make_armature([("b", (0, 0, 0), (0, 0, 1), None, 0.0), ("c", (1, 0, 0), (1, 0, 1), None, 0.0)], "Mocap")
+    bpy.context.view_layer.objects.active = obj
+    bpy.ops.object.mode_set(mode="POSE")
+    pb, other = obj.pose.bones["b"], obj.pose.bones["c"]
+    configure(pb.jointlimit, "SWING_TWIST", "RECT", "OPTIMAL")
+    outside = mods["core.quat"].from_axis_angle([1, 0, 0], D(150))     # the limit's Swing X ends at 110°
+    pb.rotation_mode = "QUATERNION"
+    mods["bone_limits"].write_rotation(pb, outside)
+    pb.keyframe_insert("rotation_quaternion", frame=1)
+    select_only(obj, {"c"}, active="c")
+    scene.frame_set(1)
+    scene.jointlimit.live = True
+    scene.tool_settings.use_keyframe_insert_auto = True
+    try:
+        other.location = (0.0, 0.2, 0.0)
+        other.keyframe_insert("location", frame=1)      # (I on another bone)
+        bpy.context.view_layer.update()
+        data = obj.animation_data
+        keys = [fc.evaluate(1) for fc in compat().action_fcurves(data.action, data.action_slot)
+                if fc.data_path == 'pose.bones["b"].rotation_quaternion']
+        assert np.allclose(keys, outside, atol=1e-6)
+    finally:
+        scene.tool_settings.use_keyframe_insert_auto = False
+        scene.jointlimit.live = False
+
+
 @pytest.mark.parametrize("mode", ["QUATERNION", "XYZ"])
 @pytest.mark.parametrize("fast_scrubbing", [True, False])
 def test_clamp_playback_shows_an_edited_limit_at_once(scene, mods, mode, fast_scrubbing):

@@ -15,6 +15,7 @@ import re
 import secrets
 import shutil
 import signal
+import tempfile
 import time
 
 from . import thumbnails
@@ -96,8 +97,14 @@ def remove_session_folder():
     except ImportError:
         return
     folder = os.path.normpath(bpy.app.tempdir or "")
-    if os.path.basename(folder).startswith("blender_") and os.path.isdir(folder):
+    bases = {os.path.normpath(tempfile.gettempdir()),
+             os.path.normpath(bpy.context.preferences.filepaths.temporary_directory or tempfile.gettempdir())}
+    if SESSION_FOLDER.fullmatch(os.path.basename(folder)) and os.path.dirname(folder) in bases \
+            and os.path.isdir(folder):
         shutil.rmtree(folder, ignore_errors=True)
+
+
+SESSION_FOLDER = re.compile(r"blender_[A-Za-z0-9_]{6}")    # Blender's own name for it (mkdtemp's six characters)
 
 
 def remove_held():

@@ -370,9 +370,11 @@ def solve(chain, local_quats=None, target=None, iterations=256, tolerance=None, 
     # rest, so a pose that still needs correcting is corrected geodesically. Every pose is inside.
     phases = ([cheap] if any(c is not lim for c, lim in zip(cheap, limits)) else []) + [limits]
     # Restarts only where they can help: with limits, and a target within the chain's reach.
-    reachable = _distance(goal, chain._fast[0][0]) < float(np.sum(chain.links))
+    reach = float(np.sum(chain.links))
+    reachable = _distance(goal, chain._fast[0][0]) < reach
     limited = any(lim is not None for lim in limits)
-    run = _Run(chain, goal, tol, weights, cap, hinges, twists, iterations, callback, stall=limited)
+    run = _Run(chain, goal, tol, weights, cap, hinges, twists, iterations, callback, stall=limited,
+               floor=max(_distance(goal, chain._fast[0][0]) - reach, 0.0))
     best_error, best = run.descend(local, phases)
     attempts = 0
     rng = None
@@ -440,10 +442,11 @@ def _extrapolate(chain, local, prev, goal, before, error, limits):
 class _Run:
     """The sweeps of one solve, shared by its restarts (one sweep budget)."""
 
-    def __init__(self, chain, goal, tol, weights, cap, hinges, twists, iterations, callback, stall):
+    def __init__(self, chain, goal, tol, weights, cap, hinges, twists, iterations, callback, stall, floor=0.0):
         self.chain, self.goal, self.tol, self.weights, self.cap = chain, goal, tol, weights, cap
         self.hinges, self.twists, self.iterations, self.callback = hinges, twists, iterations, callback
         self.stall, self.sweeps = stall, 0
+        self.floor = floor  # the error no pose goes below (a target out of reach): progress counts above it
         self.extrapolate = EXTRAPOLATE and cap >= math.pi  # a unit angle caps every sweep's motion
 
     def descend(self, local, phases):
@@ -471,8 +474,10 @@ class _Run:
                 if phase is not phases[-1] and before - error <= SLOW_GAIN * before:
                     break  # the cheap correction crawls along the outline: hand over to OPTIMAL
                 history.append(best_error)
-                if (self.stall and len(history) > STALL_WINDOW
-                        and best_error > (1.0 - STALL_GAIN) * history[-1 - STALL_WINDOW]):
+                if self.floor > 0.0 and best_error - self.floor <= self.tol:
+                    break   # out of reach: as near as any pose gets, to the tolerance
+                if (self.stall and len(history) > STALL_WINDOW and best_error - self.floor
+                        > (1.0 - STALL_GAIN) * (history[-1 - STALL_WINDOW] - self.floor)):
                     break
         return best_error, best
 

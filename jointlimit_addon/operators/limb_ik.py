@@ -256,13 +256,22 @@ class LimbSolver:
                                                   target, tolerance)
         info["tip_error"] = info["evaluated_error"]
         info["mirrored"] = evaluated.mirrored_bone(self.bones if self.target_rotation is not None else self.bones[:2])
-        info["uneven"] = evaluated.unevenly_scaled_bone(self.bones)
-        info["live"] = self.limits is None and bpy.context.scene.jointlimit.live and \
-            any(pb.jointlimit.enabled for pb in written)   # Live Limits, not the solve, keep the limits
+        info["uneven"] = evaluated.unevenly_scaled_bone(written)
+        info["live"] = self.limits is None and bpy.context.scene.jointlimit.live and _moved_since(written, quats)
         if self.target_rotation is not None:   # as evaluated: the end bone's armature-space rotation
             info["orientation_error"] = _orientation_error(self.target_rotation, np.array(
                 self.bones[2].matrix.to_3x3().normalized().to_quaternion()))
         return quats, _reached(info, tolerance)
+
+
+def _moved_since(bones, quats):
+    """Whether one of ``bones`` no longer holds the rotation the solve wrote (``quats``): Live
+    Limits clamped it."""
+    for pb, q in zip(bones, quats):
+        tol = float(bone_limits.storage_tol(bone_limits.stored_magnitude(pb)))
+        if float(quat.angle_between(bone_limits.read_rotation(pb), np.asarray(q, dtype=np.float64))) > 10 * tol:
+            return True
+    return False
 
 
 def lower_residual(chain, rotation):
