@@ -41,6 +41,7 @@ def cleaning_up_on_signals():
     signal would (its exit status). Only where Python handles the signal (not where Blender
     installed its own, as a real Blender does for Ctrl+C), on the main thread."""
     kept = {}
+    note_session_folder()
     for name in STOP_SIGNALS:
         number = getattr(signal, name, None)
         if number is None or signal.getsignal(number) is None:
@@ -88,10 +89,12 @@ def _stopped(signum, _frame):
     os.kill(os.getpid(), signum)
 
 
-def remove_session_folder():
-    """Remove Blender's temporary folder of this process (``bpy.app.tempdir``, a ``blender_XXXXXX``
-    folder in the system's temporary folder), as Blender does when it exits: a process ended by the
-    stop signal re-sent to it never gets there (a farm cancelling runs filled its /tmp)."""
+def note_session_folder():
+    """Note Blender's temporary folder of this process for ``remove_session_folder``: its
+    ``bpy.app.tempdir`` when that is Blender's own ``blender_XXXXXX`` folder in the system's or
+    the preferences' temporary folder. Read when the stop handlers are set, never in a signal
+    handler (there Blender's data may be in the middle of a change: a worker hung reading it)."""
+    _session.clear()
     try:
         import bpy
     except ImportError:
@@ -99,11 +102,19 @@ def remove_session_folder():
     folder = os.path.normpath(bpy.app.tempdir or "")
     bases = {os.path.normpath(tempfile.gettempdir()),
              os.path.normpath(bpy.context.preferences.filepaths.temporary_directory or tempfile.gettempdir())}
-    if SESSION_FOLDER.fullmatch(os.path.basename(folder)) and os.path.dirname(folder) in bases \
-            and os.path.isdir(folder):
+    if SESSION_FOLDER.fullmatch(os.path.basename(folder)) and os.path.dirname(folder) in bases:
+        _session.append(folder)
+
+
+def remove_session_folder():
+    """Remove Blender's temporary folder of this process (``note_session_folder``), as Blender does
+    when it exits: a process ended by the stop signal re-sent to it never gets there (a farm
+    cancelling runs filled its /tmp)."""
+    for folder in _session:
         shutil.rmtree(folder, ignore_errors=True)
 
 
+_session = []   # Blender's temporary folder of this process (``note_session_folder``)
 SESSION_FOLDER = re.compile(r"blender_[A-Za-z0-9_]{6}")    # Blender's own name for it (mkdtemp's six characters)
 
 

@@ -28,7 +28,7 @@ import threading
 import time
 
 from .common import ERROR_PREFIX, BatchError, error_line, run_identity, say
-from .safe_save import STOP_SIGNALS, remove_session_folder, run_stop_hooks
+from .safe_save import STOP_SIGNALS, note_session_folder, remove_session_folder, run_stop_hooks
 
 ADDON = __package__.rpartition(".")[0]  # e.g. bl_ext.user_default.jointlimit_addon
 ADDON_INIT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "__init__.py")
@@ -218,6 +218,7 @@ def stopping_workers_on_signals(folder):
     """``_stop_workers`` for the stop signals while the workers run (main thread only); ``folder``:
     the run's folder of worker reports."""
     _folder[:] = [folder]
+    note_session_folder()
     kept = {}
     for name in STOP_SIGNALS:
         number = getattr(signal, name, None)
