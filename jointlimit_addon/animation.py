@@ -132,18 +132,26 @@ def _rotation_animation(obj, data):
     return animated
 
 
+def rotation_fcurves(pose_bone):
+    """``{component: F-curve}`` of the unmuted F-curves of the armature's action that key the
+    bone's rotation channel (in its mode)."""
+    from .bone_limits import rotation_path
+
+    data = pose_bone.id_data.animation_data
+    if data is None or data.action is None:
+        return {}
+    attr, width = rotation_path(pose_bone)
+    path = pose_bone.path_from_id(attr)
+    found = ((i, compat.find_fcurve(data.action, data.action_slot, path, i)) for i in range(width))
+    return {i: fc for i, fc in found if fc is not None and not fc.mute}
+
+
 def fully_keyed(pose_bone):
     """Whether the armature's action keys every component of the bone's rotation channel (in its
     mode) with unmuted F-curves."""
     from .bone_limits import rotation_path
 
-    obj = pose_bone.id_data
-    data = obj.animation_data
-    if data is None or data.action is None:
-        return False
-    attr, width = rotation_path(pose_bone)
-    path = pose_bone.path_from_id(attr)
-    return {fc.array_index for fc in object_fcurves(obj) if fc.data_path == path and not fc.mute} >= set(range(width))
+    return len(rotation_fcurves(pose_bone)) == rotation_path(pose_bone)[1]
 
 
 def animated_limited_bones(obj):
@@ -202,20 +210,14 @@ def keyed_values(pose_bone, frame):
     components without an F-curve as posed; ``None`` when the action keys none of them."""
     from .bone_limits import rotation_path
 
-    obj = pose_bone.id_data
-    data = obj.animation_data
-    if data is None or data.action is None:
+    curves = rotation_fcurves(pose_bone)
+    if not curves:
         return None
-    frame = action_time(obj, frame)
-    attr, width = rotation_path(pose_bone)
-    path = pose_bone.path_from_id(attr)
-    values = list(getattr(pose_bone, attr))
-    keyed = False
-    for fc in object_fcurves(obj):
-        if fc.data_path == path and fc.array_index < width and not fc.mute:
-            values[fc.array_index] = fc.evaluate(frame)
-            keyed = True
-    return values if keyed else None
+    time = action_time(pose_bone.id_data, frame)
+    values = list(getattr(pose_bone, rotation_path(pose_bone)[0]))
+    for i, fc in curves.items():
+        values[i] = fc.evaluate(time)
+    return values
 
 
 def keyed_rotation(pose_bone, frame):

@@ -101,24 +101,20 @@ def key_live_clamps(scene, objects, is_clamp_of):
     for obj in objects:
         if obj.library is not None or not animation.keyable(obj) or animation.action_blended(obj):
             continue
-        time, curves = animation.action_time(obj, scene.frame_current_final), None
+        time = animation.action_time(obj, scene.frame_current_final)
         for name in animation.animated_limited_bones(obj):
             pb = obj.pose.bones[name]
             limit = bone_limits.cached_limit(pb.jointlimit)[0]
-            if limit is None or not compat.pose_bone_selected(pb):
-                continue
-            if curves is None:
-                curves = {(fc.data_path, fc.array_index): fc for fc in animation.object_fcurves(obj) if not fc.mute}
-            done += _key_to_pose(pb, limit, curves, time, is_clamp_of)
+            if limit is not None and compat.pose_bone_selected(pb):
+                done += _key_to_pose(pb, limit, time, is_clamp_of)
     return done
 
 
-def _key_to_pose(pb, limit, curves, time, is_clamp_of):
+def _key_to_pose(pb, limit, time, is_clamp_of):
     """``key_live_clamps`` for one bone; 1 when it was keyed, else 0."""
     attr, width = bone_limits.rotation_path(pb)
-    path = pb.path_from_id(attr)
     stored = tuple(getattr(pb, attr))
-    channel = {i: fc for i in range(width) if (fc := curves.get((path, i))) is not None}
+    channel = animation.rotation_fcurves(pb)
     at = {i: key_index(fc, time) for i, fc in channel.items()}
     if not any(k is not None for k in at.values()):
         return 0

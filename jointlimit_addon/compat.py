@@ -98,6 +98,26 @@ def action_fcurves(action, slot):
     return list(getattr(action, "fcurves", []))
 
 
+def find_fcurve(action, slot, data_path, index):
+    """The F-curve of ``action`` for ``slot`` animating ``data_path`` at ``index``, or ``None``:
+    Blender's own lookup, with no Python loop over the action's curves (a keyed rig has thousands)."""
+    if action is None:
+        return None
+    layers = getattr(action, "layers", None)
+    if not layers:
+        curves = getattr(action, "fcurves", None)
+        return None if curves is None else curves.find(data_path, index=index)
+    if slot is None:
+        return None
+    for layer in layers:
+        for strip in layer.strips:
+            bag = strip.channelbag(slot)
+            found = None if bag is None else bag.fcurves.find(data_path, index=index)
+            if found is not None:
+                return found
+    return None
+
+
 def action_fcurve_count(action, slot):
     """``len(action_fcurves(action, slot))`` without making the list (a few property reads)."""
     if action is None:

@@ -260,24 +260,29 @@ _edit_shown = {}    # (armature session_uid, bone) -> the limit ``show_limit_edi
 
 def _shows(pb, values):
     """Whether the bone's stored rotation is the rotation ``values`` give (as stored, float32)."""
-    try:
-        q = bone_limits.rotation_of_values(pb.rotation_mode, values, pb.name)
-        stored = bone_limits.read_rotation(pb)
-    except ValueError:
-        return False
-    return quat.angle_between(q, stored) <= bone_limits.storage_tol(bone_limits.stored_magnitude(pb))
+    seen = _stored_and_given(pb, values)
+    return seen is not None and quat.angle_between(seen[1], seen[0]) <= seen[2]
 
 
 def _is_clamp_of(pb, limit, values):
     """Whether the bone's stored rotation is the clamp of the rotation ``values`` give (as stored,
     float32), and not that rotation itself."""
+    seen = _stored_and_given(pb, values)
+    if seen is None:
+        return False
+    stored, q, tol = seen
+    return quat.angle_between(q, stored) > tol and quat.angle_between(limit.clamp(q), stored) <= tol
+
+
+def _stored_and_given(pb, values):
+    """``(stored rotation, rotation values give, float32 storage tolerance)`` of the bone, or
+    ``None`` when either is not a rotation."""
     try:
         q = bone_limits.rotation_of_values(pb.rotation_mode, values, pb.name)
         stored = bone_limits.read_rotation(pb)
     except ValueError:
-        return False
-    tol = bone_limits.storage_tol(bone_limits.stored_magnitude(pb))
-    return quat.angle_between(q, stored) > tol and quat.angle_between(limit.clamp(q), stored) <= tol
+        return None
+    return stored, q, bone_limits.storage_tol(bone_limits.stored_magnitude(pb))
 
 
 _scene_armatures = {}   # scene name (and view layer name) -> (object count, names of its armatures)

@@ -84,3 +84,16 @@ def test_action_fcurves_of_a_keyed_pose_bone(rig):
     paths = {fc.data_path for fc in c.action_fcurves(data.action, data.action_slot)}
     assert paths == {'pose.bones["b"].rotation_quaternion'}
     assert len(c.action_fcurves(data.action, data.action_slot)) == 4
+
+
+def test_find_fcurve_is_the_action_fcurves_curve_of_that_channel(rig):
+    c = compat()
+    assert c.find_fcurve(None, None, 'pose.bones["b"].rotation_quaternion', 0) is None
+    rig.pose.bones["b"].keyframe_insert("rotation_quaternion", index=2, frame=1)
+    rig.pose.bones["a"].keyframe_insert("location", frame=1)
+    data = rig.animation_data
+    every = {(fc.data_path, fc.array_index): fc for fc in c.action_fcurves(data.action, data.action_slot)}
+    for (path, index), fc in every.items():
+        assert c.find_fcurve(data.action, data.action_slot, path, index) == fc
+    assert c.find_fcurve(data.action, data.action_slot, 'pose.bones["b"].rotation_quaternion', 1) is None
+    assert c.find_fcurve(data.action, None, 'pose.bones["b"].rotation_quaternion', 2) is None

@@ -171,8 +171,8 @@ def _follow_armature_modifier(obj, mod, helper):
 
 
 def _keep(obj):
-    """Keep the deformer of ``obj`` right (the module); ``(why, how to go on)`` when it must go
-    off, else ``None``."""
+    """Keep the deformer of ``obj`` right (the module); ``(why, how to go on, whether it goes on
+    again by itself)`` when it must go off, else ``None``."""
     from . import _masked, _reconfigure, configuration_stale, find
 
     mod, helper = find(obj)
@@ -187,32 +187,31 @@ def _keep(obj):
     bone = missing_bone(obj, helper) if why is not None and isinstance(helper, bpy.types.Object) and \
         helper.type == "MESH" and arm_mod_ready(obj) else None
     if bone is not None and why == _no_bone(data.armature_modifier(obj), bone):
-        helper[OFF_FOR_BONES] = True    # (set again after the switch: ``check_updates``)
         return why, ("it switches on again by itself once the armature has that bone again (a rig generated anew), "
-                     "or remove it and add it again")
+                     "or remove it and add it again"), True
     if why == NO_ARMATURE:
         return why, ("if you applied the Armature modifier, apply the deformer next (in stack order the two keep "
                      "the deformed mesh; on its own the Armature modifier leaves the two-bone vertices at rest), "
                      "or use Convert to Mesh; else give the Armature modifier back its armature, or undo, and switch "
-                     "the deformer on again (Toggle JointLimit Deformer)")
+                     "the deformer on again (Toggle JointLimit Deformer)"), False
     if why is not None:
-        return why, "remove it and add it again, or undo that and switch it on again (Toggle JointLimit Deformer)"
+        return why, "remove it and add it again, or undo that and switch it on again (Toggle JointLimit Deformer)", False
     arm_mod = data.armature_modifier(obj)
     why = stack_problem(obj, arm_mod, mod)
     if why is not None:
         return why, ("move that modifier after the deformer (or apply it), then switch the deformer on again "
-                     "(Toggle JointLimit Deformer)")
+                     "(Toggle JointLimit Deformer)"), False
     helper_arm = _helper_armature(helper)
     if helper_arm is not None and helper_arm.object is not arm_mod.object:
         helper_arm.object = arm_mod.object
     if _follow_armature_modifier(obj, mod, helper):
         return ("its modifier is off while the Armature modifier skips the two-bone vertices (they would stay "
-                "unskinned)", "switch it on with Toggle JointLimit Deformer, not with the modifier's own switch")
+                "unskinned)", "switch it on with Toggle JointLimit Deformer, not with the modifier's own switch", False)
     if mod.show_viewport and configuration_stale(obj, mod, helper):
         _reconfigure(obj, mod, helper)  # the mode set in the panel, Preserve Volume or B-Bones on after Add
     why = binding_conflict(obj)
     return None if why is None else (why, "switch it on again (Toggle JointLimit Deformer) to take the SDEF "
-                                          "vertices over, or remove it")
+                                          "vertices over, or remove it", False)
 
 
 def arm_mod_ready(obj):
@@ -241,7 +240,7 @@ def check_updates(depsgraph):
     one that would move its two-bone vertices wrongly or twice is switched off, and the console
     says why and how to go on; one switched off for a bone its armature lacked goes on again once
     the armature has it (``_back_on``)."""
-    from . import set_enabled
+    from . import find, set_enabled
 
     if _suspended[0]:
         return
@@ -255,18 +254,9 @@ def check_updates(depsgraph):
             continue
         off = _keep(obj)
         if off is not None:
-            flagged = _flag(obj)
             set_enabled(obj, False)
-            if flagged is not None:
-                flagged[OFF_FOR_BONES] = True
+            if off[2]:
+                find(obj)[1][OFF_FOR_BONES] = True    # (after the switch: it clears the mark)
             print(f"JointLimit: the deformer of '{obj.name}' is switched off: {off[0]}. To go on, {off[1]}",
                   file=sys.stderr)
 
-
-def _flag(obj):
-    """The helper of ``obj``'s deformer when ``_keep`` marked it switched off for a missing bone
-    (``set_enabled`` clears the mark: it is put back after), else ``None``."""
-    from . import find
-
-    helper = find(obj)[1]
-    return helper if isinstance(helper, bpy.types.Object) and helper.get(OFF_FOR_BONES) else None
