@@ -132,18 +132,24 @@ def _rotation_animation(obj, data):
     return animated
 
 
+def channel_fcurves(obj, path, width=4):
+    """``{component: F-curve}`` of the F-curves of ``obj``'s action animating ``path`` (a full data
+    path, up to ``width`` components), muted ones included."""
+    data = obj.animation_data
+    if data is None or data.action is None:
+        return {}
+    found = ((i, compat.find_fcurve(data.action, data.action_slot, path, i)) for i in range(width))
+    return {i: fc for i, fc in found if fc is not None}
+
+
 def rotation_fcurves(pose_bone):
     """``{component: F-curve}`` of the unmuted F-curves of the armature's action that key the
     bone's rotation channel (in its mode)."""
     from .bone_limits import rotation_path
 
-    data = pose_bone.id_data.animation_data
-    if data is None or data.action is None:
-        return {}
     attr, width = rotation_path(pose_bone)
-    path = pose_bone.path_from_id(attr)
-    found = ((i, compat.find_fcurve(data.action, data.action_slot, path, i)) for i in range(width))
-    return {i: fc for i, fc in found if fc is not None and not fc.mute}
+    curves = channel_fcurves(pose_bone.id_data, pose_bone.path_from_id(attr), width)
+    return {i: fc for i, fc in curves.items() if not fc.mute}
 
 
 def fully_keyed(pose_bone):
@@ -264,10 +270,9 @@ def remove_keys_between(pose_bone, data_path, frames, tol=1e-4, scene=None):
     times = sorted(action_times(obj, frames, scene))
     if len(times) < 2:
         return 0
-    path = pose_bone.path_from_id(data_path)
     removed = 0
-    for fc in object_fcurves(obj):
-        if fc.data_path != path or fc.lock or (fc.group is not None and fc.group.lock):
+    for fc in channel_fcurves(obj, pose_bone.path_from_id(data_path)).values():
+        if fc.lock or (fc.group is not None and fc.group.lock):
             continue
         points = fc.keyframe_points
         doomed = [i for i, point in enumerate(points)
@@ -290,13 +295,12 @@ def keyed_frames(obj, pose_bone, data_path, frame_start, frame_end, tol=1e-4, sc
     (in NLA tweak mode, where the tweaked strip plays them; with Time Stretching, where the
     stretched time reaches them): whole frames as ``int`` (within ``tol``), a key between frames
     at its own time (``float``)."""
-    full = f'pose.bones["{pose_bone.name}"].{data_path}'
+    full = pose_bone.path_from_id(data_path)
     to_scene = _to_scene(obj, scene)
     frames = set()
-    for fc in object_fcurves(obj):
-        if fc.data_path == full:
-            times = (to_scene(k.co[0]) for k in fc.keyframe_points)
-            frames.update(_frame_or_time(t, tol) for t in times if frame_start - tol <= t <= frame_end + tol)
+    for fc in channel_fcurves(obj, full).values():
+        times = (to_scene(k.co[0]) for k in fc.keyframe_points)
+        frames.update(_frame_or_time(t, tol) for t in times if frame_start - tol <= t <= frame_end + tol)
     return sorted(frames)
 
 

@@ -833,3 +833,22 @@ def test_bake_in_nla_tweak_mode_on_an_add_strip_keys_what_gives_the_clamped_pose
     data.use_tweak_mode = True
     assert strip.influence == 0.0 and not strip.use_animated_influence    # (Blender's unused influence)
     assert not mods["animation"].action_blended(rig)
+
+
+def test_a_bone_named_with_a_quote_gets_its_motion(rig, mods):
+    import bpy
+
+    Q = mods["core.quat"]
+    bpy.ops.object.mode_set(mode="EDIT")
+    rig.data.edit_bones["joint"].name = 'arm "L"'
+    bpy.ops.object.mode_set(mode="POSE")
+    pb = rig.pose.bones['arm "L"']
+    pb.rotation_mode = "QUATERNION"
+    poses = [Q.from_euler(np.radians(e), "XYZ") for e in ((0, 0, 0), (40, 10, -20))]
+    for frame, q in zip((1, 11), poses):
+        _key(pb, q, frame, mods)
+    assert mods["animation"].keyed_frames(rig, pb, "rotation_quaternion", 1, 11) == [1, 11]
+    assert bpy.ops.pose.jointlimit_motion(frame_start=1, frame_end=11) == {"FINISHED"}
+    assert mods["animation"].keyed_frames(rig, pb, "rotation_quaternion", 1, 11) == list(range(1, 12))
+    got = _sample(pb, (1, 11), mods)
+    assert all(Q.angle_between(g, q) < 1e-5 for g, q in zip(got, poses))
