@@ -234,6 +234,20 @@ def euler_ranges(settings):
     ]
 
 
+def made_from(settings, con, tol=1e-6):
+    """Whether the (merged) Limit Rotation constraint ``con`` holds exactly the Euler ranges of
+    ``settings`` (``euler_ranges``): *Joint Limits to Constraints* made it from that limit."""
+    order, axes = euler_ranges(settings)
+    if con.euler_order != order or con.use_legacy_behavior:
+        return False
+    for axis, (use, lo, hi) in zip("xyz", axes):
+        if getattr(con, f"use_limit_{axis}") != bool(use):
+            return False
+        if use and (abs(getattr(con, f"min_{axis}") - lo) > tol or abs(getattr(con, f"max_{axis}") - hi) > tol):
+            return False
+    return True
+
+
 def convertible(pb, source):
     """Whether the bone has what ``source`` (``AUTO``, ``LIMIT_ROTATION``, ``IK_LIMITS``) converts: a
     local-space Limit Rotation constraint, or IK limits or locks."""

@@ -606,6 +606,14 @@ MESSAGES = {
         "関節制限のある 1 本のボーンはその制限を保ちました（{bones}。「制限を置き換え」でこれも変換します）",
     "Kept the joint limits of {count} bones that have one ({bones}; Replace Limits converts them too)":
         "関節制限のある {count} 本のボーンはその制限を保ちました（{bones}。「制限を置き換え」でこれらも変換します）",
+    "Switched the joint limit of 1 bone on again ({bones}): its Limit Rotation constraints were made from it (Joint "
+    "Limits to Constraints), so it keeps its own shape":
+        "1 本のボーンの関節制限を再びオンにしました（{bones}）：その回転制限コンストレイントはこの制限から作られたもの"
+        "（関節制限をコンストレイントへ）なので、元の形を保ちます",
+    "Switched the joint limits of {count} bones on again ({bones}): their Limit Rotation constraints were made from "
+    "them (Joint Limits to Constraints), so they keep their own shapes":
+        "{count} 本のボーンの関節制限を再びオンにしました（{bones}）：それらの回転制限コンストレイントはこれらの制限から"
+        "作られたものなので、元の形を保ちます",
     "Replaced the joint limit of 1 bone ({bones})": "1 本のボーンの関節制限を置き換えました（{bones}）",
     "Replaced the joint limits of {count} bones ({bones})": "{count} 本のボーンの関節制限を置き換えました（{bones}）",
     "Smoothed 1 bone": "1 本のボーンをスムーズにしました",

@@ -1376,3 +1376,29 @@ def test_apply_with_auto_keying_keys_only_the_bones_it_moved_in_each_rig(rig, co
     assert op.execute(bpy.context) == {"FINISHED"}
     assert any(f"forearm.L ({rig.name}), forearm.L ({other.name}): animated" in text or
                f"forearm.L ({other.name}), forearm.L ({rig.name}): animated" in text for _, text in op.reports), op.reports
+
+
+@pytest.mark.parametrize("shape", ["ELLIPSE", "SUPERELLIPSE", "RECT"])
+def test_to_constraints_and_back_gives_the_limit_its_shape_again(rig, shape):
+    """To Constraints with Disable Joint Limits, then From Constraints: the bone's own limit (its
+    shape, not a rectangle of its ranges) is switched on again; the constraint muted."""
+    import bpy
+
+    pb = rig.pose.bones["upper_arm.L"]
+    s = pb.jointlimit
+    configure(s, "SWING_TWIST")
+    s.shape = shape
+    s.swing_x_min, s.swing_x_max = math.radians(-30), math.radians(80)
+    s.swing_z_min, s.swing_z_max = math.radians(-40), math.radians(20)
+    s.use_twist_limit = True
+    s.twist_min, s.twist_max = math.radians(-20), math.radians(35)
+    select_only(rig, {"upper_arm.L"}, active="upper_arm.L")
+    assert bpy.ops.pose.jointlimit_to_constraints(disable_limits=True) == {"FINISHED"}
+    assert not s.enabled
+    assert bpy.ops.pose.jointlimit_from_constraints() == {"FINISHED"}
+    assert s.enabled and s.kind == "SWING_TWIST" and s.shape == shape
+    assert not pb.constraints["JointLimit Euler"].enabled
+    pb.constraints["JointLimit Euler"].max_x = math.radians(70)    # edited since: converted as ranges
+    s.enabled = False
+    assert bpy.ops.pose.jointlimit_from_constraints() == {"FINISHED"}
+    assert s.enabled and s.shape == "RECT" and math.degrees(s.swing_x_max) == pytest.approx(70)

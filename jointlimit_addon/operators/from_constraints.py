@@ -49,7 +49,7 @@ class POSE_OT_jointlimit_from_constraints(PosePoll, bpy.types.Operator):
         default=False,
     )
 
-    def _convert(self, pb, unmerged):
+    def _convert(self, pb, unmerged, restored):
         if not settings_io.convertible(pb, self.source) or (pb.jointlimit.enabled and not self.replace_limits):
             return False
         cons = settings_io.local_limit_rotations(pb)
@@ -60,6 +60,10 @@ class POSE_OT_jointlimit_from_constraints(PosePoll, bpy.types.Operator):
                 return False
             if self.limit_kind == "EULER":
                 settings_io.euler_settings_from_limit_rotation(pb.jointlimit, con, pb.rotation_mode)
+            elif not pb.jointlimit.enabled and bone_limits.settings_error(pb.jointlimit) is None and \
+                    settings_io.made_from(pb.jointlimit, con):
+                pb.jointlimit.enabled = True    # (the limit the constraints were made from: its shape back)
+                restored.append(pb.name)
             else:
                 settings_io.settings_from_axes(pb.jointlimit, *settings_io.axes_from_limit_rotation(con))
             for con in cons:
@@ -87,8 +91,8 @@ class POSE_OT_jointlimit_from_constraints(PosePoll, bpy.types.Operator):
         kept = [pb.name for pb in bones
                 if pb.jointlimit.enabled and not self.replace_limits and settings_io.convertible(pb, self.source)]
         replaced = [pb.name for pb in bones if pb.jointlimit.enabled]
-        unmerged = []
-        converted = [pb.name for pb in bones if self._convert(pb, unmerged)]
+        unmerged, restored = [], []
+        converted = [pb.name for pb in bones if self._convert(pb, unmerged, restored)]
         if unmerged:
             self.report({"WARNING"}, report_text(
                 "Left {bones} as they are: their Limit Rotation constraints read the rotation in different Euler "
@@ -117,6 +121,13 @@ class POSE_OT_jointlimit_from_constraints(PosePoll, bpy.types.Operator):
                 "The Limit Rotation constraints of {bones} have a minimum above its maximum: Blender holds such an "
                 "axis at one angle, the conversion at the middle of the two (check those ranges)",
                 bones=", ".join(inverted[:5])))
+        if restored:
+            self.report({"INFO"}, report_count(
+                "Switched the joint limit of 1 bone on again ({bones}): its Limit Rotation constraints were made "
+                "from it (Joint Limits to Constraints), so it keeps its own shape",
+                "Switched the joint limits of {count} bones on again ({bones}): their Limit Rotation constraints "
+                "were made from them (Joint Limits to Constraints), so they keep their own shapes",
+                len(restored), bones=", ".join(restored[:5])))
         if replaced:
             self.report({"INFO"}, report_count(
                 "Replaced the joint limit of 1 bone ({bones})", "Replaced the joint limits of {count} bones ({bones})",
