@@ -181,9 +181,12 @@ def axes_from_limit_rotation(con):
 def merged_limit_rotation(cons):
     """The local Limit Rotation constraints ``cons`` of a bone as one (their fields), evaluated one
     after the other: an axis limited by any, within every range that limits it; ``None`` when
-    they read the rotation otherwise (another Euler order or behaviour)."""
+    they read the rotation otherwise (another Euler order or behaviour) or when two of them limit
+    an axis to ranges that do not overlap (``disjoint_axis``)."""
     first = cons[0]
     if any((c.euler_order, c.use_legacy_behavior) != (first.euler_order, first.use_legacy_behavior) for c in cons):
+        return None
+    if disjoint_axis(cons) is not None:
         return None
     fields = {"euler_order": first.euler_order, "use_legacy_behavior": first.use_legacy_behavior}
     for axis in "xyz":
@@ -192,6 +195,18 @@ def merged_limit_rotation(cons):
         fields[f"min_{axis}"] = max((getattr(c, f"min_{axis}") for c in used), default=getattr(first, f"min_{axis}"))
         fields[f"max_{axis}"] = min((getattr(c, f"max_{axis}") for c in used), default=getattr(first, f"max_{axis}"))
     return types.SimpleNamespace(**fields)
+
+
+def disjoint_axis(cons):
+    """The first axis (``"x"``, ``"y"``, ``"z"``) two of the Limit Rotation constraints ``cons``
+    limit to ranges (each the right way round) that do not overlap, else ``None``: one after the
+    other they hold it at an end of the later one, which no single limit does."""
+    for axis in "xyz":
+        ranges = [(getattr(c, f"min_{axis}"), getattr(c, f"max_{axis}")) for c in cons if getattr(c, f"use_limit_{axis}")]
+        proper = [(lo, hi) for lo, hi in ranges if lo <= hi]
+        if proper and max(lo for lo, _ in proper) > min(hi for _, hi in proper):
+            return axis
+    return None
 
 
 def local_limit_rotations(pb):

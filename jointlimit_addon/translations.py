@@ -561,6 +561,10 @@ MESSAGES = {
         "{bones} のレスト時の向きが相手側のミラー像になっていません（最大 {angle:.0f}° の差：ボーンのロールか向きが"
         "異なります）。ミラーした制限はワールドで別の曲がり方をします：両側に「リグに合わせる」でプリセットを適用するか、"
         "その制限を手で設定してください",
+    "Left {bones} as they are: two of their Limit Rotation constraints limit one axis to ranges that do not overlap "
+    "(one after the other they hold it at one angle), which one limit cannot hold (check those ranges)":
+        "{bones} はそのままにしました：その回転制限コンストレイントのうち 2 つがひとつの軸を重ならない範囲に制限しています"
+        "（順に評価すると一つの角度に固定されます）。ひとつの制限では表せません（その範囲を確認してください）",
     "Left {bones} as they are: their Limit Rotation constraints read the rotation in different Euler orders (or "
     "one with legacy behaviour), which one limit cannot hold":
         "{bones} はそのままにしました：その回転制限コンストレイントは異なるオイラー順序（またはレガシー動作）で回転を読むため、"

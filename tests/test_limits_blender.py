@@ -799,7 +799,8 @@ def test_from_constraints_as_euler_allows_what_the_constraint_allows(rig, core):
 def test_from_constraints_reads_several_constraints_legacy_ranges_and_an_inverted_twist(rig, core):
     """Two local Limit Rotation constraints on one bone (X on one, Z on the other) become one
     limit with both ranges (only the first was read and both were muted: the Z range lost); with
-    different Euler orders the bone is left as it is and named; a legacy constraint's 0..360°
+    different Euler orders, or ranges of one axis that do not overlap, the bone is left as it is and
+    named; a legacy constraint's 0..360°
     allows 0..180° (it became a free axis); an inverted Y range becomes a 0.1° twist at its middle
     (it stayed inverted: an invalid limit)."""
     import bpy
@@ -851,6 +852,13 @@ def test_from_constraints_reads_several_constraints_legacy_ranges_and_an_inverte
     assert convert(old_constraints="KEEP")[0] == {"FINISHED"}
     assert core["bone_limits"].settings_error(s) is None
     assert np.degrees([s.twist_min, s.twist_max]) == pytest.approx([29.95, 30.05])
+    clear()
+    _limit_rotation(pb, (0, 40), None, None)
+    _limit_rotation(pb, (60, 120), None, None)     # (one after the other: X held at 60°, not a range)
+    result, reports = convert(old_constraints="MUTE")
+    assert result == {"CANCELLED"} and not s.enabled and all(con.enabled for con in pb.constraints)
+    assert any("ranges that do not overlap" in text for kind, text in reports if kind == {"WARNING"}), reports
+    assert not any("minimum above its maximum" in text for _, text in reports), reports
     clear()
 
 

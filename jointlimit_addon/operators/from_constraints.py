@@ -49,14 +49,14 @@ class POSE_OT_jointlimit_from_constraints(PosePoll, bpy.types.Operator):
         default=False,
     )
 
-    def _convert(self, pb, unmerged, restored):
+    def _convert(self, pb, unmerged, disjoint, restored):
         if not settings_io.convertible(pb, self.source) or (pb.jointlimit.enabled and not self.replace_limits):
             return False
         cons = settings_io.local_limit_rotations(pb)
         if self.source == "LIMIT_ROTATION" or (self.source == "AUTO" and cons):
             con = settings_io.merged_limit_rotation(cons)
-            if con is None:
-                unmerged.append(pb.name)    # (its constraints stay as they are)
+            if con is None:     # (its constraints stay as they are)
+                (disjoint if settings_io.disjoint_axis(cons) is not None else unmerged).append(pb.name)
                 return False
             if self.limit_kind == "EULER":
                 settings_io.euler_settings_from_limit_rotation(pb.jointlimit, con, pb.rotation_mode)
@@ -91,15 +91,20 @@ class POSE_OT_jointlimit_from_constraints(PosePoll, bpy.types.Operator):
         kept = [pb.name for pb in bones
                 if pb.jointlimit.enabled and not self.replace_limits and settings_io.convertible(pb, self.source)]
         replaced = [pb.name for pb in bones if pb.jointlimit.enabled]
-        unmerged, restored = [], []
-        converted = [pb.name for pb in bones if self._convert(pb, unmerged, restored)]
+        unmerged, disjoint, restored = [], [], []
+        converted = [pb.name for pb in bones if self._convert(pb, unmerged, disjoint, restored)]
         if unmerged:
             self.report({"WARNING"}, report_text(
                 "Left {bones} as they are: their Limit Rotation constraints read the rotation in different Euler "
                 "orders (or one with legacy behaviour), which one limit cannot hold", bones=", ".join(unmerged[:5])))
+        if disjoint:
+            self.report({"WARNING"}, report_text(
+                "Left {bones} as they are: two of their Limit Rotation constraints limit one axis to ranges that do "
+                "not overlap (one after the other they hold it at one angle), which one limit cannot hold (check "
+                "those ranges)", bones=", ".join(disjoint[:5])))
         replaced = [name for name in replaced if name in converted]
         if not converted:
-            if unmerged:
+            if unmerged or disjoint:
                 return {"CANCELLED"}    # (the warning says why)
             if kept:
                 self.report({"ERROR"}, report_count(
