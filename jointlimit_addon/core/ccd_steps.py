@@ -15,7 +15,7 @@ import numpy as np
 
 from . import quat
 from .euler_limits import _ANGLE_TOL as _HINGE_TOL
-from .euler_limits import TAU, HingeLimit
+from .euler_limits import TAU, EulerLimit, HingeLimit
 from .limits import TWIST_TOL, JointLimit
 from .locks import RotationLock
 from .projection import MATH, POLE_EPS2, _compose
@@ -305,6 +305,8 @@ def _clamped(limit, q):
         return q
     if type(limit) is HingeLimit:
         return _hinge_clamp1(limit, q)
+    if type(limit) is EulerLimit:
+        return limit.clamp1(q)
     out = np.asarray(limit.clamp(np.array(q)), dtype=np.float64)
     if out.shape != (4,):
         raise ValueError(f"{type(limit).__name__}.clamp must return shape (4,) for one quaternion, got {out.shape}")

@@ -177,6 +177,51 @@ def _compose(a_i, a_j, a_k, order):
     return quat.from_euler(euler, order)
 
 
+def _decompose1(q, order):
+    """``_decompose`` of one unit quaternion tuple, on Python floats."""
+    i, j, k, p = _order_positions(order)
+    w, x, y, z = q
+    m = ((1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)),
+         (2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)),
+         (2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)))
+    cos_j = math.hypot(m[i][i], m[j][i])
+    a_j = math.atan2(-p * m[k][i], cos_j)
+    if cos_j < 1e-15:
+        a_i = math.atan2(-p * m[j][k], m[j][j])
+    else:
+        a_i = math.atan2(p * m[k][j], m[k][k])
+    q_i, q_j = _axis_quat1(i, a_i), _axis_quat1(j, a_j)
+    q_k = _mul1(_mul1(q, _conjugate1(q_i)), _conjugate1(q_j))
+    a_k = math.pi - (math.pi - 2.0 * math.atan2(q_k[1 + k], q_k[0])) % TAU
+    return a_i, a_j, a_k
+
+
+def _axis_quat1(axis_index, angle):
+    out = [math.cos(0.5 * angle), 0.0, 0.0, 0.0]
+    out[1 + axis_index] = math.sin(0.5 * angle)
+    return tuple(out)
+
+
+def _conjugate1(q):
+    return q[0], -q[1], -q[2], -q[3]
+
+
+def _mul1(a, b):
+    """``quat.mul`` of two tuples."""
+    aw, ax, ay, az = a
+    bw, bx, by, bz = b
+    return (aw * bw - ax * bx - ay * by - az * bz, aw * bx + ax * bw + ay * bz - az * by,
+            aw * by - ax * bz + ay * bw + az * bx, aw * bz + ax * by - ay * bx + az * bw)
+
+
+def _clamp_arc1(x, lo, hi):
+    """``_clamp_arc`` of one angle."""
+    d, width = (x - lo) % TAU, hi - lo
+    if width >= TAU or d <= width:
+        return lo + d
+    return hi if (d - width) <= (TAU - d) else lo
+
+
 # --------------------------------------------------------------------------- hinge
 
 
@@ -346,6 +391,22 @@ class EulerLimit(_EulerRanges):
         clamped = [_clamp_arc(a, *r) for a, r in zip(angles, self._pos_ranges)]
         out = _same_hemisphere(_compose(*clamped, self.order), q)
         return np.where(self.contains(q)[..., None], q, out)
+
+    def clamp1(self, q):
+        """``clamp`` of one quaternion ``(w, x, y, z)`` of finite floats, not zero, on Python floats
+        (the same steps without numpy's per-call cost, for the CCD's per-joint clamps); a tuple."""
+        w, x, y, z = q
+        norm = math.sqrt(((w * w + x * x) + y * y) + z * z)
+        q = (w / norm, x / norm, y / norm, z / norm)
+        angles = _decompose1(q, self.order)
+        if all(_in_arc1(a, *r, tol=0.25 * _ANGLE_TOL) for a, r in zip(angles, self._pos_ranges)):
+            return q
+        i, j, k, _ = _order_positions(self.order)
+        a_i, a_j, a_k = (_clamp_arc1(a, *r) for a, r in zip(angles, self._pos_ranges))
+        out = _mul1(_axis_quat1(k, a_k), _mul1(_axis_quat1(j, a_j), _axis_quat1(i, a_i)))
+        if ((out[0] * q[0] + out[1] * q[1]) + out[2] * q[2]) + out[3] * q[3] < 0.0:
+            return -out[0], -out[1], -out[2], -out[3]
+        return out
 
     def __repr__(self):
         return (f"EulerLimit(x={self.x}, y={self.y}, z={self.z}, order={self.order!r}, "

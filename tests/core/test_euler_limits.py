@@ -239,6 +239,26 @@ def test_hinge_float_path_equals_clamp(axis):
     assert np.allclose(free.clamp1((1.0, 0.3, 0.5, 0.2)), free.clamp(np.array((1.0, 0.3, 0.5, 0.2))), atol=1e-15)
 
 
+@pytest.mark.parametrize("order", ["XYZ", "XZY", "YXZ", "YZX", "ZXY", "ZYX"])
+def test_euler_float_path_equals_clamp(order):
+    """``EulerLimit.clamp1`` (the CCD's one-rotation path on floats) gives ``clamp``'s rotations to
+    float64 rounding and the same inside/outside answer: random rotations, rotations inside, on
+    the ranges' ends, near gimbal lock, ranges touching 180°."""
+    rng = np.random.default_rng(11)
+    for first, middle, last in (((-0.5, 1.2), (-0.3, 0.9), (-1.0, 0.4)), ((-PI, PI), (-0.2, 0.2), (2.0, PI)),
+                                (None, (0.0, 0.0), (-2.5, -1.0))):     # (the middle axis within the guard)
+        ranges = dict(zip(order, (first, middle, last)))
+        lim = EulerLimit(ranges["X"], ranges["Y"], ranges["Z"], order=order)
+        q = rng.normal(size=(1500, 4))
+        inside = lim.clamp(q[:500])
+        q[500:1000] = inside * rng.uniform(0.5, 2.0, (500, 1))
+        q[1000:1250] = Q.mul(Q.from_axis_angle(np.eye(3)["XYZ".index(order[1])], PI / 2), q[1000:1250])
+        for qi in q:
+            expected = lim.clamp(qi)
+            got = np.array(lim.clamp1(tuple(qi.tolist())))
+            assert np.abs(got - expected).max() <= 1e-12, (qi, got, expected)
+
+
 @settings(max_examples=60, deadline=None)
 @given(hinge_limits(), rotations(n=12))
 def test_hinge_clamp_is_geodesically_nearest(limit, q):
