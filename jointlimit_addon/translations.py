@@ -620,6 +620,27 @@ MESSAGES = {
         "作られたものなので、元の形を保ちます",
     "Replaced the joint limit of 1 bone ({bones})": "1 本のボーンの関節制限を置き換えました（{bones}）",
     "Replaced the joint limits of {count} bones ({bones})": "{count} 本のボーンの関節制限を置き換えました（{bones}）",
+    "Select the bones to smooth": "スムーズにするボーンを選択してください",
+    "None of the selected bones has two or more rotation keys in the frame range":
+        "選択したボーンのどれにも、フレーム範囲内に 2 つ以上の回転キーがありません",
+    "End frame {end} must be after start frame {start}": "終了フレーム {end} は開始フレーム {start} より後にしてください",
+    "; skipped (fewer than two keys): {bones}": "；スキップ（キーが 2 つ未満）：{bones}",
+    "Left {bones} as they are: a rotation F-curve of theirs is locked (unlock it to key the motion)":
+        "{bones} はそのままにしました：回転の F カーブがロックされています（モーションをキーするにはロックを解除してください）",
+    "Left {bones} as they are: their rotation F-curves have modifiers (Noise, Generator, ...), which would act again "
+    "on the keys of the motion: apply or remove them first":
+        "{bones} はそのままにしました：回転の F カーブにモディファイアー（ノイズ、ジェネレーターなど）があり、モーションの"
+        "キーにもう一度かかってしまいます：先に適用するか削除してください",
+    "The keys of {bones} turn more than half a turn about one axis from one key to the next ({angle:.0f}° between "
+    "frames {a} and {b}): the motion takes the shorter way round and keys its values; key a pose in between to keep "
+    "the longer turn":
+        "{bones} のキーは隣のキーまでにひとつの軸まわりで半回転以上回ります（フレーム {a} と {b} の間で {angle:.0f}°）："
+        "モーションは短い方の向きに回り、その値でキーします。長い回転を保つには間にポーズをキーしてください",
+    "The Constant (stepped) keys of {bones} in the range now interpolate smoothly":
+        "範囲内の {bones} の一定（ステップ）キーは滑らかに補間されるようになりました",
+    "Target Rotation must be a non-zero quaternion": "ターゲット回転はゼロでないクォータニオンにしてください",
+    "the modifiers before the Armature modifier change the vertex count":
+        "アーマチュアモディファイアーより前のモディファイアーが頂点数を変えます",
     "Smoothed 1 bone": "1 本のボーンをスムーズにしました",
     "Smoothed {count} bones": "{count} 本のボーンをスムーズにしました",
     "Set 1 bone from '{preset}' ({mirrored} mirrored for the right side)":

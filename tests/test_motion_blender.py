@@ -852,3 +852,93 @@ def test_a_bone_named_with_a_quote_gets_its_motion(rig, mods):
     assert mods["animation"].keyed_frames(rig, pb, "rotation_quaternion", 1, 11) == list(range(1, 12))
     got = _sample(pb, (1, 11), mods)
     assert all(Q.angle_between(g, q) < 1e-5 for g, q in zip(got, poses))
+
+
+def _x_keys(pb, degrees_by_frame, mode="XYZ"):
+    pb.rotation_mode = mode
+    for frame, x in degrees_by_frame.items():
+        if mode == "AXIS_ANGLE":
+            pb.rotation_axis_angle = (math.radians(x), 1.0, 0.0, 0.0)
+            pb.keyframe_insert("rotation_axis_angle", frame=frame)
+        else:
+            pb.rotation_euler = (math.radians(x), 0.0, 0.0)
+            pb.keyframe_insert("rotation_euler", frame=frame)
+
+
+def _run(**props):
+    import bpy
+
+    from modal_harness import OperatorStandIn
+
+    op = OperatorStandIn(bpy.types.POSE_OT_jointlimit_motion, **props)
+    return op.execute(bpy.context), op.reports
+
+
+@pytest.mark.parametrize("mode", ["XYZ", "AXIS_ANGLE"])
+def test_keys_more_than_half_a_turn_apart_are_warned_about(rig, mods, mode):
+    """Keys 0° and 270° about X: the motion takes the shorter way (-90°) and keys it; the report
+    says so, naming the bone and the frames (it said only 'Smoothed 1 bone')."""
+    pb = rig.pose.bones["joint"]
+    _x_keys(pb, {1: 0.0, 11: 270.0}, mode)
+    result, reports = _run(frame_start=1, frame_end=11, channels="EULER")
+    assert result == {"FINISHED"}
+    assert any(kind == {"WARNING"} and "joint" in text and "more than half a turn" in text and "1 and 11" in text
+               for kind, text in reports), reports
+    _x_keys(pb, {1: 0.0, 11: 90.0, 21: 200.0}, mode)      # each step under half a turn: nothing said
+    result, reports = _run(frame_start=1, frame_end=21, channels="EULER")
+    assert result == {"FINISHED"} and not any("half a turn" in text for _, text in reports), reports
+
+
+def _rotation_curves(rig, mods):
+    data = rig.animation_data
+    import importlib
+
+    compat = importlib.import_module(mods["animation"].__name__.rpartition(".")[0] + ".compat")
+    return [fc for fc in compat.action_fcurves(data.action, data.action_slot) if "rotation" in fc.data_path]
+
+
+def test_curves_with_modifiers_or_locked_are_left_as_they_are(rig, mods):
+    """A Generator on a rotation curve would act again on the keys the motion writes (the key
+    poses moved by its offset), a locked curve takes no keys (reported as smoothed): both bones
+    are left as they are and named; a Cycles modifier does not count."""
+    pb = rig.pose.bones["joint"]
+    _x_keys(pb, {1: 0.0, 11: 60.0, 21: 0.0})
+    curves = _rotation_curves(rig, mods)
+    counts = [len(fc.keyframe_points) for fc in curves]
+    gen = curves[0].modifiers.new("GENERATOR")
+    gen.use_additive, gen.coefficients = True, (0.1, 0.0)
+    result, reports = _run(frame_start=1, frame_end=21, channels="EULER")
+    assert result == {"CANCELLED"} and any("modifiers" in text and "joint" in text for _, text in reports), reports
+    assert [len(fc.keyframe_points) for fc in curves] == counts
+    curves[0].modifiers.remove(gen)
+    curves[0].modifiers.new("CYCLES")
+    curves[1].lock = True
+    result, reports = _run(frame_start=1, frame_end=21, channels="EULER")
+    assert result == {"CANCELLED"} and any("locked" in text and "joint" in text for _, text in reports), reports
+    assert [len(fc.keyframe_points) for fc in curves] == counts
+    curves[1].lock = False
+    assert _run(frame_start=1, frame_end=21, channels="EULER")[0] == {"FINISHED"}
+    assert all(len(fc.keyframe_points) == 21 for fc in curves)
+
+
+def test_stepped_keys_are_smoothed_too(rig, mods):
+    """Key poses blocked with Constant interpolation: the keys in the range (new ones copy it)
+    interpolate smoothly after the motion, so Step 3 plays smoothly between its keys; the last
+    key keeps its own (it leads out of the range)."""
+    import bpy
+
+    pb = rig.pose.bones["joint"]
+    _x_keys(pb, {1: 0.0, 11: 60.0, 21: 0.0})
+    for fc in _rotation_curves(rig, mods):
+        for point in fc.keyframe_points:
+            point.interpolation = "CONSTANT"
+    result, reports = _run(frame_start=1, frame_end=21, channels="EULER", step=3)
+    assert result == {"FINISHED"} and any("Constant" in text for _, text in reports), reports
+    for fc in _rotation_curves(rig, mods):
+        kinds = [p.interpolation for p in fc.keyframe_points]
+        assert set(kinds[:-1]) == {"BEZIER"} and kinds[-1] == "CONSTANT", kinds
+    xs = []
+    for frame in range(1, 12):
+        bpy.context.scene.frame_set(frame)
+        xs.append(math.degrees(pb.rotation_euler.x))
+    assert np.all(np.diff(xs) > 0.1), xs    # rising every frame to the 60° key, no holds

@@ -136,7 +136,8 @@ def test_fixed_ui_texts_reports_and_preset_names_are_translated(addon, ja):
     root = pathlib.Path(addon.__file__).parent
     texts = []
     for path in [root / "ui.py", root / "presets.py", *sorted((root / "operators").glob("*.py"))]:
-        texts += _literal_calls(path.read_text(), {"report", "_rpt", "_iface", "report_text", "PresetError", "poll_message_set"})
+        texts += _literal_calls(path.read_text(), {"report", "_rpt", "_iface", "report_text", "PresetError", "poll_message_set",
+                                                        "ValueError", "DataError"})
     texts += re.findall(r'return "([^"{]+)"', (root / "operators" / "_common.py").read_text())
     data = importlib.import_module(f"{addon.__name__}.presets_data")
     for table in (data.JOINTS, data.CHAINS):

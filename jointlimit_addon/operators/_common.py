@@ -21,6 +21,13 @@ def report_count(one, many, count, **values):
 FLOAT_MAX = 3.4028234e38
 
 
+def name_list(names, most=5):
+    """``a, b, c`` of the first ``most`` names, with ``(+N more)`` when there are more."""
+    names = list(names)
+    shown = ", ".join(names[:most])
+    return shown + (f" (+{len(names) - most} more)" if len(names) > most else "")
+
+
 def real_numbers(*values):
     """Whether every value is a number of the scene (not NaN, not infinite, nor the largest
     float that Blender stores for an infinity)."""

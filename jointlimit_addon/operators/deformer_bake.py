@@ -7,7 +7,7 @@ from bpy.props import BoolProperty, EnumProperty, FloatProperty, IntProperty
 from .. import animation, deformer
 from ..core import skinning
 from ..deformer import data, tree
-from ._common import MeshPoll, run_on_meshes, target_meshes
+from ._common import MeshPoll, report_text, run_on_meshes, target_meshes
 from .deformer_add import MODE_ITEMS, SOURCE_ITEMS, selected_prop, strongest_two_prop
 
 BAKE_SOURCE_ITEMS = [("AUTO", "Automatic", "mmd_tools SDEF shape keys if present, else the derived jl_sdef_* "
@@ -35,7 +35,7 @@ def frame_name(frame):
 def _read(context, obj, n, buf):
     mesh = obj.evaluated_get(context.evaluated_depsgraph_get()).data
     if len(mesh.vertices) != n:
-        raise data.DataError("the modifiers before the Armature modifier change the vertex count")
+        raise data.DataError(report_text("the modifiers before the Armature modifier change the vertex count"))
     mesh.vertices.foreach_get("co", buf)
     return buf.reshape(n, 3).astype(np.float64)
 

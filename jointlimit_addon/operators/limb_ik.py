@@ -369,7 +369,7 @@ class POSE_OT_jointlimit_limb_ik(ModalDragMixin, ActiveBonePoll, bpy.types.Opera
         if use_orientation:
             rotation = np.array(self.target_rotation, dtype=np.float64)
             if not np.all(np.isfinite(rotation)) or np.linalg.norm(rotation) < 1e-9:
-                raise ValueError("Target Rotation must be a non-zero quaternion")
+                raise ValueError(_rpt("Target Rotation must be a non-zero quaternion"))
             rotation = rotation / np.linalg.norm(rotation)     # (Blender's field keeps what is typed)
         return LimbSolver(bones, limits, rotation, self.hinge_axis, context.view_layer)
 

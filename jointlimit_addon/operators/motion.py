@@ -8,7 +8,7 @@ from bpy.props import BoolProperty, EnumProperty, IntProperty
 
 from .. import animation, bone_limits
 from ..core import motion, quat
-from ._common import PosePoll, bone_labels, report_count, selected_pose_bones
+from ._common import PosePoll, bone_labels, name_list, report_count, selected_pose_bones
 from ._common import report_text as _rpt
 from .bake import sample_rotations
 
@@ -69,6 +69,59 @@ def _locked_bone(pb):
     return bone_limits.with_rotation_lock(pb, None) is not None
 
 
+def _rotation_curves(pb):
+    """The F-curves of the bone's rotation channel (in its mode) in its rig's action."""
+    path, width = bone_limits.rotation_path(pb)
+    return list(animation.channel_fcurves(pb.id_data, pb.path_from_id(path), width).values())
+
+
+def _unkeyable_curves(pb):
+    """Whether a rotation F-curve of ``pb`` is locked (itself or its group): Blender keys nothing there."""
+    return any(fc.lock or (fc.group is not None and fc.group.lock) for fc in _rotation_curves(pb))
+
+
+def _modified_curves(pb):
+    """Whether a rotation F-curve of ``pb`` has an F-curve modifier that changes its values (a
+    Cycles modifier only repeats them): the key poses read with it would get it once more."""
+    return any(m.type != "CYCLES" and not m.mute for fc in _rotation_curves(pb) for m in fc.modifiers)
+
+
+def _long_turn(pb, keys, stored):
+    """``(key, next key, degrees)`` of the first two neighbouring keys whose keyed values turn the
+    bone more than half a turn about one axis (an Euler angle, an axis-angle bone's angle about
+    one axis), which a rotation path takes the shorter way round; ``None``."""
+    mode = pb.rotation_mode
+    for k in range(len(keys) - 1):
+        a, b = (np.asarray(values[0], dtype=np.float64) for values in (stored[k], stored[k + 1]))
+        if mode in bone_limits.EULER_MODES:
+            turn = float(np.abs(b - a).max())
+        elif mode == "AXIS_ANGLE" and np.linalg.norm(a[1:]) > 0 and np.linalg.norm(b[1:]) > 0 and \
+                np.dot(a[1:], b[1:]) / (np.linalg.norm(a[1:]) * np.linalg.norm(b[1:])) > 1.0 - 1e-9:
+            turn = abs(float(b[0] - a[0]))
+        else:
+            continue
+        if turn > math.pi + 1e-6:
+            return keys[k], keys[k + 1], math.degrees(turn)
+    return None
+
+
+def _unstep(pb, frames, scene):
+    """Keys of the bone's rotation curves from the first of ``frames`` up to the last (not on it:
+    its interpolation leads out of the range) interpolated smoothly where they were Constant (a
+    pose blocked in stepped keys, whose interpolation new keys copy); how many changed."""
+    start, end = (animation.scene_time(scene, f) for f in (frames[0], frames[-1]))
+    start, end = sorted(animation.action_time(pb.id_data, t) for t in (start, end))
+    changed = 0
+    for fc in _rotation_curves(pb):
+        for point in fc.keyframe_points:
+            if start - 1e-4 <= point.co[0] < end - 1e-4 and point.interpolation == "CONSTANT":
+                point.interpolation = "BEZIER"
+                changed += 1
+        if changed:
+            fc.update()
+    return changed
+
+
 class POSE_OT_jointlimit_motion(PosePoll, bpy.types.Operator):
     """Replace the motion between the selected bones' key poses by a smooth, limit-respecting one, keyed on every frame"""
 
@@ -124,22 +177,37 @@ class POSE_OT_jointlimit_motion(PosePoll, bpy.types.Operator):
         """``(plans, skipped names, label)``: per bone (bone, key frames, limit), the bones with too
         few keys, and how reports name a bone (``bone_labels``); ValueError when nothing can be done."""
         if self.frame_end <= self.frame_start:
-            raise ValueError(f"End frame {self.frame_end} must be after start frame {self.frame_start}")
+            raise ValueError(_rpt("End frame {end} must be after start frame {start}", end=self.frame_end,
+                                  start=self.frame_start))
         bones = selected_pose_bones(context)
         if not bones:
-            raise ValueError("Select the bones to smooth")
-        plans, skipped = [], []
+            raise ValueError(_rpt("Select the bones to smooth"))
+        plans, skipped, locked, modified = [], [], [], []
         label = bone_labels(bones)
         for pb in bones:
             path, _ = bone_limits.rotation_path(pb)
             keys = animation.keyed_frames(pb.id_data, pb, path, self.frame_start, self.frame_end, scene=context.scene)
             if len(keys) < 2:
                 skipped.append(label(pb))
-                continue
-            limit = bone_limits.bone_limit(pb) if pb.jointlimit.enabled else None
-            plans.append((pb, keys, limit))
+            elif _unkeyable_curves(pb):
+                locked.append(label(pb))
+            elif _modified_curves(pb):
+                modified.append(label(pb))
+            else:
+                limit = bone_limits.bone_limit(pb) if pb.jointlimit.enabled else None
+                plans.append((pb, keys, limit))
+        self.refused = []
+        if locked:
+            self.refused.append(_rpt("Left {bones} as they are: a rotation F-curve of theirs is locked (unlock it to "
+                                     "key the motion)", bones=name_list(locked)))
+        if modified:
+            self.refused.append(_rpt("Left {bones} as they are: their rotation F-curves have modifiers (Noise, "
+                                     "Generator, ...), which would act again on the keys of the motion: apply or "
+                                     "remove them first", bones=name_list(modified)))
         if not plans:
-            raise ValueError("None of the selected bones has two or more rotation keys in the frame range")
+            if self.refused:
+                raise ValueError("; ".join(self.refused))
+            raise ValueError(_rpt("None of the selected bones has two or more rotation keys in the frame range"))
         refused = animation.unkeyable_message(dict.fromkeys(pb.id_data for pb, _, _ in plans))
         if refused is not None:
             raise ValueError(refused)
@@ -153,7 +221,8 @@ class POSE_OT_jointlimit_motion(PosePoll, bpy.types.Operator):
             return {"CANCELLED"}
         scene = context.scene
         original_frame = (scene.frame_current, scene.frame_subframe)     # (its subframe kept)
-        written, overshoot, over_pole, jumps, held, moved_keys = [], {}, {}, {}, [], []
+        written, overshoot, over_pole, jumps, held, moved_keys, long_turns = [], {}, {}, {}, [], [], {}
+        unstepped = []
         for pb, keys, limit in plans:
             frames = output_frames(keys, self.step)
             order = pb.rotation_mode if pb.rotation_mode in bone_limits.EULER_MODES else "XYZ"
@@ -161,6 +230,9 @@ class POSE_OT_jointlimit_motion(PosePoll, bpy.types.Operator):
             try:
                 quats, stored = sample_rotations(scene, [pb], keys)     # a zero quaternion: names the bone
                 quats = sampled = quats[:, 0]
+                turn = _long_turn(pb, keys, stored)
+                if turn is not None:
+                    long_turns[label(pb)] = turn
                 # locked channels keep the animation's value on each frame: read it there
                 locked = sample_rotations(scene, [pb], frames)[1] if _locked_bone(pb) else None
                 if limit is not None:   # the key poses inside the limit first (whether Clamp Playback clamped them)
@@ -203,37 +275,51 @@ class POSE_OT_jointlimit_motion(PosePoll, bpy.types.Operator):
                 bone_limits.write_posed_rotation(pb, q)
                 pb.keyframe_insert(data_path=path, frame=animation.scene_time(scene, frame), group=pb.name)
             animation.remove_keys_between(pb, path, frames, scene=scene)
+            if _unstep(pb, frames, scene):
+                unstepped.append(label(pb))
         scene.frame_set(original_frame[0], subframe=original_frame[1])
         message = report_count("Smoothed 1 bone", "Smoothed {count} bones", len(written))
         if skipped:
-            message += f"; skipped (fewer than two keys): {', '.join(skipped[:5])}"
+            message += _rpt("; skipped (fewer than two keys): {bones}", bones=name_list(skipped))
         self.report({"INFO"}, message)
+        for refused in self.refused:
+            self.report({"WARNING"}, refused)
+        if long_turns:
+            name = sorted(long_turns)[0]
+            a, b, angle = long_turns[name]
+            self.report({"WARNING"}, _rpt(
+                "The keys of {bones} turn more than half a turn about one axis from one key to the next ({angle:.0f}° "
+                "between frames {a} and {b}): the motion takes the shorter way round and keys its values; key a pose "
+                "in between to keep the longer turn", bones=name_list(sorted(long_turns)), angle=angle, a=a, b=b))
+        if unstepped:
+            self.report({"INFO"}, _rpt("The Constant (stepped) keys of {bones} in the range now interpolate "
+                                       "smoothly", bones=name_list(unstepped)))
         if moved_keys:
             self.report({"INFO"}, _rpt("Key poses of {bones} were outside their limits: the motion passes through "
-                                       "them clamped", bones=", ".join(moved_keys[:5])))
+                                       "them clamped", bones=name_list(moved_keys)))
         if overshoot:
             self.report({"WARNING"}, _rpt(
                 "The motion of {bones} leaves the range of its keys by up to {angle:.1f}°: "
                 "set Via Velocities to Clamped to stay within the keys",
-                bones=", ".join(sorted(overshoot)[:5]), angle=max(overshoot.values())))
+                bones=name_list(sorted(overshoot)), angle=max(overshoot.values())))
         if over_pole:
             name = sorted(over_pole)[0]
             self.report({"WARNING"}, _rpt(
                 "Swing & Twist channels cannot pass the swing pole (180°), which the keys of {bones} pass "
                 "(first between frames {a} and {b}): the motion goes the other way round there; use Euler channels",
-                bones=", ".join(sorted(over_pole)[:5]), a=over_pole[name][0], b=over_pole[name][1]))
+                bones=name_list(sorted(over_pole)), a=over_pole[name][0], b=over_pole[name][1]))
         if jumps and self.channels == motion.SWING_TWIST:
             self.report({"WARNING"}, _rpt(
                 "The motion of {bones} turns up to {angle:.0f}° from one frame to the next (a large swing on Swing & "
                 "Twist channels, which runs fast near rest, keys far outside the limits, or a swing past "
                 "180°): check those frames, use Euler channels or move the keys inside the limits",
-                bones=", ".join(sorted(jumps)[:5]), angle=max(jumps.values())))
+                bones=name_list(sorted(jumps)), angle=max(jumps.values())))
         elif jumps:
             self.report({"WARNING"}, _rpt(
                 "The motion of {bones} turns up to {angle:.0f}° from one frame to the next (keys far apart in angle "
                 "and close in time, or keys far outside the limits): check those frames, space the keys further "
                 "apart or move them inside the limits",
-                bones=", ".join(sorted(jumps)[:5]), angle=max(jumps.values())))
+                bones=name_list(sorted(jumps)), angle=max(jumps.values())))
         if held:
             self.report({"WARNING"}, bone_limits.held_text(held))
         limited = sorted(label(pb) for pb, _, limit in plans if limit is not None)
@@ -241,5 +327,5 @@ class POSE_OT_jointlimit_motion(PosePoll, bpy.types.Operator):
             self.report({"WARNING"}, _rpt(
                 "With Step {step}, frames between the keys are Blender's interpolation and may leave the joint "
                 "limits of {bones}: use Step 1, or live limits' Clamp Playback",
-                step=self.step, bones=", ".join(limited[:5])))
+                step=self.step, bones=name_list(limited)))
         return {"FINISHED"}
