@@ -24,6 +24,21 @@ def field_value(settings, field):
     return tuple(value) if hasattr(value, "__len__") and not isinstance(value, str) else value
 
 
+def unkept_on_override(pb):
+    """Whether limit settings set on ``pb`` are lost when the file is opened again: its rig is a
+    library override whose library file stores no settings for the bone (saved without JointLimit;
+    Blender records no override of data its reference never stored)."""
+    override = pb.id_data.override_library
+    reference = None if override is None else override.reference
+    ref = None if reference is None or reference.pose is None else reference.pose.bones.get(pb.name)
+    return ref is not None and not ref.is_property_set("jointlimit")
+
+
+UNKEPT = ("Limits set here on {bones} are not kept when the file is opened again: the library file of this "
+          "override stores no limit settings (it was saved without JointLimit); open and save it with JointLimit, "
+          "then set them again here")
+
+
 def is_default(settings):
     """Whether every setting of a bone is at its default (no limit, nothing typed, no outline)."""
     props = settings.bl_rna.properties

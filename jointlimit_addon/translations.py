@@ -25,6 +25,8 @@ MESSAGES = {
     "Joint Limit Presets": "関節制限プリセット",
     "JointLimit Deformer": "JointLimit デフォーマー",
     "No active bone": "アクティブなボーンがありません",
+    "Not kept on reopening: the library file stores no limits": "開き直すと残りません：ライブラリファイルに制限が保存されていません",
+    "(saved without JointLimit): open and save it with JointLimit": "（JointLimit なしで保存）：JointLimit を入れて開いて保存してください",
     "Inside the limit": "制限の内側",
     "Outside the limit": "制限の外側",
     "twist {twist}": "ひねり {twist}",
@@ -561,6 +563,15 @@ MESSAGES = {
         "{bones} のレスト時の向きが相手側のミラー像になっていません（最大 {angle:.0f}° の差：ボーンのロールか向きが"
         "異なります）。ミラーした制限はワールドで別の曲がり方をします：両側に「リグに合わせる」でプリセットを適用するか、"
         "その制限を手で設定してください",
+    "Limits set here on {bones} are not kept when the file is opened again: the library file of this override "
+    "stores no limit settings (it was saved without JointLimit); open and save it with JointLimit, then set them "
+    "again here":
+        "{bones} にここで設定した制限は、ファイルを開き直すと残りません：このオーバーライドのライブラリファイルには制限の"
+        "設定が保存されていません（JointLimit なしで保存）。JointLimit を入れて開いて保存し、ここでもう一度設定してください",
+    "Muted the Limit Rotation constraints of {bones} instead of removing them: they come from the library of this "
+    "override, which Blender keeps (removed, they would be back and acting when the file is opened again)":
+        "{bones} の回転制限コンストレイントは削除せずミュートしました：このオーバーライドのライブラリから来ており、"
+        "Blender はそれを保持します（削除してもファイルを開き直すと戻り、有効になります）",
     "Left {bones} as they are: two of their Limit Rotation constraints limit one axis to ranges that do not overlap "
     "(one after the other they hold it at one angle), which one limit cannot hold (check those ranges)":
         "{bones} はそのままにしました：その回転制限コンストレイントのうち 2 つがひとつの軸を重ならない範囲に制限しています"

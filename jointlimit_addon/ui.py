@@ -5,7 +5,7 @@ import math
 
 import bpy
 
-from . import bone_limits, presets
+from . import bone_limits, presets, settings_io
 from .core.limits import SMOOTH_SHAPES
 from .core.projection import swing_twist
 
@@ -201,6 +201,11 @@ class VIEW3D_PT_jointlimit(bpy.types.Panel):
             layout.label(text="No active bone")
         else:
             layout.label(text=pb.name, icon="BONE_DATA")
+            if settings_io.unkept_on_override(pb):
+                box = layout.box()
+                box.alert = True
+                box.label(text="Not kept on reopening: the library file stores no limits", icon="ERROR")
+                box.label(text="(saved without JointLimit): open and save it with JointLimit")
             draw_settings(layout, pb)
             if pb.jointlimit.enabled:
                 draw_readout(layout.box(), pb)

@@ -1410,3 +1410,32 @@ def test_to_constraints_and_back_gives_the_limit_its_shape_again(rig, shape):
     s.enabled = False
     assert bpy.ops.pose.jointlimit_from_constraints() == {"FINISHED"}
     assert s.enabled and s.shape == "RECT" and math.degrees(s.swing_x_max) == pytest.approx(70)
+
+
+def test_remove_on_a_library_override_mutes_the_librarys_constraints(scene, tmp_path):
+    """From Constraints with Remove on a library override: the library's constraints cannot be
+    removed there (Blender brings them back, acting, when the shot is opened: the bone limited
+    twice): they are muted instead, and the report says so; saved and opened again, muted."""
+    import bpy
+
+    from modal_harness import OperatorStandIn
+    from rigs import make_armature, overridden_rig
+
+    obj = make_armature([("upper_arm.L", (0, 0, 0), (0, 0, 1), None, 0.0), ("forearm.L", (0, 0, 1), (0, 0, 2), "upper_arm.L", 0.0)])
+    _limit_rotation(obj.pose.bones["upper_arm.L"], (-20, 30), None, (-25, 5))
+    rig = overridden_rig(scene, obj, str(tmp_path / "library.blend"))
+    bpy.context.view_layer.objects.active = rig
+    bpy.ops.object.mode_set(mode="POSE")
+    select_only(rig, {"upper_arm.L"}, active="upper_arm.L")
+    op = OperatorStandIn(bpy.types.POSE_OT_jointlimit_from_constraints, old_constraints="REMOVE")
+    assert op.execute(bpy.context) == {"FINISHED"}
+    assert any(kind == {"WARNING"} and "Muted the Limit Rotation constraints of upper_arm.L" in text
+               for kind, text in op.reports), op.reports
+    cons = rig.pose.bones["upper_arm.L"].constraints
+    assert [(c.type, c.enabled) for c in cons] == [("LIMIT_ROTATION", False)]
+    shot = str(tmp_path / "shot.blend")
+    bpy.ops.wm.save_as_mainfile(filepath=shot)
+    bpy.ops.wm.open_mainfile(filepath=shot)
+    rig = next(o for o in bpy.data.objects if o.type == "ARMATURE" and o.override_library is not None)
+    assert [(c.type, c.enabled) for c in rig.pose.bones["upper_arm.L"].constraints] == [("LIMIT_ROTATION", False)]
+    assert rig.pose.bones["upper_arm.L"].jointlimit.enabled

@@ -600,6 +600,39 @@ def test_an_override_of_a_rig_saved_without_jointlimit_opens_without_errors(scen
     assert math.degrees(rig.pose.bones["b"].jointlimit.hinge_max) == pytest.approx(45)
 
 
+def test_a_preset_on_an_override_whose_library_stores_no_limits_warns_they_are_not_kept(scene, mods, tmp_path):
+    """A rig library saved without JointLimit, linked and overridden: a preset set on its bone is
+    lost when the shot is opened again (Blender records no override of settings its library never
+    stored; only the console said so, on saving): the preset warns, naming the bone; a bone the
+    library stores settings for is not named."""
+    import bpy
+
+    from modal_harness import OperatorStandIn
+
+    obj = make_armature([("a", (0, 0, 0), (0, 0, 1), None, 0.0), ("b", (0, 0, 1), (0, 0, 2), "a", 0.0)], "Arm")
+    configure(obj.pose.bones["b"].jointlimit, "HINGE", None, None)
+    obj.pose.bones["a"].property_unset("jointlimit")
+    pre = bpy.app.handlers.save_pre
+    ours = [h for h in pre if getattr(h, "__name__", "") == "on_save_pre"]
+    for handler in ours:        # saved as a Blender without JointLimit saves it
+        pre.remove(handler)
+    try:
+        library = str(tmp_path / "library.blend")
+        collection = save_in_library(scene, obj, "RigCollection", library)
+    finally:
+        pre.extend(ours)
+    bpy.data.objects.remove(obj)
+    bpy.data.collections.remove(collection)
+    rig = link_override(scene, library, "RigCollection").objects[0]
+    bpy.context.view_layer.objects.active = rig
+    bpy.ops.object.mode_set(mode="POSE")
+    select_only(rig, {"a", "b"}, active="a")
+    op = OperatorStandIn(bpy.types.POSE_OT_jointlimit_preset_apply, preset="JOINT:ELBOW")
+    assert op.execute(bpy.context) == {"FINISHED"}
+    warned = [text for kind, text in op.reports if kind == {"WARNING"} and "not kept" in text]
+    assert len(warned) == 1 and "on a are" in warned[0], op.reports
+
+
 @pytest.mark.parametrize("way", ["frames", "fast_scrubbing", "playing"])
 @pytest.mark.parametrize("mode", ["XYZ", "AXIS_ANGLE"])
 def test_a_partly_keyed_bone_shows_the_same_pose_on_a_frame_whatever_came_before(scene, mods, way, mode):

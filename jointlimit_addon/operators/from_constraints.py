@@ -67,7 +67,11 @@ class POSE_OT_jointlimit_from_constraints(PosePoll, bpy.types.Operator):
             else:
                 settings_io.settings_from_axes(pb.jointlimit, *settings_io.axes_from_limit_rotation(con))
             for con in cons:
-                if self.old_constraints == "MUTE":
+                if self.old_constraints == "REMOVE" and _from_library(pb, con):
+                    con.enabled = False     # (removed, it would come back, acting, when the shot is opened)
+                    if pb.name not in self.muted:
+                        self.muted.append(pb.name)
+                elif self.old_constraints == "MUTE":
                     con.enabled = False
                 elif self.old_constraints == "REMOVE":
                     pb.constraints.remove(con)
@@ -91,7 +95,7 @@ class POSE_OT_jointlimit_from_constraints(PosePoll, bpy.types.Operator):
         kept = [pb.name for pb in bones
                 if pb.jointlimit.enabled and not self.replace_limits and settings_io.convertible(pb, self.source)]
         replaced = [pb.name for pb in bones if pb.jointlimit.enabled]
-        unmerged, disjoint, restored = [], [], []
+        unmerged, disjoint, restored, self.muted = [], [], [], []
         converted = [pb.name for pb in bones if self._convert(pb, unmerged, disjoint, restored)]
         if unmerged:
             self.report({"WARNING"}, report_text(
@@ -126,6 +130,11 @@ class POSE_OT_jointlimit_from_constraints(PosePoll, bpy.types.Operator):
                 "The Limit Rotation constraints of {bones} have a minimum above its maximum: Blender holds such an "
                 "axis at one angle, the conversion at the middle of the two (check those ranges)",
                 bones=", ".join(inverted[:5])))
+        if self.muted:
+            self.report({"WARNING"}, report_text(
+                "Muted the Limit Rotation constraints of {bones} instead of removing them: they come from the "
+                "library of this override, which Blender keeps (removed, they would be back and acting when the "
+                "file is opened again)", bones=", ".join(self.muted[:5])))
         if restored:
             self.report({"INFO"}, report_count(
                 "Switched the joint limit of 1 bone on again ({bones}): its Limit Rotation constraints were made "
@@ -147,6 +156,12 @@ class POSE_OT_jointlimit_from_constraints(PosePoll, bpy.types.Operator):
                         + bone_limits.skipped_text(skipped))
         report_rest_pose(self, [pb for pb in bones if pb.name in converted])
         return {"FINISHED"}
+
+
+def _from_library(pb, con):
+    """Whether ``con`` of ``pb`` is the library's on a library override of the rig (Blender keeps
+    those: a removal is not saved)."""
+    return pb.id_data.override_library is not None and getattr(con, "is_override_data", False)
 
 
 def _inverted(pb, source):

@@ -4,7 +4,7 @@ import bpy
 from bpy.props import BoolProperty, EnumProperty, StringProperty
 
 from .. import bone_limits, presets, rig_frame, settings_io
-from ._common import PosePoll, limitable_selection, report_count, report_rest_pose
+from ._common import PosePoll, limitable_selection, name_list, report_count, report_rest_pose
 
 
 def _rpt(template, **values):
@@ -129,5 +129,8 @@ class POSE_OT_jointlimit_preset_apply(PosePoll, bpy.types.Operator):
         else:
             self.report({"INFO"}, _rpt("Set {count} bones from '{preset}' ({mirrored} mirrored for the right side)",
                                        count=len(plan), preset=label, mirrored=mirrored) + skipped)
+        unkept = [pb.name for pb, _, _ in plan if settings_io.unkept_on_override(pb)]
+        if unkept:
+            self.report({"WARNING"}, _rpt(settings_io.UNKEPT, bones=name_list(unkept)))
         report_rest_pose(self, [item[0] for item in plan])
         return {"FINISHED"}
