@@ -195,8 +195,9 @@ ARM_INTENT = {
 
 
 def _intent_target(rig, side, flex, spread, twist, bend):
-    """Where the hand is when the arm takes the blocked pose clamped by its limits: a target the
-    limb can reach within its limits, whatever the presets allow."""
+    """Where the hand is when the arm takes the blocked pose clamped by its limits (a target the
+    limb can reach within its limits, whatever the presets allow), and that pose: the upper arm's
+    and the forearm's rotations."""
     z = spread if side == "L" else -spread
     upper, fore = rig.pose.bones[f"upper_arm.{side}"], rig.pose.bones[f"forearm.{side}"]
     q = [np.array(_axis_angle(axis, deg)) for axis, deg in (((1, 0, 0), flex), ((0, 0, 1), z), ((0, 1, 0), twist))]
@@ -205,7 +206,8 @@ def _intent_target(rig, side, flex, spread, twist, bend):
     pose_mode(rig, upper.name, (fore.name,))
     bpy.ops.pose.jointlimit_apply()
     bpy.context.view_layer.update()
-    return np.array(rig.pose.bones[f"hand.{side}"].head)
+    pose = [np.array(pb.rotation_quaternion) for pb in (upper, fore)]
+    return np.array(rig.pose.bones[f"hand.{side}"].head), pose
 
 
 def _qmul(p, q):
@@ -218,34 +220,44 @@ def _qmul(p, q):
 SWIVELS = np.radians(np.arange(-180, 180, 30))
 
 
-def _limb_ik_best_swivel(rig, hand, target):
+def _limb_ik_best_swivel(rig, chain, target, pose):
     """``pose.jointlimit_limb_ik`` with limits on, turning the swivel (where the elbow points) as a
-    user turns the mouse wheel until the hand reaches the target; returns the hand's error."""
+    user turns the mouse wheel until the hand reaches the target, and of the swivels that reach it
+    the one nearest the blocked ``pose`` (several reach it to rounding: the nearest makes the choice
+    the same on every Blender); returns the hand's error."""
 
     def solve(swivel):
         bpy.ops.pose.jointlimit_limb_ik(target=target, swivel=float(swivel), use_limits=True)
         bpy.context.view_layer.update()
-        return float(np.linalg.norm(np.array(rig.pose.bones[hand].head) - target))
+        error = float(np.linalg.norm(np.array(rig.pose.bones[chain[-1]].head) - target))
+        away = sum(1.0 - abs(float(np.dot(rig.pose.bones[name].rotation_quaternion, q)))
+                   for name, q in zip(chain, pose))
+        return error, away
 
-    errors = [solve(swivel) for swivel in SWIVELS]
-    best = SWIVELS[int(np.argmin(errors))]
-    return solve(best)
+    solved = [solve(swivel) for swivel in SWIVELS]
+    reach = min(error for error, _ in solved) + 1e-4
+    best = min(range(len(SWIVELS)), key=lambda i: (solved[i][0] > reach, solved[i][1]))
+    return solve(SWIVELS[best])[0]
 
 
 def arm_keys(rig):
     """Key poses of both arms by limb IK with limits on: each target is where the hand of a blocked
-    pose lands inside the limits (``ARM_INTENT``); the IK solves the arm for it from the rest pose."""
+    pose lands inside the limits (``ARM_INTENT``, found before the arm has keys); the IK solves
+    the arm for it from the rest pose."""
     scene = bpy.context.scene
     errors = []
     for side, poses in ARM_INTENT.items():
         chain = (f"upper_arm.{side}", f"forearm.{side}", f"hand.{side}")
+        intents = {}
         for frame, intent in poses.items():
             scene.frame_set(frame)
-            target = _intent_target(rig, side, *intent)
+            intents[frame] = _intent_target(rig, side, *intent)
+        for frame, (target, pose) in intents.items():
+            scene.frame_set(frame)
             for name in chain:
                 rig.pose.bones[name].rotation_quaternion = (1.0, 0.0, 0.0, 0.0)
             pose_mode(rig, chain[-1])
-            errors.append(_limb_ik_best_swivel(rig, chain[-1], target))
+            errors.append(_limb_ik_best_swivel(rig, chain, target, pose))
             for name in chain:
                 rig.pose.bones[name].keyframe_insert("rotation_quaternion", frame=frame)
     return f"both arms: {len(errors)} targets keyed, hand error median {np.median(errors) * 1000:.1f} mm, " \
