@@ -386,6 +386,26 @@ def test_deformer_pipeline(run, scene, tmp_path):
     assert "of Skin (BEZIER) as shape-keys" in out  # the deformer's own mode when --mode is not given
 
 
+def test_sdef_derive_strongest_two_covers_what_deformer_add_strongest_two_uses(run, scene, tmp_path):
+    """Vertices on three groups (upper, lower and a little hand): ``sdef-derive`` leaves them out,
+    so ``deformer-add --strongest-two`` refuses with why (it saved them as plain LBS while saying
+    otherwise); ``sdef-derive --strongest-two`` derives them and the add goes through."""
+    import bpy
+
+    arm = build_rig()
+    skin = build_limb_mesh(arm)
+    elbow = [i for i, v in enumerate(skin.data.vertices) if len(v.groups) == 2]
+    skin.vertex_groups.new(name="hand").add(elbow[::2], 0.05, "REPLACE")
+    path = save(tmp_path / "three.blend")
+    ok(run("sdef-derive", "--mesh", "Skin", blend=path))
+    refused = run("deformer-add", "--strongest-two", blend=path)
+    assert refused.returncode == 2 and "derive the SDEF parameters again" in refused.stderr, refused.stderr
+    ok(run("sdef-derive", "--mesh", "Skin", "--strongest-two", blend=path))
+    ok(run("deformer-add", "--strongest-two", blend=path))
+    load(path)
+    assert "JointLimit Deformer" in bpy.data.objects["Skin"].modifiers
+
+
 def test_sdef_derive_writes_mmd_tools_layout(run, scene, tmp_path):
     """``sdef-derive --write-mmd``: the derived parameters also as mmd_tools' shape keys (issue 20)."""
     arm = build_rig()

@@ -1422,6 +1422,32 @@ def test_three_group_vertices_follow_the_armature_or_use_their_two_strongest(lim
     assert np.abs(got - alone[three]).max() > 1e-3
 
 
+def test_add_with_the_two_strongest_refuses_parameters_derived_without_them(limb, mods):
+    """Derive without Two Strongest Groups leaves the vertices on three groups out (their C, R0, R1
+    their own position); Add with it then left them to plain LBS while its report said they use
+    their two strongest: it refuses, naming how many and what to do; derived with it, they get
+    SDEF (they differ from LBS)."""
+    import bpy
+
+    from modal_harness import OperatorStandIn
+
+    arm, obj, truth = limb
+    three = np.flatnonzero(np.array([len(v.groups) for v in obj.data.vertices]) == 3)
+    assert bpy.ops.object.jointlimit_sdef_derive() == {"FINISHED"}
+    op = OperatorStandIn(bpy.types.OBJECT_OT_jointlimit_deformer_add, mode="SDEF", strongest_two=True)
+    assert op.execute(bpy.context) == {"CANCELLED"}
+    assert any(f"{len(three)} of its two-bone vertices" in text and "derive the SDEF parameters again" in text
+               for _, text in op.reports), op.reports
+    assert "JointLimit Deformer" not in obj.modifiers
+    assert bpy.ops.object.jointlimit_sdef_derive(strongest_two=True) == {"FINISHED"}
+    assert bpy.ops.object.jointlimit_deformer_add(mode="SDEF", strongest_two=True) == {"FINISHED"}
+    pose(arm, 80)
+    sdef = evaluated(obj)[three]
+    bpy.ops.object.jointlimit_deformer_remove()
+    assert bpy.ops.object.jointlimit_deformer_add(mode="LBS", strongest_two=True) == {"FINISHED"}
+    assert np.abs(sdef - evaluated(obj)[three]).max() > 1e-3 * size(truth)
+
+
 def test_vertices_with_a_tiny_total_weight_stay_where_the_armature_modifier_leaves_them(limb, mods):
     """Weights adding up to no more than 1e-4 (4e-5 + 3e-5): Blender's Armature modifier leaves
     the vertex where it is, and so does the deformer (it normalised the weights and moved the
@@ -1448,7 +1474,7 @@ def test_the_armature_modifier_skips_the_two_bone_vertices(limb, mods):
 
     arm, obj, truth = limb
     tree, deformer = mods["deformer.tree"], mods["deformer"]
-    bpy.ops.object.jointlimit_sdef_derive()
+    bpy.ops.object.jointlimit_sdef_derive(strongest_two=True)
     pose(arm, 52)
     alone = evaluated(obj)
     three = np.flatnonzero(np.array([len(v.groups) for v in obj.data.vertices]) == 3)

@@ -242,6 +242,9 @@ def add_sdef_derive(p):
     p.add_argument("--pad", type=padding, default=0.0, help="widen the blend zone by this fraction")
     p.add_argument("--write-mmd", action="store_true",
                    help="also write them as mmd_tools SDEF shape keys (mmd_sdef_c, mmd_sdef_r0, mmd_sdef_r1)")
+    p.add_argument("--strongest-two", action="store_true",
+                   help="also derive them for vertices with three or more groups, on their two strongest (as "
+                        "deformer-add --strongest-two uses them)")
 
 
 def add_info(p):

@@ -142,14 +142,14 @@ def bake_mode(obj, mode):
 def sdef_derive_options(args):
     """The operator's properties from the command line (one place to add an option)."""
     return {"centre": args.centre, "boundary": args.boundary, "pad": args.pad, "write_mmd": args.write_mmd,
-            "use_selected": False}
+            "strongest_two": args.strongest_two, "use_selected": False}
 
 
 def cmd_sdef_derive(args):
     meshes = pick_meshes(args.mesh)
     options = sdef_derive_options(args)
     for obj in meshes:
-        check_input(f"sdef-derive {obj.name!r}", obj, "derive")
+        check_input(f"sdef-derive {obj.name!r}", obj, "derive", strongest_two=args.strongest_two)
     for obj in meshes:
         with active_in_mode(obj, "OBJECT"):
             run_op(bpy.ops.object.jointlimit_sdef_derive, f"sdef-derive {obj.name!r}", **options)

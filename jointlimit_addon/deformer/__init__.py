@@ -283,7 +283,7 @@ def add(context, obj, source="AUTO", mode="SDEF", blend=0.5, strongest_two=False
     groups_before = {ng.session_uid for ng in bpy.data.node_groups}    # a removed group's address may be reused
     helper = mod = prep = None
     try:
-        prep = build.prepare(obj, source, strongest_two, derive_missing=True, check_scale=not _upgrading)
+        prep = build.prepare(obj, source, strongest_two, derive_missing=True, strict=not _upgrading)
         arm_mod, two = prep.arm_mod, prep.two
         pairs, pair = build.pairs(two)
         # LBS equals the Armature modifier unless some vertex uses two of its three or more groups

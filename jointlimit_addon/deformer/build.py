@@ -136,18 +136,19 @@ class Prepared:
     axes: np.ndarray = None  # (K, 3) rest X axes: where a mirrored bone reflects (core.skinning.polar_decompose)
 
 
-def prepare(obj, source, strongest_two=False, derive_missing=False, check_scale=True, need_sdef=True):
+def prepare(obj, source, strongest_two=False, derive_missing=False, strict=True, need_sdef=True):
     """Validated inputs of :func:`add` (see :class:`Prepared`).
 
     With ``derive_missing`` and ``source='AUTO'``, a mesh without SDEF data gets derived
     parameters (``derive.derive``, written as ``jl_sdef_*`` attributes). Otherwise raises
     :class:`data.DataError` for anything the user must fix and changes nothing; with
-    ``check_scale`` also for a mesh scaled unevenly against its armature
-    (``data.check_uniform_scale``). Without ``need_sdef`` (the bake's LBS mode) no SDEF data is
+    ``strict`` (all but an old file's upgrade, which keeps what it had) also for a mesh scaled
+    unevenly against its armature (``data.check_uniform_scale``) and for derived SDEF data that
+    left out some two-bone vertices (``data.check_derived_cover``). Without ``need_sdef`` (the bake's LBS mode) no SDEF data is
     read: ``c``, ``r0``, ``r1`` are ``None``.
     """
     arm_mod = data.require_armature(obj)
-    if check_scale:
+    if strict:
         data.check_uniform_scale(obj, arm_mod.object)
     data.check_modifiers(obj, arm_mod)
     derived = False
@@ -164,6 +165,8 @@ def prepare(obj, source, strongest_two=False, derive_missing=False, check_scale=
     c = r0 = r1 = None
     if need_sdef:
         two, c, r0, r1 = data.sdef_params(obj, two, source)
+        if strict and data.resolve_source(obj, source) == "DERIVED":
+            data.check_derived_cover(obj, two, c, r0, r1)
     heads, _ = data.heads_tails(obj, arm_mod.object, two.bones)
     axes = data.rest_frames(obj, arm_mod.object, two.bones)[:, :3, 0]
     return Prepared(arm_mod, two, c, r0, r1, heads, derived, axes)

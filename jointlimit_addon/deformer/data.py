@@ -122,9 +122,13 @@ def check_modifier_order(obj, arm_mod):
             continue
         if mod.type == "NODES" and tree.is_input_tree(mod.node_group):
             continue
+        if mod.type == "MIRROR" and mod.use_mirror_vertex_groups:
+            how = ("apply it (after it, the mirrored half would copy the other half's pose: its vertex groups "
+                   "are mirrored)")
+        else:
+            how = "apply it or move it after the Armature modifier"
         raise DataError(f"modifier '{mod.name}' ({mod.type}) comes before the Armature modifier '{arm_mod.name}' "
-                        "and may change the vertices or their weights: apply it or move it after the Armature "
-                        "modifier")
+                        f"and may change the vertices or their weights: {how}")
 
 
 def check_modifiers(obj, arm_mod):
@@ -292,6 +296,20 @@ def sdef_params(obj, two, source):
         return two, c, r0, r1
     sw = two.swapped[:, None]
     return two, c, np.where(sw, r1, r0), np.where(sw, r0, r1)
+
+
+def check_derived_cover(obj, two, c, r0, r1):
+    """Refuse (``DataError``) derived SDEF data that left out some of the two-bone vertices ``two``
+    (its ``C``, ``R0`` and ``R1`` their own position, as Derive writes for the vertices it skips):
+    derived without *Two Strongest Groups* for vertices on three or more groups, or weights
+    changed since. The deformer would leave those vertices to plain LBS while saying otherwise."""
+    rest = positions(obj.data)[two.index]
+    left = (c == rest).all(axis=1) & (r0 == rest).all(axis=1) & (r1 == rest).all(axis=1)
+    if left.any():
+        raise DataError(f"'{obj.name}': {int(left.sum())} of its two-bone vertices (vertex {int(two.index[left][0])} "
+                        "first) have no derived SDEF parameters: Derive left them out (on three or more groups "
+                        "without Two Strongest Groups, or their weights changed since): derive the SDEF parameters "
+                        "again with the same options")
 
 
 def _check_finite(obj, source, two, values):
