@@ -1698,7 +1698,17 @@ def test_modifier_stack_deforming_modifiers_work_others_are_refused(limb, mods):
     with pytest.raises(RuntimeError, match="'Subdivision'.*before the Armature modifier"):
         bpy.ops.object.jointlimit_deformer_add()
     assert snapshot(obj) == before
+    with pytest.raises(RuntimeError, match="apply it or move it after"):
+        bpy.ops.object.jointlimit_deformer_add()
     obj.modifiers.remove(sub)
+    mirror = obj.modifiers.new("Mirror", "MIRROR")     # mirroring vertex groups: moved after, the mirrored
+    bpy.ops.object.modifier_move_to_index(modifier=mirror.name, index=0)    # half would copy the other's pose
+    with pytest.raises(RuntimeError, match=r"'Mirror'.*: apply it \(after it, the mirrored half"):
+        bpy.ops.object.jointlimit_deformer_add()
+    mirror.use_mirror_vertex_groups = False
+    with pytest.raises(RuntimeError, match="'Mirror'.*apply it or move it after"):
+        bpy.ops.object.jointlimit_deformer_add()
+    obj.modifiers.remove(mirror)
     arm_mod = obj.modifiers["Armature"]
     arm_mod.use_multi_modifier = True
     with pytest.raises(RuntimeError, match="Multi Modifier"):
