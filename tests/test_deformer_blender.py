@@ -2544,3 +2544,54 @@ def test_remove_and_toggle_refuse_a_linked_object(limb, mods, tmp_path):
         with pytest.raises(RuntimeError, match="is linked from the library"):
             op()
     assert mods["deformer"].find(mesh)[0] is not None and mods["deformer"].is_enabled(mesh)
+
+
+def _bbone_limb(scene, length, name):
+    """Two bones of ``length`` along X with 6 B-Bone segments each and a tube round them (radius a
+    tenth of the length) blending from 0.7 to 1.3 lengths; returns (armature, mesh)."""
+    import bpy
+
+    arm = make_armature([("upper", (0, 0, 0), (length, 0, 0), None, 0.0),
+                         ("lower", (length, 0, 0), (2 * length, 0, 0), "upper", 0.0)], name)
+    bpy.ops.object.mode_set(mode="OBJECT")
+    for bone in arm.data.bones:
+        bone.bbone_segments = 6
+    x = np.linspace(0.0, 2.0, 61)
+    ang = np.linspace(0, 2 * np.pi, 12, endpoint=False)
+    xx, aa = np.meshgrid(x, ang, indexing="ij")
+    co = length * np.stack([xx, 0.1 * np.cos(aa), 0.1 * np.sin(aa)], -1).reshape(-1, 3)
+    me = bpy.data.meshes.new(name + "Skin")
+    me.from_pydata(co.tolist(), [], [])
+    obj = bpy.data.objects.new(name + "Skin", me)
+    scene.collection.objects.link(obj)
+    t = np.clip((1.3 - co[:, 0] / length) / 0.6, 0.0, 1.0)
+    upper, lower = obj.vertex_groups.new(name="upper"), obj.vertex_groups.new(name="lower")
+    for i, w in enumerate(t):
+        if w > 0:
+            upper.add([i], float(w), "REPLACE")
+        if w < 1:
+            lower.add([i], float(1 - w), "REPLACE")
+    obj.modifiers.new("Armature", "ARMATURE").object = arm
+    return arm, obj
+
+
+def test_b_bone_segments_deform_the_same_at_any_size(scene, mods):
+    """The same limb with 6 B-Bone segments built at bone lengths 0.25 and 4 and bent 120°: SDEF
+    gives the same shape, scaled (the helper's Y point lay a unit ahead of the bone's head, past
+    the tail of a bone shorter than that, where a later segment moved it: half a bone length
+    apart, the mesh torn on short bones)."""
+    import bpy
+
+    shapes = []
+    for length, name in ((0.25, "Small"), (4.0, "Large")):
+        arm, obj = _bbone_limb(scene, length, name)
+        for o in bpy.context.view_layer.objects:
+            o.select_set(o is obj)
+        bpy.context.view_layer.objects.active = obj
+        assert bpy.ops.object.jointlimit_deformer_add(mode="SDEF", use_selected=False) == {"FINISHED"}
+        lower = arm.pose.bones["lower"]
+        lower.rotation_mode = "XYZ"
+        lower.rotation_euler = (0.0, 0.0, np.radians(120.0))
+        bpy.context.view_layer.update()
+        shapes.append(evaluated(obj) / length)
+    assert np.abs(shapes[0] - shapes[1]).max() < 1e-4

@@ -27,14 +27,17 @@ def pairs(two):
 
 
 def build_helper(obj, arm, names, pairs, lbs_through):
-    """Four points per bone (head, head + each rest axis), then one point per bone pair (see
-    ``tree._pair_slerp``; not in any group, so the Armature modifier leaves it)."""
+    """Four points per bone (head, head + its rest X axis, head - its rest Y axis, head + its rest
+    Z axis), then one point per bone pair (see ``tree._pair_slerp``; not in any group, so the
+    Armature modifier leaves it). The Y point lies behind the head, where a bone with B-Bone
+    segments deforms it with its first segment as the other three (a unit ahead of the head it
+    lay past the tail of a bone shorter than that, in a later segment)."""
     frames = data.rest_frames(obj, arm, names)
     k = len(names)
     pts = np.zeros((4 * k + len(pairs), 3))
     pts[:4 * k:4] = frames[:, :3, 3]
-    for axis in range(3):  # head + each axis
-        pts[axis + 1:4 * k:4] = frames[:, :3, 3] + frames[:, :3, axis]
+    for axis, sign in zip(range(3), (1.0, -1.0, 1.0)):
+        pts[axis + 1:4 * k:4] = frames[:, :3, 3] + sign * frames[:, :3, axis]
     mesh = bpy.data.meshes.new(obj.name + HELPER_SUFFIX)
     mesh.vertices.add(len(pts))
     mesh.vertices.foreach_set("co", pts.astype(np.float32).ravel())

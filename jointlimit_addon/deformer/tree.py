@@ -4,7 +4,8 @@ Placed after the mesh's Armature modifier, it recomputes the two-bone vertices a
 other vertex as the Armature modifier made it (``Set Position`` with a selection).
 
 Bone matrices reach the tree without Python: the *bone-frames* helper mesh has four points per
-bone (head and head + unit local X, Y, Z of the rest frame, mesh space), each weighted 100 % to
+bone (head, head + unit local X, head - unit local Y (behind the head: a B-Bone's first segment
+deforms it, as the others), head + unit local Z, of the rest frame, mesh space), each weighted 100 % to
 its bone and deformed by an Armature modifier with the same armature, so its points move by the
 skinning matrix ``M`` exactly; one more point per bone pair follows them (in no group, so the
 Armature modifier leaves it). On the helper the tree rebuilds, per bone:
@@ -81,7 +82,7 @@ import bpy
 
 TREE_NAME = "JointLimit Two-Bone Deformer"
 TREE_TAG = "jointlimit_deformer"  # ID property on the node group: its layout version
-TREE_VERSION = 12  # 6: per-pair slerp angles on the helper, LBS passes through, mirrored bones;
+TREE_VERSION = 13  # 6: per-pair slerp angles on the helper, LBS passes through, mirrored bones;
 #                   7: the pair's angle and axis as one rotation vector (one sample per vertex);
 #                   8: the pair's rotation vector from the captured R (no second evaluation of R),
 #                      R0 (wa a + Rot(n, u phi) d) + ... (no quaternion product per vertex), one
@@ -91,6 +92,7 @@ TREE_VERSION = 12  # 6: per-pair slerp angles on the helper, LBS passes through,
 #                  10: each bone's rotation its polar factor (Newton steps), also when sheared;
 #                  11: a zero scale on one axis completed by the cross product, on every axis the rest rotation
 #                  12: Blend clamped to [0, 1] (a script or driver may set it outside)
+#                  13: the helper's Y point behind the head (a B-Bone's first segment deforms it)
 CORE_NAME = "JointLimit Two-Bone Deformer Core"
 CORE_TAG = "jointlimit_deformer_core"  # its layout version (TREE_VERSION)
 
@@ -212,8 +214,9 @@ def _per_bone(b, helper):
     index = b.out(b.node("GeometryNodeInputIndex"))
     # Sample Index of the helper rather than Field at Index: its source is evaluated once, eagerly,
     # and it adds nothing to hash in the fields built on it
-    axes = [b.vmath("SUBTRACT", b.sample(helper, pos, b.math("ADD", index, float(k)), "FLOAT_VECTOR"), pos)
-            for k in (1, 2, 3)]
+    points = [b.sample(helper, pos, b.math("ADD", index, float(k)), "FLOAT_VECTOR") for k in (1, 2, 3)]
+    axes = [b.vmath("SUBTRACT", points[0], pos), b.vmath("SUBTRACT", pos, points[1]),   # (the Y point behind the head)
+            b.vmath("SUBTRACT", points[2], pos)]
     # captured once: every group below reads them (and the bones' shear) instead of sampling again
     completed = _completed(b, axes)
     helper, captured = _capture(b, helper, (*((name, "VECTOR", axis) for name, axis in zip("xyz", axes)),
