@@ -636,8 +636,10 @@ MESSAGES = {
         "選択したボーンのどれにも、フレーム範囲内に 2 つ以上の回転キーがありません",
     "End frame {end} must be after start frame {start}": "終了フレーム {end} は開始フレーム {start} より後にしてください",
     "; skipped (fewer than two keys): {bones}": "；スキップ（キーが 2 つ未満）：{bones}",
-    "Left {bones} as they are: a rotation F-curve of theirs is locked (unlock it to key the motion)":
-        "{bones} はそのままにしました：回転の F カーブがロックされています（モーションをキーするにはロックを解除してください）",
+    "Left {bones} as they are: a rotation F-curve of theirs (or its group) is locked (unlock it to key the motion)":
+        "{bones} はそのままにしました：回転の F カーブ（またはそのグループ）がロックされています（モーションをキーするにはロックを"
+        "解除してください）",
+    "(+{count} more)": "（ほか {count} 本）",
     "Left {bones} as they are: their rotation F-curves have modifiers (Noise, Generator, ...), which would act again "
     "on the keys of the motion: apply or remove them first":
         "{bones} はそのままにしました：回転の F カーブにモディファイアー（ノイズ、ジェネレーターなど）があり、モーションの"

@@ -884,9 +884,31 @@ def test_keys_more_than_half_a_turn_apart_are_warned_about(rig, mods, mode):
     assert result == {"FINISHED"}
     assert any(kind == {"WARNING"} and "joint" in text and "more than half a turn" in text and "1 and 11" in text
                for kind, text in reports), reports
+    rig.animation_data_clear()
     _x_keys(pb, {1: 0.0, 11: 90.0, 21: 200.0}, mode)      # each step under half a turn: nothing said
     result, reports = _run(frame_start=1, frame_end=21, channels="EULER")
     assert result == {"FINISHED"} and not any("half a turn" in text for _, text in reports), reports
+
+
+@pytest.mark.parametrize("start", ["rest_axis_angle", "quaternion"])
+def test_a_long_turn_from_rest_or_across_quaternion_hemispheres_is_warned_about(rig, mods, start):
+    """Axis-angle keys from Blender's rest value (angle 0 about Y) to 270° about X, and quaternion
+    keys from identity to 270° about X (the other hemisphere, which Blender plays the long way
+    round): the motion takes the shorter way, and says so."""
+    pb = rig.pose.bones["joint"]
+    if start == "quaternion":
+        pb.rotation_mode = "QUATERNION"
+        for frame, half in ((1, 0.0), (11, math.radians(135))):
+            pb.rotation_quaternion = (math.cos(half), math.sin(half), 0.0, 0.0)
+            pb.keyframe_insert("rotation_quaternion", frame=frame)
+    else:
+        pb.rotation_mode = "AXIS_ANGLE"
+        for frame, value in ((1, (0.0, 0.0, 1.0, 0.0)), (11, (math.radians(270), 1.0, 0.0, 0.0))):
+            pb.rotation_axis_angle = value
+            pb.keyframe_insert("rotation_axis_angle", frame=frame)
+    result, reports = _run(frame_start=1, frame_end=11)
+    assert result == {"FINISHED"}
+    assert any("more than half a turn" in text and "270°" in text for _, text in reports), reports
 
 
 def _rotation_curves(rig, mods):

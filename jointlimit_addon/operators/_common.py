@@ -25,7 +25,7 @@ def name_list(names, most=5):
     """``a, b, c`` of the first ``most`` names, with ``(+N more)`` when there are more."""
     names = list(names)
     shown = ", ".join(names[:most])
-    return shown + (f" (+{len(names) - most} more)" if len(names) > most else "")
+    return shown + (" " + report_text("(+{count} more)", count=len(names) - most) if len(names) > most else "")
 
 
 def real_numbers(*values):

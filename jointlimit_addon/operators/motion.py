@@ -88,20 +88,33 @@ def _modified_curves(pb):
 
 def _long_turn(pb, keys, stored):
     """``(key, next key, degrees)`` of the first two neighbouring keys whose keyed values turn the
-    bone more than half a turn about one axis (an Euler angle, an axis-angle bone's angle about
-    one axis), which a rotation path takes the shorter way round; ``None``."""
+    bone more than half a turn (an Euler angle; an axis-angle bone's angle about one axis, a key
+    at angle 0 lying on any; quaternions in opposite hemispheres, which Blender's interpolation
+    takes the long way round), which a rotation path takes the shorter way round; ``None``."""
     mode = pb.rotation_mode
     for k in range(len(keys) - 1):
         a, b = (np.asarray(values[0], dtype=np.float64) for values in (stored[k], stored[k + 1]))
-        if mode in bone_limits.EULER_MODES:
-            turn = float(np.abs(b - a).max())
-        elif mode == "AXIS_ANGLE" and np.linalg.norm(a[1:]) > 0 and np.linalg.norm(b[1:]) > 0 and \
-                np.dot(a[1:], b[1:]) / (np.linalg.norm(a[1:]) * np.linalg.norm(b[1:])) > 1.0 - 1e-9:
-            turn = abs(float(b[0] - a[0]))
-        else:
-            continue
-        if turn > math.pi + 1e-6:
+        turn = _keyed_turn(mode, a, b)
+        if turn is not None and turn > math.pi + 1e-6:
             return keys[k], keys[k + 1], math.degrees(turn)
+    return None
+
+
+def _keyed_turn(mode, a, b):
+    """The turn (radians) from the stored values ``a`` to ``b`` of one channel as keyed, where it
+    is read from them alone, else ``None``."""
+    if mode in bone_limits.EULER_MODES:
+        return float(np.abs(b - a).max())
+    if mode == "QUATERNION":
+        na, nb = np.linalg.norm(a), np.linalg.norm(b)
+        if na == 0.0 or nb == 0.0:
+            return None
+        return 2.0 * math.acos(max(-1.0, min(1.0, float(np.dot(a, b)) / (na * nb))))
+    ua, ub = np.linalg.norm(a[1:]), np.linalg.norm(b[1:])
+    if abs(a[0]) < 1e-9 or abs(b[0]) < 1e-9:    # (a key at angle 0 lies on any axis)
+        return abs(float(b[0] - a[0]))
+    if ua > 0.0 and ub > 0.0 and float(np.dot(a[1:], b[1:])) / (ua * ub) > 1.0 - 1e-9:
+        return abs(float(b[0] - a[0]))
     return None
 
 
@@ -198,8 +211,8 @@ class POSE_OT_jointlimit_motion(PosePoll, bpy.types.Operator):
                 plans.append((pb, keys, limit))
         self.refused = []
         if locked:
-            self.refused.append(_rpt("Left {bones} as they are: a rotation F-curve of theirs is locked (unlock it to "
-                                     "key the motion)", bones=name_list(locked)))
+            self.refused.append(_rpt("Left {bones} as they are: a rotation F-curve of theirs (or its group) is locked "
+                                     "(unlock it to key the motion)", bones=name_list(locked)))
         if modified:
             self.refused.append(_rpt("Left {bones} as they are: their rotation F-curves have modifiers (Noise, "
                                      "Generator, ...), which would act again on the keys of the motion: apply or "

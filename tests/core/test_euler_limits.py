@@ -252,11 +252,16 @@ def test_euler_float_path_equals_clamp(order):
         q = rng.normal(size=(1500, 4))
         inside = lim.clamp(q[:500])
         q[500:1000] = inside * rng.uniform(0.5, 2.0, (500, 1))
-        q[1000:1250] = Q.mul(Q.from_axis_angle(np.eye(3)["XYZ".index(order[1])], PI / 2), q[1000:1250])
+        angles = np.zeros((250, 3))     # the middle angle at and next to +-90 deg: gimbal lock
+        angles[:, ["XYZ".index(c) for c in order]] = np.c_[rng.uniform(-PI, PI, 250),
+                                                           rng.choice([-1, 1], 250) * (PI / 2 - rng.choice([0, 1e-9, 1e-6, 1e-3], 250)),
+                                                           rng.uniform(-PI, PI, 250)]
+        q[1000:1250] = Q.from_euler(angles, order)
         for qi in q:
             expected = lim.clamp(qi)
             got = np.array(lim.clamp1(tuple(qi.tolist())))
             assert np.abs(got - expected).max() <= 1e-12, (qi, got, expected)
+            assert bool(lim.contains(qi)) == (np.abs(got - qi / np.linalg.norm(qi)).max() <= 1e-15)
 
 
 @settings(max_examples=60, deadline=None)
