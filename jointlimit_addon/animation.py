@@ -152,6 +152,46 @@ def rotation_fcurves(pose_bone):
     return {i: fc for i, fc in curves.items() if not fc.mute}
 
 
+def driven_rotation(pose_bone):
+    """Whether a driver (unmuted) sets a component of the bone's rotation channel (in its mode):
+    the driver sets it again on every update, so no clamp and no key holds it."""
+    from .bone_limits import rotation_path
+
+    data = pose_bone.id_data.animation_data
+    if data is None:
+        return False
+    attr, width = rotation_path(pose_bone)
+    path = pose_bone.path_from_id(attr)
+    return any((fc := data.drivers.find(path, index=i)) is not None and not fc.mute for i in range(width))
+
+
+def repeated_tweak(obj):
+    """The Repeat of the NLA strip tweaked on ``obj`` when it repeats its action (a key there plays
+    in every repeat, and a scene frame past the first repeat has no single action time), else ``None``."""
+    data = obj.animation_data
+    if data is None or not data.use_tweak_mode:
+        return None
+    repeats = [strip.repeat for track in data.nla_tracks for strip in track.strips
+               if strip.action == data.action and abs(strip.repeat - 1.0) > 1e-6]
+    return repeats[0] if repeats else None
+
+
+REPEATED_TWEAK = ("The NLA strip tweaked on {rig} repeats its action (Repeat {repeat:g}): its keys play in every "
+                  "repeat, so they cannot take the frames of one; set its Repeat to 1, or leave tweak mode (a new "
+                  "action then takes the keys on top)")
+
+
+def repeated_tweak_message(objects):
+    """``REPEATED_TWEAK`` (translated) for the first of ``objects`` tweaking a repeated strip, else ``None``."""
+    import bpy
+
+    for obj in objects:
+        repeat = repeated_tweak(obj)
+        if repeat is not None:
+            return bpy.app.translations.pgettext_rpt(REPEATED_TWEAK).format(rig=repr(obj.name), repeat=repeat)
+    return None
+
+
 def fully_keyed(pose_bone):
     """Whether the armature's action keys every component of the bone's rotation channel (in its
     mode) with unmuted F-curves."""

@@ -119,17 +119,26 @@ def selected_ancestors(pose_bone, selected):
 
 
 def _picked_in_order(tip, selected):
-    """The selected ancestors of ``tip`` that continue its chain, nearest first: each the parent an
-    animator poses of the one before (mechanism bones skipped) or the bone whose tail the one
-    before starts on. The first selected ancestor that is neither (``torso`` selected with an
-    arm's bones) ends them: it is not part of the limb, and the tools must not turn it."""
-    out, bone = [], tip
-    for ancestor in selected_ancestors(tip, selected):
-        if ancestor != posable_ancestor(bone, selected)[0] and not follows(ancestor, bone):
-            break
-        out.append(ancestor)
-        bone = ancestor
-    return out
+    """The selected bones that continue ``tip``'s chain, nearest first: each the parent an animator
+    poses of the one before (mechanism bones skipped), or a selected bone whose tail the one before
+    starts on (an ancestor, or one a rig's mechanism makes it follow: Rigify's ``toe.L`` hangs off
+    ``ORG-foot.L``, which follows ``foot_fk.L``). A selected bone that is neither (``torso``
+    selected with an arm's bones) ends them: it is not part of the limb, and the tools must not
+    turn it."""
+    bones = tip.id_data.pose.bones
+    out, bone, used = [], tip, {tip.name}
+    while True:
+        parent = posable_ancestor(bone, selected)[0]
+        picked = [pb for pb in (parent, *selected_ancestors(bone, selected), *(bones[n] for n in sorted(selected) if n in bones))
+                  if pb is not None and pb.name in selected and pb.name not in used]
+        nxt = next((pb for pb in picked if follows(pb, bone)), None)   # the bone starts on its tail
+        if nxt is None and parent is not None and picked and picked[0] == parent:
+            nxt = parent    # (a plain parent link: a bone offset from its parent's tail)
+        if nxt is None:
+            return out
+        out.append(nxt)
+        used.add(nxt.name)
+        bone = nxt
 
 
 def logical_chain(tip, count=0, connected=False, selected=()):

@@ -564,7 +564,8 @@ def _warn_unclamped(objects):
     if names:
         _said_unclamped.update(names)
         print(f"JointLimit: Clamp Playback leaves the animation of {', '.join(names)} unclamped in this render (an "
-              f"NLA track plays, or rigs share an action with different limits): bake their limits into the keys "
+              f"NLA track plays, rigs share an action with different limits, or a driver sets a limited bone's "
+              f"rotation): bake their limits into the keys "
               f"first (Bake Joint Limits)", file=sys.stderr)
 
 

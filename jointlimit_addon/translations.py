@@ -527,6 +527,14 @@ MESSAGES = {
     "No limited bones to clamp (enable a limit on the bone, or use All Limited Bones)":
         "制限内に収める制限付きボーンがありません（ボーンの制限を有効にするか、「すべての制限付きボーン」を使ってください）",
     "No limited bones to bake": "ベイクする制限付きボーンがありません",
+    "{bones} count as rig mechanism (a constraint of the rig turns them, or they are hidden): Clamp Playback clamps "
+    "them, but All Limited Bones leaves them to the rig (select them for Apply and Bake)":
+        "{bones} はリグの仕組みとみなされます（リグのコンストレイントが回すか、非表示です）：再生時クランプはクランプしますが、"
+        "「すべての制限付きボーン」はリグに任せます（適用とベイクには選択してください）",
+    "The limited bones here count as rig mechanism, which All Limited Bones leaves to the rig: select them to work on "
+    "them":
+        "ここの制限付きボーンはリグの仕組みとみなされ、「すべての制限付きボーン」はリグに任せます：対象にするには選択して"
+        "ください",
     "Disable Modifiers works with shape keys only: baked meshes do not play on the object, which would stay in its "
     "rest pose; bake as shape keys, or leave Disable Modifiers off":
         "「モディファイアーを無効化」はシェイプキーにのみ使えます: ベイクしたメッシュはオブジェクト上で再生されず、"
@@ -631,6 +639,16 @@ MESSAGES = {
         "作られたものなので、元の形を保ちます",
     "Replaced the joint limit of 1 bone ({bones})": "1 本のボーンの関節制限を置き換えました（{bones}）",
     "Replaced the joint limits of {count} bones ({bones})": "{count} 本のボーンの関節制限を置き換えました（{bones}）",
+    "End frame {end} is before start frame {start}": "終了フレーム {end} が開始フレーム {start} より前です",
+    "Left {bones} as they are: a driver sets their rotation, so keys would not play and no limit holds them (limit "
+    "what drives them, or remove the driver)":
+        "{bones} はそのままにしました：ドライバーが回転を設定するため、キーは再生されず、制限も保てません（ドライバーの元を"
+        "制限するか、ドライバーを削除してください）",
+    "The NLA strip tweaked on {rig} repeats its action (Repeat {repeat:g}): its keys play in every repeat, so they "
+    "cannot take the frames of one; set its Repeat to 1, or leave tweak mode (a new action then takes the keys on top)":
+        "{rig} で微調整中の NLA ストリップはアクションを繰り返しています（リピート {repeat:g}）：キーはすべての繰り返しで再生"
+        "されるため、ひとつの繰り返しのフレームを保てません。リピートを 1 にするか、微調整モードを抜けてください（新しい"
+        "アクションが上にキーを受けます）",
     "Select the bones to smooth": "スムーズにするボーンを選択してください",
     "None of the selected bones has two or more rotation keys in the frame range":
         "選択したボーンのどれにも、フレーム範囲内に 2 つ以上の回転キーがありません",

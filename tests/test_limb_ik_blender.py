@@ -217,6 +217,23 @@ def test_a_chain_broken_across_a_constraint_driven_bone_names_it(scene):
         bpy.ops.pose.jointlimit_limb_ik(target=(1, 0, 1))
 
 
+def test_bones_selected_in_order_may_follow_through_rig_mechanism(scene, mods):
+    """Rigify's ``toe.L`` hangs off ``ORG-foot.L`` (which copies ``foot_fk.L``) and starts on
+    ``foot_fk.L``'s tail: selected in order (shin, foot, toe), the toe's chain is those three (the
+    selection was read from the toe's ancestors only, and the error named an unrelated bone);
+    the IK tools then reach a target through the mechanism, on the evaluated pose."""
+    import bpy
+
+    obj = make_armature([("shin", (0, 0, 2), (0, 0, 1), None, 0), ("foot", (0, 0, 1), (0, -0.6, 0.2), "shin", 0),
+                         ("ORG-foot", (0, 0, 1), (0, -0.6, 0.2), "shin", 0),
+                         ("toe", (0, -0.6, 0.2), (0, -0.9, 0.1), "ORG-foot", 0)])
+    con = obj.pose.bones["ORG-foot"].constraints.new("COPY_TRANSFORMS")
+    con.target, con.subtarget = obj, "foot"
+    select_only(obj, {"shin", "foot", "toe"}, active="toe")
+    bones = mods["operators.limb_ik"].limb_bones(obj.pose.bones["toe"], {"shin", "foot", "toe"})
+    assert [pb.name for pb in bones] == ["shin", "foot", "toe"]
+
+
 def test_locked_rotation_channels_are_kept(arm, capfd):
     """Limb IK keeps Lock Rotation: the elbow's locked quaternion components keep their stored
     values; a fully locked upper arm stays where it is, and the report says the target was missed

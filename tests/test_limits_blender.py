@@ -1439,3 +1439,72 @@ def test_remove_on_a_library_override_mutes_the_librarys_constraints(scene, tmp_
     rig = next(o for o in bpy.data.objects if o.type == "ARMATURE" and o.override_library is not None)
     assert [(c.type, c.enabled) for c in rig.pose.bones["upper_arm.L"].constraints] == [("LIMIT_ROTATION", False)]
     assert rig.pose.bones["upper_arm.L"].jointlimit.enabled
+
+
+def test_bake_leaves_driven_bones_and_refuses_a_repeated_tweaked_strip(rig, core):
+    """A limited bone whose rotation a driver sets: Bake's keys would not play (the driver wins)
+    and it reported the bone baked; now it is left as it is and named (alone: refused). In NLA
+    tweak mode on a strip that repeats its action, a scene frame past the first repeat has no
+    single action time (the keys landed past the strip and it grew): refused, saying why."""
+    import bpy
+
+    from modal_harness import OperatorStandIn
+
+    Q = core["quat"]
+    driven, keyed = rig.pose.bones["forearm.L"], rig.pose.bones["upper_arm.L"]
+    for pb in (driven, keyed):
+        configure(pb.jointlimit, "SWING_TWIST")
+        pb.rotation_mode = "QUATERNION"
+    for frame, angle in ((1, 0.0), (10, 170.0)):
+        _key_rotation(keyed, Q.from_axis_angle([1, 0, 0], math.radians(angle)), frame)
+    for i in range(4):
+        fc = driven.driver_add("rotation_quaternion", i)
+        fc.driver.expression = "cos(frame / 4)" if i == 0 else ("sin(frame / 4)" if i == 1 else "0")
+    select_only(rig, {"forearm.L", "upper_arm.L"}, active="forearm.L")
+    op = OperatorStandIn(bpy.types.POSE_OT_jointlimit_bake, frame_start=1, frame_end=10, all_bones=False)
+    assert op.execute(bpy.context) == {"FINISHED"}
+    assert any(kind == {"WARNING"} and "Left forearm.L as they are: a driver sets" in text
+               for kind, text in op.reports), op.reports
+    assert _keyed_frames(rig, 'pose.bones["forearm.L"]') == set()
+    assert _keyed_frames(rig, 'pose.bones["upper_arm.L"]') == set(range(1, 11))
+    select_only(rig, {"forearm.L"}, active="forearm.L")
+    op = OperatorStandIn(bpy.types.POSE_OT_jointlimit_bake, frame_start=1, frame_end=10, all_bones=False)
+    assert op.execute(bpy.context) == {"CANCELLED"} and "a driver sets" in op.reports[-1][1]
+    data = rig.animation_data
+    strip = data.nla_tracks.new().strips.new("Keys", 1, data.action)
+    data.action = None
+    strip.repeat = 2.0
+    data.use_tweak_mode = True
+    assert data.use_tweak_mode and data.action is not None
+    select_only(rig, {"upper_arm.L"}, active="upper_arm.L")
+    op = OperatorStandIn(bpy.types.POSE_OT_jointlimit_bake, frame_start=1, frame_end=20, all_bones=False)
+    assert op.execute(bpy.context) == {"CANCELLED"}
+    assert "repeats its action (Repeat 2)" in op.reports[-1][1], op.reports
+
+
+def test_limits_on_bones_a_rig_constraint_turns_are_said_to_be_rig_mechanism(rig):
+    """A bone a Copy Rotation constraint turns (Rigify's tail controls) counts as rig mechanism:
+    a preset set on it says so (Clamp Playback clamps it, All Limited Bones leaves it), and
+    Apply or Bake with All Limited Bones and only such bones say why instead of 'No limited
+    bones'; selected, it is clamped."""
+    import bpy
+
+    from modal_harness import OperatorStandIn
+
+    pb = rig.pose.bones["forearm.L"]
+    con = pb.constraints.new("COPY_ROTATION")
+    con.target, con.subtarget, con.mix_mode, con.target_space, con.owner_space = \
+        rig, "upper_arm.L", "BEFORE", "LOCAL", "LOCAL"
+    select_only(rig, {"forearm.L"}, active="forearm.L")
+    op = OperatorStandIn(bpy.types.POSE_OT_jointlimit_preset_apply, preset="JOINT:ELBOW")
+    assert op.execute(bpy.context) == {"FINISHED"}
+    assert any(kind == {"WARNING"} and "forearm.L count as rig mechanism" in text for kind, text in op.reports)
+    pb.rotation_mode = "XYZ"
+    pb.rotation_euler = (0.0, 0.0, 2.5)
+    for kind in ("apply", "bake"):
+        op = OperatorStandIn(getattr(bpy.types, f"POSE_OT_jointlimit_{kind}"), all_bones=True)
+        assert op.execute(bpy.context) == {"CANCELLED"}
+        assert "count as rig mechanism" in op.reports[-1][1] and "forearm.L" in op.reports[-1][1], op.reports
+    op = OperatorStandIn(bpy.types.POSE_OT_jointlimit_apply, all_bones=False)
+    assert op.execute(bpy.context) == {"FINISHED"}
+    assert tuple(pb.rotation_euler) != (0.0, 0.0, 2.5)

@@ -964,3 +964,16 @@ def test_stepped_keys_are_smoothed_too(rig, mods):
         bpy.context.scene.frame_set(frame)
         xs.append(math.degrees(pb.rotation_euler.x))
     assert np.all(np.diff(xs) > 0.1), xs    # rising every frame to the 60° key, no holds
+
+
+def test_a_repeated_strip_in_tweak_mode_is_refused(rig, mods):
+    """In NLA tweak mode on a strip that repeats its action, the keys of one repeat play in every
+    repeat (a motion over two repeats keyed past the strip, which grew): refused, saying why."""
+    pb, _ = _three_key_poses(rig, mods)
+    data = rig.animation_data
+    strip = data.nla_tracks.new().strips.new("shot", 1, data.action)
+    data.action = None
+    strip.repeat = 2.0
+    data.use_tweak_mode = True
+    result, reports = _run(frame_start=1, frame_end=41)
+    assert result == {"CANCELLED"} and "repeats its action" in reports[-1][1], reports

@@ -74,6 +74,11 @@ def _affine(m, name):
     return m
 
 
+# ``M^T M`` of a uniformly scaled parent frame, read from Blender's float32 matrices through a few
+# products (Rigify's tail: 1.5e-6 off), is ``s^2 I`` to this (relative); an uneven scale is far off it
+UNEVEN_SCALE_TOL = 1e-5
+
+
 @dataclass(frozen=True, eq=False)
 class Chain:
     """A serial bone chain in its base frame (the root's parent, see module docstring).
@@ -175,7 +180,7 @@ class Chain:
         if det <= _EPS:
             raise ValueError("the root's parent transform must be invertible without mirroring")
         scale = det ** (1.0 / 3.0)
-        if not np.allclose(m3.T @ m3, scale * scale * np.eye(3), atol=1e-6 * max(1.0, scale * scale)):
+        if not np.allclose(m3.T @ m3, scale * scale * np.eye(3), atol=UNEVEN_SCALE_TOL * max(1.0, scale * scale)):
             raise ValueError("the frame the root bone turns in (its parent's pose) is scaled unevenly; only a "
                              "uniform scale is supported")
         return cls(offsets, rel_rot, lengths, quat.from_matrix(m3 / scale), base[:3, 3], scale)

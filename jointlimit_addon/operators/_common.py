@@ -21,6 +21,10 @@ def report_count(one, many, count, **values):
 FLOAT_MAX = 3.4028234e38
 
 
+MECHANISM_ONLY = ("The limited bones here count as rig mechanism, which All Limited Bones leaves to the rig: select "
+                  "them to work on them")
+
+
 def name_list(names, most=5):
     """``a, b, c`` of the first ``most`` names, with ``(+N more)`` when there are more."""
     names = list(names)

@@ -4,7 +4,7 @@ import bpy
 from bpy.props import BoolProperty
 
 from .. import animation, autokey, bone_limits
-from ._common import PosePoll, bone_labels, report_count, target_bones_skipping
+from ._common import MECHANISM_ONLY, PosePoll, bone_labels, report_count, report_text, target_bones_skipping
 
 
 class POSE_OT_jointlimit_apply(PosePoll, bpy.types.Operator):
@@ -26,6 +26,9 @@ class POSE_OT_jointlimit_apply(PosePoll, bpy.types.Operator):
 
     def execute(self, context):
         bones, skipped = target_bones_skipping(context, self.all_bones)
+        if not bones and skipped:
+            self.report({"ERROR"}, report_text(MECHANISM_ONLY) + bone_limits.skipped_text(skipped))
+            return {"CANCELLED"}
         if not bones:
             self.report({"ERROR"}, "No limited bones to clamp (enable a limit on the bone, or use All Limited Bones)")
             return {"CANCELLED"}

@@ -5,7 +5,7 @@ import numpy as np
 from bpy.props import BoolProperty, IntProperty
 
 from .. import animation, bone_limits, compat
-from ._common import PosePoll, bone_labels, report_count, report_text, target_bones_skipping
+from ._common import MECHANISM_ONLY, PosePoll, bone_labels, name_list, report_count, report_text, target_bones_skipping
 
 
 def sample_rotations(scene, bones, frames):
@@ -109,6 +109,10 @@ def _took_key(fc, time):
     return any(abs(point.co[0] - time) < 1e-4 for point in fc.keyframe_points)
 
 
+DRIVEN = ("Left {bones} as they are: a driver sets their rotation, so keys would not play and no limit "
+          "holds them (limit what drives them, or remove the driver)")
+
+
 class POSE_OT_jointlimit_bake(PosePoll, bpy.types.Operator):
     """Evaluate the animation over a frame range and key the clamped rotation of the limited bones on every frame"""
 
@@ -128,16 +132,29 @@ class POSE_OT_jointlimit_bake(PosePoll, bpy.types.Operator):
 
     def execute(self, context):
         if self.frame_end < self.frame_start:
-            self.report({"ERROR"}, f"End frame {self.frame_end} is before start frame {self.frame_start}")
+            self.report({"ERROR"}, report_text("End frame {end} is before start frame {start}", end=self.frame_end,
+                                               start=self.frame_start))
             return {"CANCELLED"}
         bones, skipped = target_bones_skipping(context, self.all_bones)
+        if not bones and skipped:
+            self.report({"ERROR"}, report_text(MECHANISM_ONLY) + bone_limits.skipped_text(skipped))
+            return {"CANCELLED"}
         if not bones:
             self.report({"ERROR"}, "No limited bones to bake")
             return {"CANCELLED"}
-        refused = animation.unkeyable_message({pb.id_data for pb in bones})
+        refused = animation.unkeyable_message({pb.id_data for pb in bones}) or \
+            animation.repeated_tweak_message(dict.fromkeys(pb.id_data for pb in bones))
         if refused is not None:
             self.report({"ERROR"}, refused)
             return {"CANCELLED"}
+        driven = [pb for pb in bones if animation.driven_rotation(pb)]
+        if driven:
+            names = name_list(bone_labels(bones)(pb) for pb in driven)
+            bones = [pb for pb in bones if pb not in driven]
+            if not bones:
+                self.report({"ERROR"}, report_text(DRIVEN, bones=names))
+                return {"CANCELLED"}
+            self.report({"WARNING"}, report_text(DRIVEN, bones=names))
         scene = context.scene
         original_frame = (scene.frame_current, scene.frame_subframe)     # (its subframe kept)
         frames = list(range(self.frame_start, self.frame_end + 1))
@@ -177,8 +194,7 @@ class POSE_OT_jointlimit_bake(PosePoll, bpy.types.Operator):
                                                start=frames[0], end=frames[-1]) + bone_limits.skipped_text(skipped))
         if unkeyed:
             self.report({"INFO"}, report_text("Left {bones} unkeyed: no rotation keys, inside the limits on every "
-                                              "frame", bones=", ".join(unkeyed[:5]) + (f" (+{len(unkeyed) - 5} more)"
-                                                                                      if len(unkeyed) > 5 else ""))
+                                              "frame", bones=name_list(unkeyed))
                         + ("" if bones else bone_limits.skipped_text(skipped)))
         if held:
             self.report({"WARNING"}, bone_limits.held_text(held))

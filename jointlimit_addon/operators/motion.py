@@ -10,7 +10,7 @@ from .. import animation, bone_limits
 from ..core import motion, quat
 from ._common import PosePoll, bone_labels, name_list, report_count, selected_pose_bones
 from ._common import report_text as _rpt
-from .bake import sample_rotations
+from .bake import DRIVEN, sample_rotations
 
 # In-betweens further than this outside the range of their keys get a warning (degrees).
 OVERSHOOT_WARNING_DEGREES = 3.0
@@ -195,7 +195,7 @@ class POSE_OT_jointlimit_motion(PosePoll, bpy.types.Operator):
         bones = selected_pose_bones(context)
         if not bones:
             raise ValueError(_rpt("Select the bones to smooth"))
-        plans, skipped, locked, modified = [], [], [], []
+        plans, skipped, locked, modified, driven = [], [], [], [], []
         label = bone_labels(bones)
         for pb in bones:
             path, _ = bone_limits.rotation_path(pb)
@@ -204,6 +204,8 @@ class POSE_OT_jointlimit_motion(PosePoll, bpy.types.Operator):
                 skipped.append(label(pb))
             elif _unkeyable_curves(pb):
                 locked.append(label(pb))
+            elif animation.driven_rotation(pb):
+                driven.append(label(pb))
             elif _modified_curves(pb):
                 modified.append(label(pb))
             else:
@@ -213,6 +215,8 @@ class POSE_OT_jointlimit_motion(PosePoll, bpy.types.Operator):
         if locked:
             self.refused.append(_rpt("Left {bones} as they are: a rotation F-curve of theirs (or its group) is locked "
                                      "(unlock it to key the motion)", bones=name_list(locked)))
+        if driven:
+            self.refused.append(_rpt(DRIVEN, bones=name_list(driven)))
         if modified:
             self.refused.append(_rpt("Left {bones} as they are: their rotation F-curves have modifiers (Noise, "
                                      "Generator, ...), which would act again on the keys of the motion: apply or "
@@ -221,7 +225,8 @@ class POSE_OT_jointlimit_motion(PosePoll, bpy.types.Operator):
             if self.refused:
                 raise ValueError("; ".join(self.refused))
             raise ValueError(_rpt("None of the selected bones has two or more rotation keys in the frame range"))
-        refused = animation.unkeyable_message(dict.fromkeys(pb.id_data for pb, _, _ in plans))
+        rigs = dict.fromkeys(pb.id_data for pb, _, _ in plans)
+        refused = animation.unkeyable_message(rigs) or animation.repeated_tweak_message(rigs)
         if refused is not None:
             raise ValueError(refused)
         return plans, skipped, label

@@ -129,6 +129,12 @@ class POSE_OT_jointlimit_preset_apply(PosePoll, bpy.types.Operator):
         else:
             self.report({"INFO"}, _rpt("Set {count} bones from '{preset}' ({mirrored} mirrored for the right side)",
                                        count=len(plan), preset=label, mirrored=mirrored) + skipped)
+        mechanism = bone_limits.animator_bones([pb for pb, _, _ in plan])[1]
+        if mechanism:
+            self.report({"WARNING"}, _rpt(
+                "{bones} count as rig mechanism (a constraint of the rig turns them, or they are hidden): Clamp "
+                "Playback clamps them, but All Limited Bones leaves them to the rig (select them for Apply and Bake)",
+                bones=name_list(mechanism)))
         unkept = [pb.name for pb, _, _ in plan if settings_io.unkept_on_override(pb)]
         if unkept:
             self.report({"WARNING"}, _rpt(settings_io.UNKEPT, bones=name_list(unkept)))

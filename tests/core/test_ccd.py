@@ -390,6 +390,21 @@ def test_other_bad_inputs_are_rejected():
         ccd.Chain.from_rest_matrices(np.eye(4)[None], [1.0], parent_pose=squashed)
 
 
+def test_a_parent_frame_off_uniform_by_float32_noise_is_taken():
+    """Rigify's tail: the parent frame read from Blender's float32 matrices is 1.5e-6 off a pure
+    rotation (M^T M), and the chain was refused as 'scaled unevenly' though every scale is 1; a
+    scale uneven by a thousandth is still refused."""
+    parent_pose = np.eye(4)
+    parent_pose[:3, :3] = quat.to_matrix(quat.from_axis_angle(np.array([0.3, 0.5, 0.8]) / np.sqrt(0.98), 1.1))
+    noisy = parent_pose.copy()
+    noisy[:3, 0] += 1.5e-6 * noisy[:3, 1]     # M^T M 1.5e-6 off the diagonal
+    ccd.Chain.from_rest_matrices(np.eye(4)[None], [1.0], parent_pose=noisy)
+    uneven = parent_pose.copy()
+    uneven[:3, 0] *= 1.001
+    with pytest.raises(ValueError, match="uniform scale"):
+        ccd.Chain.from_rest_matrices(np.eye(4)[None], [1.0], parent_pose=uneven)
+
+
 def test_scaled_parent_solves_in_armature_units():
     parent_pose = np.eye(4)
     parent_pose[:3, :3] = 2.0 * quat.to_matrix(quat.from_axis_angle(np.array([0.0, 0.0, 1.0]), 0.7))
