@@ -260,6 +260,37 @@ def _direction(key, front, lateral, up=UP, d=None, side=1.0, thumb=None):
     return {"FRONT": front, "BACK": -front, "UP": up, "DOWN": -up, "OUT": lateral}[key]
 
 
+# joint -> the direction its bone points in the anatomical pose; flexion there turns it toward the
+# rule's direction, and a joint flexes the same way round the lateral axis whichever way its bone
+# points (a hock's metatarsal hanging a little forward or back, a horizontal spine tilted up or down)
+REFERENCE = {"NECK": "UP", "SPINE": "UP", "SHOULDER": "DOWN", "ELBOW": "DOWN", "FOREARM_TWIST": "DOWN",
+             "HIP": "DOWN", "KNEE": "DOWN", "ANKLE": "FRONT", "TOE": "FRONT"}
+_OPPOSED = -0.5     # the rule's axis this far against the reference one (cos): the bone points past it
+
+
+def _flexion_axis(joint, d, v_flex, front, up):
+    """The axis ``d x v_flex`` flexion turns the bone about [000 §2], or ``None`` where the bone
+    points along ``v_flex`` and the joint has no reference. For joints that flex in the body's
+    sagittal plane (``REFERENCE``) its sense is the anatomical pose's: the rule's own axis turns
+    round as the bone passes through ``v_flex`` (a cat's hock hanging a little back got the
+    wolf's dorsiflexion reversed, a horse's spine segments flexed up or down by their tilt), so
+    where it opposes the reference axis, or vanishes, the reference axis is taken. A spine or
+    neck bone pointing away from the head (a tail) keeps the rule's axis."""
+    a_flex = np.cross(d, v_flex)
+    ref_key = REFERENCE.get(joint)
+    a_ref = None
+    if ref_key is not None and not (joint in ("SPINE", "NECK") and float(np.dot(d, front) + np.dot(d, up)) <= 0.0):
+        ref = {"UP": up, "DOWN": -up, "FRONT": front}[ref_key]
+        a_ref = np.cross(ref, v_flex)
+        a_ref = a_ref / np.linalg.norm(a_ref) if np.linalg.norm(a_ref) > _SNAP else None
+    norm = float(np.linalg.norm(a_flex))
+    if norm < _SNAP:
+        return a_ref
+    if a_ref is not None and float(np.dot(a_flex / norm, a_ref)) < _OPPOSED:
+        return -a_flex
+    return a_flex
+
+
 def bone_axes(rest_matrix, joint, front, right_side, up=UP, thumb=None):
     """How the table's axes land on a bone: ``(flexion axis "X"/"Z", flexion sign, abduction sign,
     flexion shift°, abduction shift°)``; the shifts are the rest pose's angles from hanging down
@@ -272,8 +303,8 @@ def bone_axes(rest_matrix, joint, front, right_side, up=UP, thumb=None):
     side = -1.0 if right_side else 1.0
     lateral = side * np.cross(up, front)  # away from the midline
     v_flex = _direction(flex_key, front, lateral, up, d, side, thumb)
-    a_flex = np.cross(d, v_flex)
-    if np.linalg.norm(a_flex) < _SNAP:
+    a_flex = _flexion_axis(joint, d, v_flex, front, up)
+    if a_flex is None:
         return "X", 1.0, -1.0 if right_side else 1.0, 0.0, 0.0  # degenerate: the table's axes
     local = rot.T @ a_flex
     flex_axis = "X" if abs(local[0]) >= abs(local[2]) else "Z"

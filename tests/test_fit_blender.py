@@ -26,7 +26,7 @@ def rig(scene):
 @pytest.fixture
 def mods(addon):
     names = ("bone_limits", "settings_io", "presets", "ui", "core.quat", "core.limits", "operators.preset_apply",
-             "operators.copy", "operators.mirror")
+             "operators.copy", "operators.mirror", "rig_frame")
     return {n: importlib.import_module(f"{addon.__name__}.{n}") for n in names}
 
 
@@ -314,3 +314,41 @@ def test_overlay_draws_the_axes_outline(rig, mods, addon):
         assert np.all(limit.region.contains_st(s, t))       # on the boundary (core tests: and no farther)
         outlines[fit] = data["outline"]
     assert not np.allclose(outlines["INSCRIBED"][:8], outlines["AXES"][:8], atol=1e-3)
+
+
+def _bone_rest(d, roll):
+    """A rest matrix (3x3 in 4x4) whose Y axis is ``d``, turned by ``roll`` about it."""
+    y = np.asarray(d, dtype=np.float64) / np.linalg.norm(d)
+    x = np.cross(y, [0.0, 0.0, 1.0] if abs(y[2]) < 0.9 else [1.0, 0.0, 0.0])
+    x /= np.linalg.norm(x)
+    z = np.cross(x, y)
+    c, s = math.cos(roll), math.sin(roll)
+    x, z = c * x - s * z, s * x + c * z
+    m = np.eye(4)
+    m[:3, :3] = np.c_[x, y, z]
+    return m
+
+
+def _tip_motion(mods, joint, d, roll):
+    """Where the bone's tip goes when the joint flexes (the table's positive flexion, Fit to Rig)."""
+    m = _bone_rest(d, roll)
+    axis, sign, *_ = mods["rig_frame"].bone_axes(m, joint, np.array([0.0, -1.0, 0.0]), False)
+    a = sign * m[:3, 0 if axis == "X" else 2]
+    return np.cross(a, m[:3, 1])
+
+
+@pytest.mark.parametrize("roll", [0.0, math.pi, 0.7])
+@pytest.mark.parametrize("tilt", [-15.0, -5.0, 5.0, 15.0])
+def test_fit_flexes_hanging_hocks_and_level_spines_one_way_whatever_their_tilt_and_roll(mods, roll, tilt):
+    """A quadruped's metatarsal hangs within degrees of vertical and its spine runs level: the
+    rule's axis (bone x direction) turned round with the tilt's side, and within 11° it fell back
+    to the table's +X whatever the roll (a cat's generated hock flexed opposite to its meta-rig's,
+    a horse's spine segments flexed up or down). Dorsiflexion moves a hanging foot's tip forward
+    (-Y), spine flexion moves a level spine's tip down (ventral), for any tilt and roll."""
+    t = math.radians(tilt)
+    hock = _tip_motion(mods, "ANKLE", (0.0, -math.sin(t), -math.cos(t)), roll)
+    assert hock[1] < -0.5 * np.linalg.norm(hock)
+    spine = _tip_motion(mods, "SPINE", (0.0, -math.cos(t), math.sin(t)), roll)
+    assert spine[2] < -0.5 * np.linalg.norm(spine)
+    upright = _tip_motion(mods, "SPINE", (0.0, -math.sin(t), math.cos(t)), roll)    # a biped's: toward the front
+    assert upright[1] < -0.5 * np.linalg.norm(upright)
