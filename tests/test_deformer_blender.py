@@ -2565,12 +2565,9 @@ def _bbone_limb(scene, length, name):
     obj = bpy.data.objects.new(name + "Skin", me)
     scene.collection.objects.link(obj)
     t = np.clip((1.3 - co[:, 0] / length) / 0.6, 0.0, 1.0)
-    upper, lower = obj.vertex_groups.new(name="upper"), obj.vertex_groups.new(name="lower")
-    for i, w in enumerate(t):
-        if w > 0:
-            upper.add([i], float(w), "REPLACE")
-        if w < 1:
-            lower.add([i], float(1 - w), "REPLACE")
+    for group, weights in ((obj.vertex_groups.new(name="upper"), t), (obj.vertex_groups.new(name="lower"), 1.0 - t)):
+        for i in np.flatnonzero(weights > 0.0):
+            group.add([int(i)], float(weights[i]), "REPLACE")
     obj.modifiers.new("Armature", "ARMATURE").object = arm
     return arm, obj
 

@@ -565,11 +565,9 @@ def test_a_polygon_outline_on_an_override_is_refused_cleanly(scene, mods, tmp_pa
     assert bpy.ops.pose.jointlimit_preset_apply(preset="JOINT:ELBOW") == {"FINISHED"}
 
 
-def test_an_override_of_a_rig_saved_without_jointlimit_opens_without_errors(scene, mods, tmp_path, capfd):
-    """A library saved by an older version stores no settings for a bone without a limit; the shot
-    reads them (the panel, the handlers): saved and reopened, the shot printed one 'expected ID
-    type' error per such bone on every opening (the whole settings recorded as one override);
-    edits of the bones the library stores are kept."""
+def _override_of_a_library_without_limits(scene, tmp_path):
+    """A library override of a rig (bones a, b: b a hinge) from a file saved as a Blender without
+    JointLimit (or an older version) saves it: no settings stored for ``a``."""
     import bpy
 
     obj = make_armature([("a", (0, 0, 0), (0, 0, 1), None, 0.0), ("b", (0, 0, 1), (0, 0, 2), "a", 0.0)], "Arm")
@@ -577,7 +575,7 @@ def test_an_override_of_a_rig_saved_without_jointlimit_opens_without_errors(scen
     obj.pose.bones["a"].property_unset("jointlimit")
     pre = bpy.app.handlers.save_pre
     ours = [h for h in pre if getattr(h, "__name__", "") == "on_save_pre"]
-    for handler in ours:        # saved as an older version saved it
+    for handler in ours:
         pre.remove(handler)
     try:
         library = str(tmp_path / "library.blend")
@@ -586,7 +584,17 @@ def test_an_override_of_a_rig_saved_without_jointlimit_opens_without_errors(scen
         pre.extend(ours)
     bpy.data.objects.remove(obj)
     bpy.data.collections.remove(collection)
-    rig = link_override(scene, library, "RigCollection").objects[0]
+    return link_override(scene, library, "RigCollection").objects[0]
+
+
+def test_an_override_of_a_rig_saved_without_jointlimit_opens_without_errors(scene, mods, tmp_path, capfd):
+    """A library saved by an older version stores no settings for a bone without a limit; the shot
+    reads them (the panel, the handlers): saved and reopened, the shot printed one 'expected ID
+    type' error per such bone on every opening (the whole settings recorded as one override);
+    edits of the bones the library stores are kept."""
+    import bpy
+
+    rig = _override_of_a_library_without_limits(scene, tmp_path)
     assert [pb.jointlimit.enabled for pb in rig.pose.bones] == [False, True]    # read, as the panel does
     rig.pose.bones["b"].jointlimit.hinge_max = D(45)
     shot = str(tmp_path / "shot.blend")
@@ -609,21 +617,7 @@ def test_a_preset_on_an_override_whose_library_stores_no_limits_warns_they_are_n
 
     from modal_harness import OperatorStandIn
 
-    obj = make_armature([("a", (0, 0, 0), (0, 0, 1), None, 0.0), ("b", (0, 0, 1), (0, 0, 2), "a", 0.0)], "Arm")
-    configure(obj.pose.bones["b"].jointlimit, "HINGE", None, None)
-    obj.pose.bones["a"].property_unset("jointlimit")
-    pre = bpy.app.handlers.save_pre
-    ours = [h for h in pre if getattr(h, "__name__", "") == "on_save_pre"]
-    for handler in ours:        # saved as a Blender without JointLimit saves it
-        pre.remove(handler)
-    try:
-        library = str(tmp_path / "library.blend")
-        collection = save_in_library(scene, obj, "RigCollection", library)
-    finally:
-        pre.extend(ours)
-    bpy.data.objects.remove(obj)
-    bpy.data.collections.remove(collection)
-    rig = link_override(scene, library, "RigCollection").objects[0]
+    rig = _override_of_a_library_without_limits(scene, tmp_path)
     bpy.context.view_layer.objects.active = rig
     bpy.ops.object.mode_set(mode="POSE")
     select_only(rig, {"a", "b"}, active="a")
