@@ -527,6 +527,8 @@ MESSAGES = {
     "No limited bones to clamp (enable a limit on the bone, or use All Limited Bones)":
         "制限内に収める制限付きボーンがありません（ボーンの制限を有効にするか、「すべての制限付きボーン」を使ってください）",
     "No limited bones to bake": "ベイクする制限付きボーンがありません",
+    "Fitted to the front and up found in each rig ({frames}): set Front or Up if that is not the character's":
+        "各リグで見つけた前と上に合わせました（{frames}）：キャラクターのものと違う場合は「正面」か「上」を設定してください",
     "{bones} count as rig mechanism (a constraint of the rig turns them, or they are hidden): Clamp Playback clamps "
     "them, but All Limited Bones leaves them to the rig (select them for Apply and Bake)":
         "{bones} はリグの仕組みとみなされます（リグのコンストレイントが回すか、非表示です）：再生時クランプはクランプしますが、"

@@ -352,3 +352,17 @@ def test_fit_flexes_hanging_hocks_and_level_spines_one_way_whatever_their_tilt_a
     assert spine[2] < -0.5 * np.linalg.norm(spine)
     upright = _tip_motion(mods, "SPINE", (0.0, -math.sin(t), math.cos(t)), roll)    # a biped's: toward the front
     assert upright[1] < -0.5 * np.linalg.norm(upright)
+
+
+def test_a_fitted_preset_says_which_front_and_up_it_found(rig):
+    """Fit to Rig with Front and Up on Auto: the report names the front and up found in the rig
+    (a bird's front came out backwards and nothing showed it); explicit ones are not repeated."""
+    import bpy
+
+    select_only(rig, {"upper_arm.L"}, active="upper_arm.L")
+    op = OperatorStandIn(bpy.types.POSE_OT_jointlimit_preset_apply, preset="JOINT:SHOULDER")
+    assert op.execute(bpy.context) == {"FINISHED"}
+    assert any(f"{rig.name}: front -Y, up +Z" in text for _, text in op.reports), op.reports
+    op = OperatorStandIn(bpy.types.POSE_OT_jointlimit_preset_apply, preset="JOINT:SHOULDER", front="NEG_Y", up="POS_Z")
+    assert op.execute(bpy.context) == {"FINISHED"}
+    assert not any("found in each rig" in text for _, text in op.reports), op.reports

@@ -11,6 +11,12 @@ def _rpt(template, **values):
     return bpy.app.translations.pgettext_rpt(template).format(**values)
 
 
+def _axis_name(vector):
+    """``+X`` ... ``-Z`` of an armature axis (the nearest)."""
+    i = max(range(3), key=lambda k: abs(vector[k]))
+    return ("+" if vector[i] > 0 else "-") + "XYZ"[i]
+
+
 class POSE_OT_jointlimit_preset_apply(PosePoll, bpy.types.Operator):
     """Set the selected bones' joint limits from a preset (right-side bones get the mirrored ranges)"""
 
@@ -129,6 +135,11 @@ class POSE_OT_jointlimit_preset_apply(PosePoll, bpy.types.Operator):
         else:
             self.report({"INFO"}, _rpt("Set {count} bones from '{preset}' ({mirrored} mirrored for the right side)",
                                        count=len(plan), preset=label, mirrored=mirrored) + skipped)
+        if self.fit_rig and "AUTO" in (self.front, self.up):
+            self.report({"INFO"}, _rpt("Fitted to the front and up found in each rig ({frames}): set Front or Up if "
+                                       "that is not the character's",
+                                       frames="; ".join(f"{rig.name}: front {_axis_name(front)}, up {_axis_name(up)}"
+                                                        for rig, (front, up) in frames.items())))
         mechanism = bone_limits.animator_bones([pb for pb, _, _ in plan])[1]
         if mechanism:
             self.report({"WARNING"}, _rpt(
