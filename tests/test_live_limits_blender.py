@@ -610,9 +610,10 @@ def test_an_override_of_a_rig_saved_without_jointlimit_opens_without_errors(scen
 
 def test_a_preset_on_an_override_whose_library_stores_no_limits_warns_they_are_not_kept(scene, mods, tmp_path):
     """A rig library saved without JointLimit, linked and overridden: a preset set on its bone is
-    lost when the shot is opened again (Blender records no override of settings its library never
-    stored; only the console said so, on saving): the preset warns, naming the bone; a bone the
-    library stores settings for is not named."""
+    lost when the shot is opened again in Blender 5.x (it records no override of settings its
+    library never stored; only the console said so, on saving): the preset warns, naming the bone,
+    exactly when the saved and reopened shot has lost it; a bone the library stores settings for
+    is kept and not named."""
     import bpy
 
     from modal_harness import OperatorStandIn
@@ -624,7 +625,14 @@ def test_a_preset_on_an_override_whose_library_stores_no_limits_warns_they_are_n
     op = OperatorStandIn(bpy.types.POSE_OT_jointlimit_preset_apply, preset="JOINT:ELBOW")
     assert op.execute(bpy.context) == {"FINISHED"}
     warned = [text for kind, text in op.reports if kind == {"WARNING"} and "not kept" in text]
-    assert len(warned) == 1 and "on a are" in warned[0], op.reports
+    shot = str(tmp_path / "shot.blend")
+    bpy.ops.wm.save_as_mainfile(filepath=shot)
+    bpy.ops.wm.open_mainfile(filepath=shot)
+    rig = next(o for o in bpy.data.objects if o.type == "ARMATURE" and o.override_library is not None)
+    kept = {pb.name: pb.jointlimit.kind == "HINGE" and pb.jointlimit.enabled for pb in rig.pose.bones}
+    assert kept["b"]
+    assert bool(warned) == (not kept["a"]), (warned, kept)      # (5.x loses it; 4.5 keeps it, and says nothing)
+    assert not warned or "on a are" in warned[0]
 
 
 @pytest.mark.parametrize("way", ["frames", "fast_scrubbing", "playing"])
