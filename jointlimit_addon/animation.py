@@ -142,14 +142,19 @@ def channel_fcurves(obj, path, width=4):
     return {i: fc for i, fc in found if fc is not None}
 
 
-def rotation_fcurves(pose_bone):
-    """``{component: F-curve}`` of the unmuted F-curves of the armature's action that key the
-    bone's rotation channel (in its mode)."""
+def rotation_fcurves(pose_bone, muted=False):
+    """``{component: F-curve}`` of the F-curves of the armature's action that key the bone's
+    rotation channel (in its mode): the unmuted ones, or all of them with ``muted``."""
     from .bone_limits import rotation_path
 
     attr, width = rotation_path(pose_bone)
     curves = channel_fcurves(pose_bone.id_data, pose_bone.path_from_id(attr), width)
-    return {i: fc for i, fc in curves.items() if not fc.mute}
+    return {i: fc for i, fc in curves.items() if muted or not fc.mute}
+
+
+def locked(fc):
+    """Whether the F-curve is locked, itself or its group: Blender keys nothing there."""
+    return fc.lock or (fc.group is not None and fc.group.lock)
 
 
 def driven_rotation(pose_bone):
@@ -312,7 +317,7 @@ def remove_keys_between(pose_bone, data_path, frames, tol=1e-4, scene=None):
         return 0
     removed = 0
     for fc in channel_fcurves(obj, pose_bone.path_from_id(data_path)).values():
-        if fc.lock or (fc.group is not None and fc.group.lock):
+        if locked(fc):
             continue
         points = fc.keyframe_points
         doomed = [i for i, point in enumerate(points)

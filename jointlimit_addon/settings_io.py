@@ -196,13 +196,10 @@ def axes_from_limit_rotation(con):
 def merged_limit_rotation(cons):
     """The local Limit Rotation constraints ``cons`` of a bone as one (their fields), evaluated one
     after the other: an axis limited by any, within every range that limits it; ``None`` when
-    they read the rotation otherwise (another Euler order or behaviour) or when two of them limit
-    an axis to ranges that do not overlap (``disjoint_axis``)."""
+    they cannot be one (``merge_problem``)."""
+    if merge_problem(cons) is not None:
+        return None
     first = cons[0]
-    if any((c.euler_order, c.use_legacy_behavior) != (first.euler_order, first.use_legacy_behavior) for c in cons):
-        return None
-    if disjoint_axis(cons) is not None:
-        return None
     fields = {"euler_order": first.euler_order, "use_legacy_behavior": first.use_legacy_behavior}
     for axis in "xyz":
         used = [c for c in cons if getattr(c, f"use_limit_{axis}")]
@@ -210,6 +207,16 @@ def merged_limit_rotation(cons):
         fields[f"min_{axis}"] = max((getattr(c, f"min_{axis}") for c in used), default=getattr(first, f"min_{axis}"))
         fields[f"max_{axis}"] = min((getattr(c, f"max_{axis}") for c in used), default=getattr(first, f"max_{axis}"))
     return types.SimpleNamespace(**fields)
+
+
+def merge_problem(cons):
+    """Why the Limit Rotation constraints ``cons`` cannot be one limit, or ``None``: ``"ORDER"``
+    when they read the rotation otherwise (another Euler order or behaviour), ``"DISJOINT"`` when
+    two of them limit an axis to ranges that do not overlap (``disjoint_axis``)."""
+    first = cons[0]
+    if any((c.euler_order, c.use_legacy_behavior) != (first.euler_order, first.use_legacy_behavior) for c in cons):
+        return "ORDER"
+    return "DISJOINT" if disjoint_axis(cons) is not None else None
 
 
 def disjoint_axis(cons):

@@ -104,7 +104,7 @@ def _took_key(fc, time):
     """Whether ``keyframe_insert`` keyed the F-curve ``fc`` at ``time`` (it refuses a locked curve,
     or one whose modifiers make keys meaningless); ``False`` for no curve (the channel is not in
     an action this looks in)."""
-    if fc is None or fc.lock or (fc.group is not None and fc.group.lock):
+    if fc is None or animation.locked(fc):
         return False
     return any(abs(point.co[0] - time) < 1e-4 for point in fc.keyframe_points)
 

@@ -56,8 +56,7 @@ class POSE_OT_jointlimit_from_constraints(PosePoll, bpy.types.Operator):
         if self.source == "LIMIT_ROTATION" or (self.source == "AUTO" and cons):
             con = settings_io.merged_limit_rotation(cons)
             if con is None:     # (its constraints stay as they are)
-                orders = {(c.euler_order, c.use_legacy_behavior) for c in cons}
-                (disjoint if len(orders) == 1 else unmerged).append(pb.name)
+                (disjoint if settings_io.merge_problem(cons) == "DISJOINT" else unmerged).append(pb.name)
                 return False
             if self.limit_kind == "EULER":
                 settings_io.euler_settings_from_limit_rotation(pb.jointlimit, con, pb.rotation_mode)

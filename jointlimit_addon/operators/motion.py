@@ -69,21 +69,16 @@ def _locked_bone(pb):
     return bone_limits.with_rotation_lock(pb, None) is not None
 
 
-def _rotation_curves(pb):
-    """The F-curves of the bone's rotation channel (in its mode) in its rig's action."""
-    path, width = bone_limits.rotation_path(pb)
-    return list(animation.channel_fcurves(pb.id_data, pb.path_from_id(path), width).values())
-
-
 def _unkeyable_curves(pb):
     """Whether a rotation F-curve of ``pb`` is locked (itself or its group): Blender keys nothing there."""
-    return any(fc.lock or (fc.group is not None and fc.group.lock) for fc in _rotation_curves(pb))
+    return any(animation.locked(fc) for fc in animation.rotation_fcurves(pb, muted=True).values())
 
 
 def _modified_curves(pb):
     """Whether a rotation F-curve of ``pb`` has an F-curve modifier that changes its values (a
     Cycles modifier only repeats them): the key poses read with it would get it once more."""
-    return any(m.type != "CYCLES" and not m.mute for fc in _rotation_curves(pb) for m in fc.modifiers)
+    return any(m.type != "CYCLES" and not m.mute for fc in animation.rotation_fcurves(pb, muted=True).values()
+               for m in fc.modifiers)
 
 
 def _long_turn(pb, keys, stored):
@@ -125,7 +120,7 @@ def _unstep(pb, frames, scene):
     start, end = (animation.scene_time(scene, f) for f in (frames[0], frames[-1]))
     start, end = sorted(animation.action_time(pb.id_data, t) for t in (start, end))
     changed = 0
-    for fc in _rotation_curves(pb):
+    for fc in animation.rotation_fcurves(pb, muted=True).values():
         for point in fc.keyframe_points:
             if start - 1e-4 <= point.co[0] < end - 1e-4 and point.interpolation == "CONSTANT":
                 point.interpolation = "BEZIER"
