@@ -6,8 +6,10 @@ frame when playback clamping is on, except during playback on the armatures that
 layer covers (``playback_layer``: Blender evaluates their clamped rotations itself, installed and
 removed by the ``frame_change_pre`` and ``animation_playback_pre``/``_post`` handlers, also
 outside playback with Fast Scrubbing, where ``frame_change_post`` clamps what the layer did not
-on that frame (bones without keys, rigs it does not cover); during playback, while the layer covers every limited
-armature, ``frame_change_post`` looks no further until something changes, ``_quiet_key``;
+on that frame (bones without keys, rigs it does not cover); while the layer leaves it nothing
+(during playback: it covers every limited armature; outside playback: every limited bone keyed
+and the frame took the layer's keys), ``frame_change_post`` looks no further until something
+changes, ``_quiet_key``;
 ``render_init`` to ``render_complete`` or ``_cancel`` the layer steps aside; a render's or an
 export's frames, evaluated in a depsgraph of their own, take the render's way,
 ``_clamp_render_frame``). Both are
@@ -526,8 +528,7 @@ def on_frame_change(scene, depsgraph=None):
     if quiet is not None and quiet == _state["quiet"]:
         return
     clamp_scene(scene, only_changed=False, view_layer=view_layer, stepped=True)
-    if quiet is not None and all(playback_layer.covers(obj, scene) or live_pose.found_no_limits(obj)
-                                 for obj in _armatures(scene, view_layer)):
+    if quiet is not None and all(_left_to_layer(obj, scene, stepped=quiet[-1]) for obj in _armatures(scene, view_layer)):
         _state["quiet"] = quiet
 
 
@@ -576,16 +577,35 @@ def _relinked(depsgraph):
 
 
 def _quiet_key(scene, view_layer, uid):
-    """While the playback layer plays a view layer's frames: what tells that the playback clamp
-    has nothing to do again when it had nothing on the frame before (every armature covered by the
-    layer or without limited bones). Another layer, objects added or removed, or limits edited
-    change it; any depsgraph update forgets it (``on_depsgraph_update``), and so does a frame
-    whose evaluation saw objects linked, unlinked or excluded (``_relinked``: a swap keeps the
-    count). ``None`` otherwise. ``uid``: the scene's ``session_uid``."""
+    """While the playback layer serves a view layer's frames: what tells that the playback clamp
+    has nothing to do again when it had nothing on the frame before (``_left_to_layer``). Another
+    layer, objects added or removed, limits edited, or playback started or stopped change it; any
+    depsgraph update forgets it (``on_depsgraph_update``), and so does a frame whose evaluation
+    saw objects linked, unlinked or excluded (``_relinked``: a swap keeps the count). Outside
+    playback (Fast Scrubbing) only a frame that took the layer's latest keys in every rig it
+    covers has one. ``None`` otherwise. ``uid``: the scene's ``session_uid``."""
     serial = playback_layer.installed_serial()
-    if serial is None or view_layer is None or not playback_layer.plays(scene, uid):
+    if serial is None or view_layer is None:
         return None
-    return serial, uid, view_layer.name, len(view_layer.objects), props.settings_generation()
+    if playback_layer.plays(scene, uid):
+        stepped = False
+    elif playback_layer.shown_everywhere(uid):
+        stepped = True
+    else:
+        return None
+    return serial, uid, view_layer.name, len(view_layer.objects), props.settings_generation(), stepped
+
+
+def _left_to_layer(obj, scene, stepped):
+    """Whether the playback clamp leaves ``obj`` to the playback layer on this frame: it has no
+    limited bone, or the layer covers it, while playing wholly, and outside playback (``stepped``)
+    as far as the frame took the layer's keys: every limited bone keyed (a bone without keys, or
+    partly keyed, is the playback clamp's on each frame)."""
+    if live_pose.found_no_limits(obj):
+        return True
+    if not stepped:
+        return playback_layer.covers(obj, scene)
+    return live_pose.skips_every_bone(obj, playback_layer.clamped_bones(obj, scene))
 
 
 @bpy.app.handlers.persistent

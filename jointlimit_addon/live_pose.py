@@ -101,6 +101,20 @@ def found_no_limits(obj):
     return state is not None and state.generation == props.settings_generation() and not len(state.members)
 
 
+def skips_every_bone(obj, skip):
+    """Whether the last pass over ``obj`` (the settings and its bones unchanged since) found each
+    of its limited bones named in ``skip``: a pass with that ``skip`` has nothing to clamp."""
+    state = _armatures.get(obj.session_uid)
+    if not skip or state is None or state.recheck or state.generation != props.settings_generation():
+        return False
+    if state.few:
+        return all(name in skip for _, _, names in state.few_groups for _, name in names)
+    if state.skip is skip:
+        return bool(state.skip_mask.all())
+    names = obj.pose.bones.keys()   # (not kept: the pass's own skip stays the one its mask is for)
+    return all(names[i] in skip for i in state.members.tolist())
+
+
 def forget_results():
     """Forget the remembered results of every armature (the next pass clamps every rotation again;
     the benchmark's first-play figures)."""

@@ -235,6 +235,12 @@ def clamped_bones(obj, scene):
     return cover.names if cover is not None and cover.shown == _layer["frames"] else None
 
 
+def shown_everywhere(uid):
+    """Whether the layer is installed for the scene of ``session_uid`` ``uid`` and the frame just
+    evaluated took the latest batch's keys in every armature it covers (``after_frame``)."""
+    return bool(_layer["covers"]) and _layer["scene"] == uid and _layer["keyed"] is not None
+
+
 def plays(scene, uid=None):
     """Whether the layer is installed for ``scene`` and ``scene`` plays (``uid``: its
     ``session_uid``, if read already)."""

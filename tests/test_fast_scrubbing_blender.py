@@ -83,6 +83,40 @@ def test_stepping_frames_equals_the_playback_clamp_without_a_second_evaluation(s
     assert not any(written)
 
 
+def test_frames_stepped_on_a_wholly_keyed_rig_leave_it_to_the_layer(scene, mods, monkeypatch):
+    """Outside playback, as while playing: once a frame took the layer's keys in the rig and every
+    limited bone has keys, the playback clamp looks no further on the next frames (same results
+    as with Fast Scrubbing off). A limited bone without keys is the playback clamp's on every
+    frame, also when a script turns it right before a frame with no update in between."""
+    handlers = mods["handlers"]
+    obj = keyed_rig(seed=3)
+    scene.frame_start, scene.frame_end = 1, 12
+    scene.jointlimit.clamp_playback = True
+    scene.jointlimit.fast_scrubbing = False
+    frames = list(range(1, 13))
+    reference = play(scene, obj, frames)
+    scene.jointlimit.fast_scrubbing = True
+    looked, clamp_object = [], handlers.clamp_object
+
+    def recorded(rig, only_changed, skip=None):
+        looked.append(scene.frame_current)
+        return clamp_object(rig, only_changed, skip)
+
+    monkeypatch.setattr(handlers, "clamp_object", recorded)
+    assert_same_frames(play(scene, obj, frames), reference)
+    assert looked == [1, 2, 2]      # 1: the playback clamp; 2: the layer set up (its rig's bones without keys), its first frame
+    unkeyed = next(pb for pb in obj.pose.bones if pb.jointlimit.enabled and pb.rotation_mode == "XYZ")
+    unkey(mods, obj, unkeyed)
+    play(scene, obj, [4, 5, 6])     # the layer removed (keys edited), the copies looked at, set up again
+    assert mods["playback_layer"].covers(obj, scene)
+    del looked[:]
+    play(scene, obj, [7, 8])
+    assert looked == [7, 8]
+    unkeyed.rotation_euler = (0.0, 0.0, math.pi)    # outside its limit, no update before the frame
+    scene.frame_set(9)
+    assert looked == [7, 8, 9] and handlers.clamp_object_per_bone(obj, False) == 0
+
+
 def test_a_script_keying_frame_after_frame_keeps_the_playback_clamp(scene, mods, monkeypatch):
     """A script that steps a frame and keys something on each (its action edited between frames,
     no update in between): the layer is set up once at most (on the second frame, before the
