@@ -335,6 +335,16 @@ def apply_entry(pose_bone, entry, mirror_right=True, flip_x=False, joint=None, f
     return mirrored
 
 
+def bent_against(pose_bone, joint, mirror_right=True, front=None, up=rig_frame.UP):
+    """Degrees ``pose_bone`` rests bent against the flexion of the built-in elbow or knee
+    ``joint`` as ``apply_entry`` fits it there (``rig_frame.bent_against``), or 0."""
+    parent = predecessor(pose_bone)[0]
+    if parent is None or front is None:
+        return 0.0
+    right = mirror_right and bone_on_right(pose_bone, front, up)
+    return rig_frame.bent_against(joint, pose_bone.bone.matrix_local, parent.bone.matrix_local, front, right, up)
+
+
 # --- chains ---------------------------------------------------------------------------------------
 
 

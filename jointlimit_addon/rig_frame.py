@@ -63,6 +63,7 @@ FOOT_RE = re.compile(r"foot|toe", re.IGNORECASE)
 NOT_FOOT_RE = re.compile(r"ik|heel|spin|roll|pole|tweak|pivot", re.IGNORECASE)
 LIMIT = 179.0  # degrees, the widest swing range a setting takes
 BENT_REST = 5.0  # degrees a hinge bone rests bent about the other axis than its rule's before that axis is taken
+BENT_AGAINST = 10.0  # degrees an elbow or knee rests bent against its rule's flexion before it is said to bend the other way
 REST_ROOM = 1.0  # degrees a fitted swing range reaches past the rest pose on each side (the Axes fit needs room)
 _SNAP = 0.2  # below this an axis is degenerate (the bone points along the direction)
 
@@ -354,6 +355,19 @@ def _hinge_axis(rest_matrix, parent_matrix, flex_axis, flex_sign, grandparent_ma
     if axis == flex_axis or np.linalg.norm(bend) < math.sin(math.radians(BENT_REST)):
         return flex_axis, flex_sign
     return axis, float(np.sign(component))
+
+
+def bent_against(joint, rest_matrix, parent_matrix, front, right_side, up=UP):
+    """Degrees an elbow or knee bone (``joint``) rests bent against the flexion ``fit_entry``
+    gives it, when more than ``BENT_AGAINST``; else 0. A four-legged rig's front legs bend like
+    arms (Rigify's horse, cat, wolf: a Knee fitted there rests 18-31 degrees against its
+    flexion), its hind legs like legs; human rigs rest with both a little bent their own way."""
+    if joint not in ("ELBOW", "KNEE") or parent_matrix is None:
+        return 0.0
+    flex_axis, flex_sign = bone_axes(rest_matrix, joint, front, right_side, up)[:2]
+    flex_axis, flex_sign = _hinge_axis(rest_matrix, parent_matrix, flex_axis, flex_sign)
+    bend = rest_bend(rest_matrix, parent_matrix, flex_axis, flex_sign)
+    return -bend if bend < -BENT_AGAINST else 0.0
 
 
 def fit_entry(entry, joint, rest_matrix, front, right_side, parent_matrix=None, grandparent_matrix=None, up=UP,

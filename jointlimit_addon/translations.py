@@ -529,6 +529,12 @@ MESSAGES = {
     "No limited bones to bake": "ベイクする制限付きボーンがありません",
     "Fitted to the front and up found in each rig ({frames}): set Front or Up if that is not the character's":
         "各リグで見つけた前と上に合わせました（{frames}）：キャラクターのものと違う場合は「正面」か「上」を設定してください",
+    "{bones} rest bent against the way the preset flexes them: they bend the other way (a four-legged rig's front "
+    "legs bend like arms, its hind legs like legs: apply the Arm or Leg preset by that), or the character does not "
+    "face the front used (set Front; Flip Flexion reverses the bend)":
+        "{bones} はプリセットの屈曲と逆向きに曲がった状態で休んでいます：逆に曲がる関節です（四足のリグの前脚は腕のように、"
+        "後脚は脚のように曲がります：それに合わせて腕か脚のプリセットを適用してください）。またはキャラクターが使った正面を"
+        "向いていません（正面を設定してください。「屈曲を反転」で曲がる向きを逆にできます）",
     "{bones} count as rig mechanism (a constraint of the rig turns them, or they are hidden): Clamp Playback clamps "
     "them, but All Limited Bones leaves them to the rig (select them for Apply and Bake)":
         "{bones} はリグの仕組みとみなされます（リグのコンストレイントが回すか、非表示です）：再生時クランプはクランプしますが、"

@@ -847,6 +847,44 @@ def test_every_rigify_meta_rig_stands_up_along_z(rigs, mods):
             bpy.data.objects.remove(obj)
 
 
+def test_knees_and_elbows_resting_bent_the_other_way_are_named(rigs, mods):
+    """Fit to Rig names the elbows and knees that rest bent against the flexion a preset gives
+    them: the Leg preset on a four-legged rig's front legs (which bend like arms; before, the
+    knee was set to bend backward and nothing was said) and the Arm preset on its hind legs. The
+    Arm preset on front legs, the Leg preset on hind legs, the human meta-rig's limbs and Flip
+    Flexion say nothing."""
+    import bpy
+
+    against = "rest bent against the way the preset flexes them"
+    pose_mode(rigs["meta"], selected={"thigh.L", "shin.L", "foot.L", "toe.L"}, active="thigh.L")
+    assert against not in _run(bpy.types.POSE_OT_jointlimit_preset_apply, preset="CHAIN:LEG")[1]
+    pose_mode(rigs["meta"], selected={"upper_arm.L", "forearm.L", "hand.L"}, active="upper_arm.L")
+    assert against not in _run(bpy.types.POSE_OT_jointlimit_preset_apply, preset="CHAIN:ARM")[1]
+    bpy.ops.object.mode_set(mode="OBJECT")
+    bpy.ops.object.armature_wolf_metarig_add()
+    wolf = bpy.context.object
+    bpy.ops.object.armature_cat_metarig_add()
+    cat = bpy.context.object
+    try:
+        front_leg = {f"front_{n}.{side}" for n in ("thigh", "shin", "foot", "toe") for side in "LR"}
+        pose_mode(wolf, selected=front_leg, active="front_thigh.L")
+        result, text = _run(bpy.types.POSE_OT_jointlimit_preset_apply, preset="CHAIN:LEG")
+        assert result == {"FINISHED"} and against in text, text
+        assert "character's front_shin.L (Knee (Hinge), 18°), front_shin.R (Knee (Hinge), 18°) " + against in text, text
+        assert against not in _run(bpy.types.POSE_OT_jointlimit_preset_apply, preset="CHAIN:LEG", flip_x=True)[1]
+        pose_mode(wolf, selected={"front_thigh.L", "front_shin.L", "front_foot.L"}, active="front_thigh.L")
+        assert against not in _run(bpy.types.POSE_OT_jointlimit_preset_apply, preset="CHAIN:ARM")[1]
+        pose_mode(wolf, selected={"thigh.L", "shin.L", "foot.L", "toe.L"}, active="thigh.L")
+        assert against not in _run(bpy.types.POSE_OT_jointlimit_preset_apply, preset="CHAIN:LEG")[1]
+        pose_mode(cat, selected={"thigh.L", "shin.L", "foot.L"}, active="thigh.L")
+        text = _run(bpy.types.POSE_OT_jointlimit_preset_apply, preset="CHAIN:ARM")[1]
+        assert "character's shin.L (Elbow (Hinge), 50°) " + against in text, text
+    finally:
+        bpy.ops.object.mode_set(mode="OBJECT")
+        bpy.data.objects.remove(wolf)
+        bpy.data.objects.remove(cat)
+
+
 @pytest.mark.parametrize("thumb_side", [1.0, -1.0])
 def test_the_wrist_finds_the_palm_from_the_thumb(rigs, mods, thumb_side):
     """A left arm hanging 20° forward (where "palm down" is a guess: it gave the back) with the

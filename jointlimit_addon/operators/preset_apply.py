@@ -89,6 +89,23 @@ class POSE_OT_jointlimit_preset_apply(PosePoll, bpy.types.Operator):
             return [(pb, entry, None) for pb in bones]
         raise presets.PresetError("Unknown preset '{preset}'", preset=self.preset)
 
+    def _warn_bent_against(self, plan, frames):
+        """Say which elbows and knees rest bent against the flexion they were given: the other
+        limb's preset fits them (a four-legged rig's front legs bend like arms), or the front is
+        not the character's."""
+        against = []
+        for pb, _, joint in plan:
+            angle = presets.bent_against(pb, joint, self.mirror_right, *frames[pb.id_data])
+            if angle:
+                label = bpy.app.translations.pgettext_iface(presets.JOINTS[joint]["label"])
+                against.append(f"{pb.name} ({label}, {angle:.0f}°)")
+        if against:
+            self.report({"WARNING"}, _rpt(
+                "{bones} rest bent against the way the preset flexes them: they bend the other way (a four-legged "
+                "rig's front legs bend like arms, its hind legs like legs: apply the Arm or Leg preset by that), or "
+                "the character does not face the front used (set Front; Flip Flexion reverses the bend)",
+                bones=name_list(against)))
+
     def execute(self, context):
         bones, mechanism = limitable_selection(context)
         if not bones:
@@ -146,6 +163,8 @@ class POSE_OT_jointlimit_preset_apply(PosePoll, bpy.types.Operator):
                 "{bones} count as rig mechanism (a constraint of the rig turns them, or they are hidden): Clamp "
                 "Playback clamps them, but All Limited Bones leaves them to the rig (select them for Apply and Bake)",
                 bones=name_list(mechanism)))
+        if self.fit_rig and not self.flip_x:
+            self._warn_bent_against(plan, frames)
         unkept = [pb.name for pb, _, _ in plan if settings_io.unkept_on_override(pb)]
         if unkept:
             self.report({"WARNING"}, _rpt(settings_io.UNKEPT, bones=name_list(unkept)))
