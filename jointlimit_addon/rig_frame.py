@@ -166,14 +166,19 @@ def _default_front(up):
 def character_front(armature, front="AUTO", up=UP):
     """``(front unit vector in armature space, where it came from)``: ``"KNEES_ELBOWS"``,
     ``"FEET"``, ``"DEFAULT"`` or the explicit ``front`` key of ``FRONTS``, across ``up``
-    (``character_up``). ``ValueError`` for an explicit front along ``up``."""
+    (``character_up``). Where the knees and elbows and the feet disagree, the more votes win.
+    ``ValueError`` for an explicit front along ``up``."""
     up = np.asarray(up, dtype=np.float64)
     if front in FRONTS:
         if abs(float(np.dot(FRONTS[front], up))) > 0.5:
             raise ValueError(f"the front {front} is the rig's up axis (or its opposite): choose one across it")
         return np.array(FRONTS[front]), front
-    for votes, source in ((_bend_votes(armature, up), "KNEES_ELBOWS"), (_foot_votes(armature, up), "FEET")):
-        v = _unit(_horizontal(votes, up))
+    bends, feet = _bend_votes(armature, up), _foot_votes(armature, up)
+    v_bends, v_feet = _unit(_horizontal(bends, up)), _unit(_horizontal(feet, up))
+    if (v_bends is not None and v_feet is not None and float(np.dot(v_bends, v_feet)) < 0.0
+            and np.linalg.norm(feet) > np.linalg.norm(bends)):
+        return v_feet, "FEET"   # more toes than knees against them: a bird's backward 'knee' is its ankle
+    for v, votes, source in ((v_bends, bends, "KNEES_ELBOWS"), (v_feet, feet, "FEET")):
         if v is not None and np.linalg.norm(votes) > 0.5:
             return v, source
     return _default_front(up), "DEFAULT"

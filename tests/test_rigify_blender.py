@@ -829,9 +829,10 @@ def test_presets_fit_a_y_up_import_as_the_same_rig_z_up(rigs, mods, key):
 
 
 def test_every_rigify_meta_rig_stands_up_along_z(rigs, mods):
-    """Rigify's meta-rigs of two legs and four (and the shark, without legs) are Z-up: Fit to Rig
-    finds +Z from their legs (a first version voted with the trunk too, which runs level on four
-    legs: the cat, horse and wolf came out -Y up)."""
+    """Rigify's meta-rigs of two legs and four (and the shark, without legs) are Z-up and face -Y:
+    Fit to Rig finds +Z from their legs (a first version voted with the trunk too, which runs
+    level on four legs: the cat, horse and wolf came out -Y up) and -Y from their knees and feet
+    (the bird's 'knees', its ankles, bend backward: its toes outvote them)."""
     import bpy
 
     pose_mode(rigs["basic"])
@@ -843,6 +844,8 @@ def test_every_rigify_meta_rig_stands_up_along_z(rigs, mods):
         obj = bpy.context.object
         try:
             assert np.array_equal(mods["rig_frame"].character_up(obj.data)[0], UP), name
+            front = mods["rig_frame"].character_front(obj.data, "AUTO", UP)[0]
+            assert np.allclose(front, [0.0, -1.0, 0.0], atol=1e-6), (name, front)     # the bird's came out +Y
         finally:
             bpy.data.objects.remove(obj)
 
