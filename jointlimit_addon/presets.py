@@ -325,7 +325,7 @@ def apply_entry(pose_bone, entry, mirror_right=True, flip_x=False, joint=None, f
     if joint is not None and front is not None:
         parent = predecessor(pose_bone)[0]
         grandparent = None if parent is None else predecessor(parent)[0]
-        thumb = rig_frame.thumb_offset(pose_bone.bone, right) if joint == "WRIST" else None
+        thumb = rig_frame.thumb_offset(pose_bone.bone, right, front, up) if joint == "WRIST" else None
         entry = rig_frame.fit_entry(entry, joint, pose_bone.bone.matrix_local, front, mirrored,
                                     *(None if pb is None else pb.bone.matrix_local for pb in (parent, grandparent)),
                                     up=up, thumb=thumb)

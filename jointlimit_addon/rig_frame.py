@@ -14,7 +14,7 @@ the bend on Z, arms rest in a T- or A-pose. :func:`fit_entry` rewrites a table e
 - each joint moves its bone toward a body direction when it flexes (``JOINT_RULES``: the thigh
   toward the front, the shin toward the back, the foot up, the hand toward its palm: known from
   where its thumb sits, else down in a T- or A-pose with palms down, as rigs rest, the front when
-  it hangs, ...). The rotation axis doing that,
+  it hangs, the back when it stands on the floor (a four-legged rig's forefoot), ...). The rotation axis doing that,
   ``a = d x v`` for the bone direction ``d`` [000 §2: a swing is a rotation about an axis
   perpendicular to the bone], is expressed in the bone's rest frame and snapped to local ±X or ±Z:
   that is where the flexion range goes, negated for a minus sign; abduction (away from the body's
@@ -61,6 +61,7 @@ KNEE_RE = re.compile(r"shin|calf|lower.?leg|lowleg|knee", re.IGNORECASE)
 ELBOW_RE = re.compile(r"fore.?arm|lower.?arm|lowarm|elbow", re.IGNORECASE)
 FOOT_RE = re.compile(r"foot|toe", re.IGNORECASE)
 NOT_FOOT_RE = re.compile(r"ik|heel|spin|roll|pole|tweak|pivot", re.IGNORECASE)
+FLOOR = 0.05  # of the rig's height: a limb reaching this near the rig's lowest point stands on the floor
 LIMIT = 179.0  # degrees, the widest swing range a setting takes
 BENT_REST = 5.0  # degrees a hinge bone rests bent about the other axis than its rule's before that axis is taken
 BENT_AGAINST = 10.0  # degrees an elbow or knee rests bent against its rule's flexion before it is said to bend the other way
@@ -223,15 +224,34 @@ def _nearest_finger(bone, pattern, right_side):
     return best
 
 
-def thumb_offset(bone, right_side):
+def stands_on_floor(bone, up=UP):
+    """Whether the limb from ``bone`` down (it and every bone after it) reaches the rig's floor,
+    its lowest point along ``up``, within ``FLOOR`` of the rig's height: a four-legged rig's
+    forefoot stands on it, a hand hangs above it."""
+    def heights(bones):
+        return [float(np.dot(point, up)) for b in bones for point in (b.head_local, b.tail_local)]
+
+    rig = heights(bone.id_data.bones)
+    floor, height = min(rig), max(rig) - min(rig)
+    return height > 0.0 and min(heights([bone, *bone.children_recursive])) - floor <= FLOOR * height
+
+
+def thumb_offset(bone, right_side, front=None, up=UP):
     """Toward the radial (thumb) side of the hand ``bone`` (armature data), or ``None``: across
     the knuckles, from the little finger's base to the index finger's (it lies across the palm),
-    else from the hand's head to the thumb's base (which also sits toward the palm)."""
+    else from the hand's head to the thumb's base (which also sits toward the palm); without
+    those, and with the character's ``front``, medial for a forefoot that stands on the floor
+    (``stands_on_floor``): a four-legged rig's forelimb stands pronated, its palm back and its
+    thumb (a dog's dewclaw) on the inside."""
     index, pinky = (_nearest_finger(bone, pattern, right_side) for pattern in (INDEX_RE, PINKY_RE))
     if index is not None and pinky is not None:
         return index - pinky
     thumb = _nearest_finger(bone, THUMB_RE, right_side)
-    return None if thumb is None else thumb - np.array(bone.head_local)
+    if thumb is not None:
+        return thumb - np.array(bone.head_local)
+    if front is None or not stands_on_floor(bone, up):
+        return None
+    return (1.0 if right_side else -1.0) * np.cross(up, front)     # toward the midline
 
 
 def _on_other_side(name, right_side):

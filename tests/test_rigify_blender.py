@@ -888,6 +888,39 @@ def test_knees_and_elbows_resting_bent_the_other_way_are_named(rigs, mods):
         bpy.data.objects.remove(cat)
 
 
+@pytest.mark.parametrize("adder, arm", [("armature_horse_metarig_add", ("upper_arm", "forearm", "forefoot")),
+                                         ("armature_cat_metarig_add", ("upper_arm", "forearm", "hand")),
+                                         ("armature_wolf_metarig_add", ("front_thigh", "front_shin", "front_foot"))])
+@pytest.mark.parametrize("side", ["L", "R"])
+def test_a_forefoot_standing_on_the_floor_flexes_backward(rigs, mods, adder, arm, side):
+    """The Arm preset on a four-legged rig's front leg (Rigify's horse, cat and wolf meta-rigs):
+    the forefoot, whose limb stands on the floor, has its palm back (before, the horse's, which
+    hangs, flexed forward like a hanging hand's; the cat's and the wolf's slant and were found
+    palm down, back, already); 60° of flexion free, 100° stopped at 80. A human hand hanging keeps
+    its palm forward (``test_the_wrist_finds_the_palm_from_the_thumb``)."""
+    import bpy
+
+    pose_mode(rigs["basic"])
+    bpy.ops.object.mode_set(mode="OBJECT")
+    getattr(bpy.ops.object, adder)()
+    rig = bpy.context.object
+    try:
+        names = [f"{n}.{side}" for n in arm]
+        pose_mode(rig, selected=set(names), active=names[0])
+        assert bpy.ops.pose.jointlimit_preset_apply(preset="CHAIN:ARM") == {"FINISHED"}
+        foot = rig.pose.bones[names[2]]
+        d = np.array(foot.bone.matrix_local)[:3, 1]
+        back = np.array([0.0, 1.0, 0.0]) - d[1] * d      # the rig faces -Y
+        palm = back / np.linalg.norm(back)
+        for direction, free, stop in ((palm, 60, 80), (-palm, 50, 70)):
+            for angle, expected in ((free, free), (stop + 20, stop)):
+                q = _clamped(foot, _swing(foot, direction, math.radians(angle), mods), mods)
+                assert _swung_by(foot, q, direction, mods) == pytest.approx(expected, abs=3), (direction, angle)
+    finally:
+        bpy.ops.object.mode_set(mode="OBJECT")
+        bpy.data.objects.remove(rig)
+
+
 @pytest.mark.parametrize("thumb_side", [1.0, -1.0])
 def test_the_wrist_finds_the_palm_from_the_thumb(rigs, mods, thumb_side):
     """A left arm hanging 20° forward (where "palm down" is a guess: it gave the back) with the
