@@ -429,10 +429,20 @@ def skipped_text(skipped, shown=5):
         return ""
     import bpy
 
-    names = ", ".join(skipped[:shown]) + (f", +{len(skipped) - shown} more" if len(skipped) > shown else "")
     template = "(skipped 1 rig mechanism bone: {names})" if len(skipped) == 1 else \
         "(skipped {count} rig mechanism bones: {names})"
-    return " " + bpy.app.translations.pgettext_rpt(template).format(count=len(skipped), names=names)
+    return " " + bpy.app.translations.pgettext_rpt(template).format(count=len(skipped), names=name_list(skipped, shown))
+
+
+def name_list(names, most=5):
+    """``a, b, c`` of the first ``most`` names, with ``(+N more)`` (translated) when there are more."""
+    import bpy
+
+    names = list(names)
+    shown = ", ".join(names[:most])
+    if len(names) <= most:
+        return shown
+    return shown + " " + bpy.app.translations.pgettext_rpt("(+{count} more)").format(count=len(names) - most)
 
 
 def clamp_bones(pose_bones):

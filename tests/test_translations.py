@@ -185,3 +185,14 @@ def test_dictionary_has_operator_context_entries_and_verbatim_docstrings(addon, 
     for cls in multi:
         assert ("*", cls.__doc__) in ja
     assert ja[("Operator", "Apply Joint Limit Preset")] == "関節制限プリセットを適用"
+
+
+def test_long_name_lists_end_with_one_translated_more(addon, ja):
+    """Reports cut a list of bone names at five, the rest counted by one translated "(+N more)"
+    (the list of skipped rig mechanism bones said ", +N more" in English in every language)."""
+    bone_limits = importlib.import_module(f"{addon.__name__}.bone_limits")
+    common = importlib.import_module(f"{addon.__name__}.operators._common")
+    names = [f"b{i}" for i in range(8)]
+    assert bone_limits.skipped_text(names) == " (skipped 8 rig mechanism bones: b0, b1, b2, b3, b4 (+3 more))"
+    assert common.name_list(names) == "b0, b1, b2, b3, b4 (+3 more)" and common.name_list(names[:5]) == "b0, b1, b2, b3, b4"
+    assert ("*", "(+{count} more)") in ja

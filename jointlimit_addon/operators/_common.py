@@ -4,6 +4,7 @@ import bpy
 import numpy as np
 
 from .. import bone_limits, chains
+from ..bone_limits import name_list  # noqa: F401  (the operators' one list of names)
 
 
 def report_text(template, **values):
@@ -23,13 +24,6 @@ FLOAT_MAX = 3.4028234e38
 
 MECHANISM_ONLY = ("The limited bones here count as rig mechanism, which All Limited Bones leaves to the rig: select "
                   "them to work on them")
-
-
-def name_list(names, most=5):
-    """``a, b, c`` of the first ``most`` names, with ``(+N more)`` when there are more."""
-    names = list(names)
-    shown = ", ".join(names[:most])
-    return shown + (" " + report_text("(+{count} more)", count=len(names) - most) if len(names) > most else "")
 
 
 def real_numbers(*values):
