@@ -121,12 +121,13 @@ def _unstep(pb, frames, scene):
     start, end = sorted(animation.action_time(pb.id_data, t) for t in (start, end))
     changed = 0
     for fc in animation.rotation_fcurves(pb, muted=True).values():
-        for point in fc.keyframe_points:
-            if start - 1e-4 <= point.co[0] < end - 1e-4 and point.interpolation == "CONSTANT":
-                point.interpolation = "BEZIER"
-                changed += 1
-        if changed:
+        stepped = [point for point in fc.keyframe_points
+                   if start - 1e-4 <= point.co[0] < end - 1e-4 and point.interpolation == "CONSTANT"]
+        for point in stepped:
+            point.interpolation = "BEZIER"
+        if stepped:
             fc.update()
+        changed += len(stepped)
     return changed
 
 
