@@ -335,6 +335,12 @@ def apply_entry(pose_bone, entry, mirror_right=True, flip_x=False, joint=None, f
     return mirrored
 
 
+def four_legged_joint(pose_bone, joint, up=rig_frame.UP):
+    """``rig_frame.four_legged_joint`` of a pose bone: the four-legged joint its rig's geometry
+    says the human ``joint`` stands for, or ``None``."""
+    return rig_frame.four_legged_joint(joint, pose_bone.bone, up)
+
+
 def bent_against(pose_bone, joint, mirror_right=True, front=None, up=rig_frame.UP):
     """Degrees ``pose_bone`` rests bent against the flexion of the built-in elbow or knee
     ``joint`` as ``apply_entry`` fits it there (``rig_frame.bent_against``), or 0."""
@@ -383,6 +389,8 @@ JOINT_NAMES = {
     "HIP": r"thigh|upper.?leg|upleg|femur",
     "KNEE": r"shin|calf|lower.?leg|lowleg|knee",
     "ANKLE": r"foot|ankle",
+    "CARPUS": r"carpus|fore.?foot|front.?foot",
+    "HOCK": r"hock|tarsus|hind.?foot",
     "TOE": r"toe",
     "SPINE": r"spine|chest|torso|hips|pelvis|waist",
     "NECK": r"neck",

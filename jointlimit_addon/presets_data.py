@@ -1,8 +1,14 @@
-"""Built-in joint-limit presets: typical human ranges of motion, in degrees, for the LEFT side.
+"""Built-in joint-limit presets: typical human ranges of motion, in degrees, for the LEFT side,
+and the carpus and hock of four-legged animals.
 
 Sources: the usual clinical range-of-motion tables (American Academy of Orthopaedic Surgeons,
 *Joint Motion: Method of Measuring and Recording*, 1965, and Norkin & White, *Measurement of Joint
-Motion*), rounded; spine and neck totals split over the bones of a typical rig. Ranges are from
+Motion*), rounded; spine and neck totals split over the bones of a typical rig. The carpus and
+hock: goniometry of Labrador Retrievers (Jaegger, Marcellin-Little & Levine, *Reliability of
+goniometry in Labrador Retrievers*, Am J Vet Res 63, 2002: joint angles at full flexion and
+extension, 180 straight), as hinges counted from the limb straight; the four-legged chains take
+the human shoulder, elbow, hip and knee for the other joints (looser than an animal's shoulder
+and hip). Ranges are from
 the anatomical neutral pose, so a rig's rest pose should be close to it (arms hanging for the
 shoulder; for a T-pose rig lower Swing Z of the shoulder by about 90°).
 
@@ -83,6 +89,18 @@ JOINTS = {
         "kind": "SWING_TWIST", "shape": "RECT",
         "swing_x": (-70, 40), "swing_z": (-10, 10), "fix_twist": True,
     },
+    "CARPUS": {
+        "label": "Carpus (Hinge)",
+        "description": "Four-legged forefoot bending backward about local X: 16 past straight to 148 of flexion "
+                       "(a dog's carpus, 196 to 32 degrees)",
+        "kind": "HINGE", "hinge_axis": "X", "hinge": (-16, 148),
+    },
+    "HOCK": {
+        "label": "Hock (Hinge)",
+        "description": "Four-legged hind foot (or a bird's backward 'knee') bending forward about local X: from 15 "
+                       "short of straight to 142 of flexion (a dog's tarsus, 165 to 38 degrees)",
+        "kind": "HINGE", "hinge_axis": "X", "hinge": (15, 142),
+    },
     "FINGER_BASE": {
         "label": "Finger Base (MCP)",
         "description": "First finger joint: flexion 90, extension 30, spreading 20 each way",
@@ -119,6 +137,17 @@ CHAINS = {
         "label": "Leg (Hip, Knee, Ankle, Toe)",
         "description": "Select thigh, shin, foot and toe (of one or both legs): hip, knee hinge, ankle, toe",
         "joints": ("HIP", "KNEE", "ANKLE", "TOE"),
+    },
+    "FRONT_LEG": {
+        "label": "Front Leg, Four-Legged (Shoulder, Elbow, Carpus)",
+        "description": "Select upper arm, forearm and forefoot of a four-legged rig's front legs: shoulder, elbow "
+                       "hinge, carpus hinge",
+        "joints": ("SHOULDER", "ELBOW", "CARPUS"),
+    },
+    "HIND_LEG": {
+        "label": "Hind Leg, Four-Legged (Hip, Knee, Hock)",
+        "description": "Select thigh, shin and hind foot of a four-legged rig's hind legs: hip, knee hinge, hock hinge",
+        "joints": ("HIP", "KNEE", "HOCK"),
     },
     "FINGER": {
         "label": "Fingers (Base, Middle, Tip)",

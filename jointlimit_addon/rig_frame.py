@@ -50,6 +50,8 @@ JOINT_RULES = {
     "KNEE": ("BACK", "OUT", False),
     "ANKLE": ("UP", "OUT", False),
     "TOE": ("DOWN", "OUT", False),
+    "CARPUS": ("BACK", "OUT", False),
+    "HOCK": ("FRONT", "OUT", False),
     "FINGER_BASE": ("DOWN", "OUT", False),
     "FINGER_MIDDLE": ("DOWN", "OUT", False),
     "FINGER_TIP": ("DOWN", "OUT", False),
@@ -61,6 +63,7 @@ KNEE_RE = re.compile(r"shin|calf|lower.?leg|lowleg|knee", re.IGNORECASE)
 ELBOW_RE = re.compile(r"fore.?arm|lower.?arm|lowarm|elbow", re.IGNORECASE)
 FOOT_RE = re.compile(r"foot|toe", re.IGNORECASE)
 NOT_FOOT_RE = re.compile(r"ik|heel|spin|roll|pole|tweak|pivot", re.IGNORECASE)
+HANGS = 45.0  # degrees from straight down within which a foot bone hangs (a four-legged rig's metatarsus)
 FLOOR = 0.05  # of the rig's height: a limb reaching this near the rig's lowest point stands on the floor
 LIMIT = 179.0  # degrees, the widest swing range a setting takes
 BENT_REST = 5.0  # degrees a hinge bone rests bent about the other axis than its rule's before that axis is taken
@@ -236,6 +239,19 @@ def stands_on_floor(bone, up=UP):
     return height > 0.0 and min(heights([bone, *bone.children_recursive])) - floor <= FLOOR * height
 
 
+def four_legged_joint(joint, bone, up=UP):
+    """``"CARPUS"`` or ``"HOCK"`` where the human ``joint`` fitted to ``bone`` (armature data)
+    stands as a four-legged rig's does: a Wrist on a forefoot whose limb stands on the floor
+    (``stands_on_floor``: a hand hangs above it), an Ankle on a foot bone hanging within
+    ``HANGS`` of straight down (a metatarsus: a human foot runs forward); else ``None``."""
+    if joint == "WRIST":
+        return "CARPUS" if stands_on_floor(bone, up) else None
+    if joint == "ANKLE":
+        d = _unit(np.array(bone.tail_local) - np.array(bone.head_local))
+        return "HOCK" if d is not None and float(np.dot(d, -np.asarray(up))) >= math.cos(math.radians(HANGS)) else None
+    return None
+
+
 def thumb_offset(bone, right_side, front=None, up=UP):
     """Toward the radial (thumb) side of the hand ``bone`` (armature data), or ``None``: across
     the knuckles, from the little finger's base to the index finger's (it lies across the palm),
@@ -290,7 +306,7 @@ def _direction(key, front, lateral, up=UP, d=None, side=1.0, thumb=None):
 # rule's direction, and a joint flexes the same way round the lateral axis whichever way its bone
 # points (a hock's metatarsal hanging a little forward or back, a horizontal spine tilted up or down)
 REFERENCE = {"NECK": "UP", "SPINE": "UP", "SHOULDER": "DOWN", "ELBOW": "DOWN", "FOREARM_TWIST": "DOWN",
-             "HIP": "DOWN", "KNEE": "DOWN", "ANKLE": "FRONT", "TOE": "FRONT"}
+             "HIP": "DOWN", "KNEE": "DOWN", "ANKLE": "FRONT", "TOE": "FRONT", "CARPUS": "DOWN", "HOCK": "DOWN"}
 _OPPOSED = -0.5     # the rule's axis this far against the reference one (cos): the bone points past it
 
 

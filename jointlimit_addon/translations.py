@@ -497,6 +497,15 @@ MESSAGES = {
     "Foot: dorsiflexion 20, plantar flexion 50, inversion and eversion 25 as twist": "足：背屈 20、底屈 50、内がえし・外がえし 25（ひねりとして）",
     "Toe": "つま先",
     "Toe base: flexion 40, extension 70, little sideways motion": "足指の付け根：屈曲 40、伸展 70、横方向はわずか",
+    "Carpus (Hinge)": "手根（ヒンジ）",
+    "Four-legged forefoot bending backward about local X: 16 past straight to 148 of flexion (a dog's carpus, 196 "
+    "to 32 degrees)":
+        "四足の前足がローカル X 軸まわりに後ろへ曲がります：まっすぐを 16 越えてから屈曲 148 まで（犬の手根、196〜32 度）",
+    "Hock (Hinge)": "飛節（ヒンジ）",
+    "Four-legged hind foot (or a bird's backward 'knee') bending forward about local X: from 15 short of straight to "
+    "142 of flexion (a dog's tarsus, 165 to 38 degrees)":
+        "四足の後足（または鳥の後ろ向きの「膝」）がローカル X 軸まわりに前へ曲がります：まっすぐの 15 手前から屈曲 142 まで"
+        "（犬の足根、165〜38 度）",
     "Finger Base (MCP)": "指の付け根（MP）",
     "First finger joint: flexion 90, extension 30, spreading 20 each way": "指の第 1 関節：屈曲 90、伸展 30、開閉 各 20",
     "Finger Middle (PIP)": "指の中間（PIP）",
@@ -512,6 +521,12 @@ MESSAGES = {
     "Leg (Hip, Knee, Ankle, Toe)": "脚（股関節・膝・足首・つま先）",
     "Select thigh, shin, foot and toe (of one or both legs): hip, knee hinge, ankle, toe":
         "大腿・すね・足・つま先を選択（片脚または両脚）：股関節、膝のヒンジ、足首、つま先",
+    "Front Leg, Four-Legged (Shoulder, Elbow, Carpus)": "前脚・四足（肩・肘・手根）",
+    "Select upper arm, forearm and forefoot of a four-legged rig's front legs: shoulder, elbow hinge, carpus hinge":
+        "四足のリグの前脚の上腕・前腕・前足を選択：肩、肘のヒンジ、手根のヒンジ",
+    "Hind Leg, Four-Legged (Hip, Knee, Hock)": "後脚・四足（股関節・膝・飛節）",
+    "Select thigh, shin and hind foot of a four-legged rig's hind legs: hip, knee hinge, hock hinge":
+        "四足のリグの後脚の大腿・すね・後足を選択：股関節、膝のヒンジ、飛節のヒンジ",
     "Fingers (Base, Middle, Tip)": "指（付け根・中間・指先）",
     "Select the three bones of one or more fingers: base joint, middle and tip hinges":
         "1 本以上の指の 3 つのボーンを選択：付け根の関節、中間と指先のヒンジ",
@@ -529,12 +544,17 @@ MESSAGES = {
     "No limited bones to bake": "ベイクする制限付きボーンがありません",
     "Fitted to the front and up found in each rig ({frames}): set Front or Up if that is not the character's":
         "各リグで見つけた前と上に合わせました（{frames}）：キャラクターのものと違う場合は「正面」か「上」を設定してください",
-    "{bones} rest bent against the way the preset flexes them: they bend the other way (a four-legged rig's front "
-    "legs bend like arms, its hind legs like legs: apply the Arm or Leg preset by that), or the character does not "
-    "face the front used (set Front; Flip Flexion reverses the bend)":
-        "{bones} はプリセットの屈曲と逆向きに曲がった状態で休んでいます：逆に曲がる関節です（四足のリグの前脚は腕のように、"
-        "後脚は脚のように曲がります：それに合わせて腕か脚のプリセットを適用してください）。またはキャラクターが使った正面を"
-        "向いていません（正面を設定してください。「屈曲を反転」で曲がる向きを逆にできます）",
+    "{bones} rest bent against the way the preset flexes them: they bend the other way. A four-legged rig's front "
+    "legs take the Front Leg preset and its hind legs the Hind Leg preset (Four-Legged); a bird's backward 'knee', its "
+    "ankle, takes the Hock preset on that bone alone; else set Front if the character does not face the front used":
+        "{bones} はプリセットの屈曲と逆向きに曲がった状態で休んでいます：逆に曲がる関節です。四足のリグの前脚には前脚の"
+        "プリセット、後脚には後脚のプリセット（四足）を使ってください。鳥の後ろ向きの「膝」（実は足首）には、そのボーン"
+        "だけに飛節のプリセットを使ってください。そうでなければ、キャラクターが使った正面を向いていないときは正面を設定"
+        "してください",
+    "{bones} stand as a four-legged rig's carpus or hock, where the human ranges bend them far past straight: the "
+    "Front Leg and Hind Leg presets (Four-Legged) give them the Carpus and Hock hinges":
+        "{bones} は四足のリグの手根または飛節のように立っており、人の可動域ではまっすぐを大きく越えて曲がります："
+        "前脚・後脚のプリセット（四足）で手根と飛節のヒンジになります",
     "{bones} count as rig mechanism (a constraint of the rig turns them, or they are hidden): Clamp Playback clamps "
     "them, but All Limited Bones leaves them to the rig (select them for Apply and Bake)":
         "{bones} はリグの仕組みとみなされます（リグのコンストレイントが回すか、非表示です）：再生時クランプはクランプしますが、"

@@ -868,6 +868,7 @@ def test_knees_and_elbows_resting_bent_the_other_way_are_named(rigs, mods):
     wolf = bpy.context.object
     bpy.ops.object.armature_cat_metarig_add()
     cat = bpy.context.object
+    bird = None
     try:
         front_leg = {f"front_{n}.{side}" for n in ("thigh", "shin", "foot", "toe") for side in "LR"}
         pose_mode(wolf, selected=front_leg, active="front_thigh.L")
@@ -882,10 +883,26 @@ def test_knees_and_elbows_resting_bent_the_other_way_are_named(rigs, mods):
         pose_mode(cat, selected={"thigh.L", "shin.L", "foot.L"}, active="thigh.L")
         text = _run(bpy.types.POSE_OT_jointlimit_preset_apply, preset="CHAIN:ARM")[1]
         assert "character's shin.L (Elbow (Hinge), 50°) " + against in text, text
+        bpy.ops.object.mode_set(mode="OBJECT")
+        bpy.ops.object.armature_bird_metarig_add()
+        bird = bpy.context.object
+        pose_mode(bird, selected={"thigh.L", "shin.L", "foot.L", "toe.L"}, active="thigh.L")
+        text = _run(bpy.types.POSE_OT_jointlimit_preset_apply, preset="CHAIN:LEG")[1]
+        assert "character's shin.L (Knee (Hinge), 35°) " + against in text and "Hock preset" in text, text
+        pose_mode(bird, selected={"shin.L"}, active="shin.L")     # its backward 'knee', an ankle
+        assert against not in _run(bpy.types.POSE_OT_jointlimit_preset_apply, preset="JOINT:HOCK")[1]
+        shin, front = bird.pose.bones["shin.L"], np.array([0.0, -1.0, 0.0])
+        rest = _joint_angle(bird, "shin.L", front)      # (flexed 35° forward at rest)
+        for turn, expected in ((60.0, rest + 60.0), (-60.0, 15.0)):     # forward free; back to 15° short of straight
+            shin.rotation_quaternion = _swing(shin, front * np.sign(turn), math.radians(abs(turn)), mods)
+            assert bpy.ops.pose.jointlimit_apply(all_bones=True) == {"FINISHED"}
+            bpy.context.view_layer.update()
+            assert _joint_angle(bird, "shin.L", front) == pytest.approx(expected, abs=1.5), turn
     finally:
         bpy.ops.object.mode_set(mode="OBJECT")
-        bpy.data.objects.remove(wolf)
-        bpy.data.objects.remove(cat)
+        for obj in (wolf, cat, bird):
+            if obj is not None:
+                bpy.data.objects.remove(obj)
 
 
 @pytest.mark.parametrize("adder, arm", [("armature_horse_metarig_add", ("upper_arm", "forearm", "forefoot")),
@@ -916,6 +933,73 @@ def test_a_forefoot_standing_on_the_floor_flexes_backward(rigs, mods, adder, arm
             for angle, expected in ((free, free), (stop + 20, stop)):
                 q = _clamped(foot, _swing(foot, direction, math.radians(angle), mods), mods)
                 assert _swung_by(foot, q, direction, mods) == pytest.approx(expected, abs=3), (direction, angle)
+    finally:
+        bpy.ops.object.mode_set(mode="OBJECT")
+        bpy.data.objects.remove(rig)
+
+
+def _joint_angle(rig, bone, sense):
+    """Degrees the evaluated ``bone`` is bent from its parent's line about the rig's side axis,
+    positive where its tip turns toward ``sense`` (an armature direction, front or back)."""
+    import bpy
+
+    pose = rig.evaluated_get(bpy.context.evaluated_depsgraph_get()).pose
+    parent = np.array(pose.bones[bone].parent.matrix)[:3, 1]
+    d = np.array(pose.bones[bone].matrix)[:3, 1]
+    axis = np.cross(parent, sense)
+    axis /= np.linalg.norm(axis)
+    return math.degrees(math.atan2(np.dot(np.cross(parent, d), axis), np.dot(parent, d)))
+
+
+@pytest.mark.parametrize("adder, front_leg, hind_leg", [
+    ("armature_horse_metarig_add", ("upper_arm", "forearm", "forefoot"), ("thigh", "lower_leg", "hind_foot")),
+    ("armature_cat_metarig_add", ("upper_arm", "forearm", "hand"), ("thigh", "shin", "foot")),
+    ("armature_wolf_metarig_add", ("front_thigh", "front_shin", "front_foot"), ("thigh", "shin", "foot"))])
+def test_the_four_legged_presets_give_the_carpus_and_hock_a_dogs_range(rigs, mods, adder, front_leg, hind_leg):
+    """Front Leg and Hind Leg (Four-Legged) on Rigify's horse, cat and wolf meta-rigs, both sides,
+    measured in the evaluated pose after Apply: the carpus flexes backward to 148° from straight
+    and extends 16° past it, the hock flexes forward to 142° and straightens to 15° short of
+    straight (a dog's goniometry), the elbow flexes forward and the knee backward; the human Wrist
+    and Ankle there are named in a warning (they let the carpus bend 64-90° forward past
+    straight, a trial found)."""
+    import bpy
+
+    pose_mode(rigs["basic"])
+    bpy.ops.object.mode_set(mode="OBJECT")
+    getattr(bpy.ops.object, adder)()
+    rig = bpy.context.object
+    back, front = np.array([0.0, 1.0, 0.0]), np.array([0.0, -1.0, 0.0])     # the rig faces -Y
+    try:
+        for side in "LR":
+            arm, leg = ([f"{n}.{side}" for n in names] for names in (front_leg, hind_leg))
+            pose_mode(rig, selected=set(arm), active=arm[0])
+            text = _run(bpy.types.POSE_OT_jointlimit_preset_apply, preset="CHAIN:ARM")[1]
+            assert f"{arm[2]} (Wrist → Carpus (Hinge))" in text, text
+            assert _run(bpy.types.POSE_OT_jointlimit_preset_apply, preset="CHAIN:FRONT_LEG")[0] == {"FINISHED"}
+            pose_mode(rig, selected=set(leg), active=leg[0])   # (clears the front leg's limits)
+            text = _run(bpy.types.POSE_OT_jointlimit_preset_apply, preset="CHAIN:LEG")[1]
+            assert f"{leg[2]} (Ankle → Hock (Hinge))" in text, text
+            assert _run(bpy.types.POSE_OT_jointlimit_preset_apply, preset="CHAIN:HIND_LEG")[0] == {"FINISHED"}
+            pose_mode(rig, selected=set(arm), active=arm[0])
+            text = _run(bpy.types.POSE_OT_jointlimit_preset_apply, preset="CHAIN:FRONT_LEG")[1]
+            assert "bend the other way" not in text and "stand as a four-legged" not in text, text
+            for pb in rig.pose.bones:
+                compat().select_pose_bone(pb, pb.name in leg)
+            assert _run(bpy.types.POSE_OT_jointlimit_preset_apply, preset="CHAIN:HIND_LEG")[0] == {"FINISHED"}
+            for bone, sense, flexed, extended in ((arm[2], back, 148, -16), (leg[2], front, 142, 15),
+                                                 (arm[1], front, 145, 0), (leg[1], back, 140, 0)):
+                pb = rig.pose.bones[bone]
+                rest = _joint_angle(rig, bone, sense)
+                assert extended - 5 <= rest <= flexed, (bone, rest)
+                extended = min(extended, rest)      # (a range holds the rest pose: the cat's carpus rests 20° past)
+                for target, expected in ((flexed + 12, flexed), (extended - 12, extended),
+                                         (0.5 * (flexed + extended), 0.5 * (flexed + extended))):
+                    turn = target - rest
+                    pb.rotation_quaternion = _swing(pb, sense if turn > 0 else -sense, math.radians(abs(turn)), mods)
+                    assert bpy.ops.pose.jointlimit_apply(all_bones=True) == {"FINISHED"}
+                    bpy.context.view_layer.update()
+                    assert _joint_angle(rig, bone, sense) == pytest.approx(expected, abs=1.5), (bone, target)
+                pb.rotation_quaternion = (1.0, 0.0, 0.0, 0.0)
     finally:
         bpy.ops.object.mode_set(mode="OBJECT")
         bpy.data.objects.remove(rig)

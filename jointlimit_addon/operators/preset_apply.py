@@ -89,22 +89,32 @@ class POSE_OT_jointlimit_preset_apply(PosePoll, bpy.types.Operator):
             return [(pb, entry, None) for pb in bones]
         raise presets.PresetError("Unknown preset '{preset}'", preset=self.preset)
 
-    def _warn_bent_against(self, plan, frames):
-        """Say which elbows and knees rest bent against the flexion they were given: the other
-        limb's preset fits them (a four-legged rig's front legs bend like arms), or the front is
-        not the character's."""
-        against = []
+    def _warn_four_legged(self, plan, frames):
+        """Say which elbows and knees rest bent against the flexion they were given (the joint
+        bends the other way: a four-legged rig's front legs, a bird's backward 'knee'), and which
+        human wrists and ankles stand as a four-legged rig's carpus or hock, whose hinges fit."""
+        def label(key):
+            return bpy.app.translations.pgettext_iface(presets.JOINTS[key]["label"])
+
+        against, standing = [], []
         for pb, _, joint in plan:
             angle = presets.bent_against(pb, joint, self.mirror_right, *frames[pb.id_data])
             if angle:
-                label = bpy.app.translations.pgettext_iface(presets.JOINTS[joint]["label"])
-                against.append(f"{pb.name} ({label}, {angle:.0f}°)")
+                against.append(f"{pb.name} ({label(joint)}, {angle:.0f}°)")
+            four_legged = presets.four_legged_joint(pb, joint, frames[pb.id_data][1])
+            if four_legged:
+                standing.append(f"{pb.name} ({label(joint)} → {label(four_legged)})")
         if against:
             self.report({"WARNING"}, _rpt(
-                "{bones} rest bent against the way the preset flexes them: they bend the other way (a four-legged "
-                "rig's front legs bend like arms, its hind legs like legs: apply the Arm or Leg preset by that), or "
-                "the character does not face the front used (set Front; Flip Flexion reverses the bend)",
-                bones=name_list(against)))
+                "{bones} rest bent against the way the preset flexes them: they bend the other way. A four-legged "
+                "rig's front legs take the Front Leg preset and its hind legs the Hind Leg preset (Four-Legged); a "
+                "bird's backward 'knee', its ankle, takes the Hock preset on that bone alone; else set Front if the "
+                "character does not face the front used", bones=name_list(against)))
+        if standing:
+            self.report({"WARNING"}, _rpt(
+                "{bones} stand as a four-legged rig's carpus or hock, where the human ranges bend them far past "
+                "straight: the Front Leg and Hind Leg presets (Four-Legged) give them the Carpus and Hock hinges",
+                bones=name_list(standing)))
 
     def execute(self, context):
         bones, mechanism = limitable_selection(context)
@@ -164,7 +174,7 @@ class POSE_OT_jointlimit_preset_apply(PosePoll, bpy.types.Operator):
                 "Playback clamps them, but All Limited Bones leaves them to the rig (select them for Apply and Bake)",
                 bones=name_list(mechanism)))
         if self.fit_rig and not self.flip_x:
-            self._warn_bent_against(plan, frames)
+            self._warn_four_legged(plan, frames)
         unkept = [pb.name for pb, _, _ in plan if settings_io.unkept_on_override(pb)]
         if unkept:
             self.report({"WARNING"}, _rpt(settings_io.UNKEPT, bones=name_list(unkept)))
