@@ -858,11 +858,17 @@ def test_knees_and_elbows_resting_bent_the_other_way_are_named(rigs, mods):
     Flexion say nothing."""
     import bpy
 
-    against = "rest bent against the way the preset flexes them"
-    pose_mode(rigs["meta"], selected={"thigh.L", "shin.L", "foot.L", "toe.L"}, active="thigh.L")
-    assert against not in _run(bpy.types.POSE_OT_jointlimit_preset_apply, preset="CHAIN:LEG")[1]
-    pose_mode(rigs["meta"], selected={"upper_arm.L", "forearm.L", "hand.L"}, active="upper_arm.L")
-    assert against not in _run(bpy.types.POSE_OT_jointlimit_preset_apply, preset="CHAIN:ARM")[1]
+    against, standing = "rest bent against the way the preset flexes them", "stand as a four-legged rig's"
+    for key in ("meta", "rig"):     # a human's legs and arms: nothing said
+        suffix = "" if key == "meta" else "_fk"
+        leg = {f"{n}{suffix}.L" for n in ("thigh", "shin", "foot", "toe")}
+        pose_mode(rigs[key], selected=leg, active=f"thigh{suffix}.L")
+        text = _run(bpy.types.POSE_OT_jointlimit_preset_apply, preset="CHAIN:LEG")[1]
+        assert against not in text and standing not in text, text
+        arm = {f"{n}{suffix}.L" for n in ("upper_arm", "forearm", "hand")}
+        pose_mode(rigs[key], selected=arm, active=f"upper_arm{suffix}.L")
+        text = _run(bpy.types.POSE_OT_jointlimit_preset_apply, preset="CHAIN:ARM")[1]
+        assert against not in text and standing not in text, text
     bpy.ops.object.mode_set(mode="OBJECT")
     bpy.ops.object.armature_wolf_metarig_add()
     wolf = bpy.context.object
