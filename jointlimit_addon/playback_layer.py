@@ -90,7 +90,9 @@ _layer = {
     "frames": 0,        # frames begun (frame_change_pre on the main thread)
     "time": None,       # the scene time (frame_current_final) of the frame the layer prepared last
     "keyed": None,      # _batches() when the frame just evaluated had every copy keyed, until an update
-                        # (used when the scene has one view layer: another one's copy may lack keys)
+                        # (the next frame's writes are skipped only when the scene has one view layer:
+                        # another one's copy may lack keys; ``shown_everywhere`` reads it for the
+                        # frame's own view layer)
 }
 
 

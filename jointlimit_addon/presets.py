@@ -323,12 +323,9 @@ def apply_entry(pose_bone, entry, mirror_right=True, flip_x=False, joint=None, f
     if flip_x:
         entry = flip_flexion(entry)
     if joint is not None and front is not None:
-        parent = predecessor(pose_bone)[0]
-        grandparent = None if parent is None else predecessor(parent)[0]
         thumb = rig_frame.thumb_offset(pose_bone.bone, right, front, up) if joint == "WRIST" else None
         entry = rig_frame.fit_entry(entry, joint, pose_bone.bone.matrix_local, front, mirrored,
-                                    *(None if pb is None else pb.bone.matrix_local for pb in (parent, grandparent)),
-                                    up=up, thumb=thumb)
+                                    *_followed(pose_bone), up=up, thumb=thumb)
     elif mirrored:
         entry = mirror_entry(entry)
     write_entry(pose_bone.jointlimit, entry)
@@ -341,14 +338,21 @@ def four_legged_joint(pose_bone, joint, up=rig_frame.UP):
     return rig_frame.four_legged_joint(joint, pose_bone.bone, up)
 
 
+def _followed(pose_bone):
+    """The rest matrices of the bones ``pose_bone`` follows in its chain (``predecessor``: rig
+    mechanism in between skipped), its parent's and grandparent's, each ``None`` where there is none."""
+    parent = predecessor(pose_bone)[0]
+    grandparent = None if parent is None else predecessor(parent)[0]
+    return tuple(None if pb is None else pb.bone.matrix_local for pb in (parent, grandparent))
+
+
 def bent_against(pose_bone, joint, mirror_right=True, front=None, up=rig_frame.UP):
     """Degrees ``pose_bone`` rests bent against the flexion of the built-in elbow or knee
     ``joint`` as ``apply_entry`` fits it there (``rig_frame.bent_against``), or 0."""
-    parent = predecessor(pose_bone)[0]
-    if parent is None or front is None:
+    if front is None:
         return 0.0
     right = mirror_right and bone_on_right(pose_bone, front, up)
-    return rig_frame.bent_against(joint, pose_bone.bone.matrix_local, parent.bone.matrix_local, front, right, up)
+    return rig_frame.bent_against(joint, pose_bone.bone.matrix_local, _followed(pose_bone)[0], front, right, up)
 
 
 # --- chains ---------------------------------------------------------------------------------------
@@ -382,15 +386,15 @@ def split_chains(pose_bones):
 
 # Bone names that say which joint a bone is (for chains that are not the preset's full length).
 JOINT_NAMES = {
-    "SHOULDER": r"upper.?arm|uparm|humerus|^arm",
-    "ELBOW": r"fore.?arm|lower.?arm|lowarm|elbow",
+    "SHOULDER": r"upper.?arm|uparm|humerus|^arm|front.?thigh",
+    "ELBOW": r"fore.?arm|lower.?arm|lowarm|elbow|front.?shin",
     "FOREARM_TWIST": r"twist",
     "WRIST": r"hand|wrist",
     "HIP": r"thigh|upper.?leg|upleg|femur",
     "KNEE": r"shin|calf|lower.?leg|lowleg|knee",
     "ANKLE": r"foot|ankle",
-    "CARPUS": r"carpus|fore.?foot|front.?foot",
-    "HOCK": r"hock|tarsus|hind.?foot",
+    "CARPUS": r"carpus|fore.?foot|front.?foot|hand",
+    "HOCK": r"hock|tarsus|foot",
     "TOE": r"toe",
     "SPINE": r"spine|chest|torso|hips|pelvis|waist",
     "NECK": r"neck",

@@ -9,7 +9,8 @@ the bend on Z, arms rest in a T- or A-pose. :func:`fit_entry` rewrites a table e
 - the character frame: up = the armature axis the legs run against at rest (two legs or four; a
   Y-up import, Mixamo's, has its data Y-up and its object turned), else +Z;
   front = where the knees bend to and the elbows bend away from (their rest bend), else where the
-  feet point, else Blender's -Y turned as +Z is to up; an explicit up or front overrides them
+  feet point (also where they outnumber knees and elbows that say the opposite: a bird's backward
+  'knees' are its ankles), else Blender's -Y turned as +Z is to up; an explicit up or front overrides them
   (:func:`character_up`, :func:`character_front`);
 - each joint moves its bone toward a body direction when it flexes (``JOINT_RULES``: the thigh
   toward the front, the shin toward the back, the foot up, the hand toward its palm: known from
@@ -63,7 +64,8 @@ KNEE_RE = re.compile(r"shin|calf|lower.?leg|lowleg|knee", re.IGNORECASE)
 ELBOW_RE = re.compile(r"fore.?arm|lower.?arm|lowarm|elbow", re.IGNORECASE)
 FOOT_RE = re.compile(r"foot|toe", re.IGNORECASE)
 NOT_FOOT_RE = re.compile(r"ik|heel|spin|roll|pole|tweak|pivot", re.IGNORECASE)
-HANGS = 45.0  # degrees from straight down within which a foot bone hangs (a four-legged rig's metatarsus)
+HANGS = 30.0  # degrees from straight down within which a foot bone hangs (a four-legged rig's metatarsus, 10-17°
+#               on Rigify's; a human foot 58°, in high heels about 43°)
 FLOOR = 0.05  # of the rig's height: a limb reaching this near the rig's lowest point stands on the floor
 LIMIT = 179.0  # degrees, the widest swing range a setting takes
 BENT_REST = 5.0  # degrees a hinge bone rests bent about the other axis than its rule's before that axis is taken
@@ -180,7 +182,7 @@ def character_front(armature, front="AUTO", up=UP):
     bends, feet = _bend_votes(armature, up), _foot_votes(armature, up)
     v_bends, v_feet = _unit(_horizontal(bends, up)), _unit(_horizontal(feet, up))
     if (v_bends is not None and v_feet is not None and float(np.dot(v_bends, v_feet)) < 0.0
-            and np.linalg.norm(feet) > np.linalg.norm(bends)):
+            and np.linalg.norm(feet) > max(np.linalg.norm(bends), 0.5)):
         return v_feet, "FEET"   # more toes than knees against them: a bird's backward 'knee' is its ankle
     for v, votes, source in ((v_bends, bends, "KNEES_ELBOWS"), (v_feet, feet, "FEET")):
         if v is not None and np.linalg.norm(votes) > 0.5:
@@ -230,7 +232,11 @@ def _nearest_finger(bone, pattern, right_side):
 def stands_on_floor(bone, up=UP):
     """Whether the limb from ``bone`` down (it and every bone after it) reaches the rig's floor,
     its lowest point along ``up``, within ``FLOOR`` of the rig's height: a four-legged rig's
-    forefoot stands on it, a hand hangs above it."""
+    forefoot stands on it, a hand hangs above it. Only on a rig with legs (``character_up`` finds
+    its up from them): a rig without legs has its hands lowest."""
+    if character_up(bone.id_data)[1] != "LEGS":
+        return False
+
     def heights(bones):
         return [float(np.dot(point, up)) for b in bones for point in (b.head_local, b.tail_local)]
 
@@ -398,16 +404,23 @@ def _hinge_axis(rest_matrix, parent_matrix, flex_axis, flex_sign, grandparent_ma
     return axis, float(np.sign(component))
 
 
+def hinge_bend(rest_matrix, parent_matrix, flex_axis, flex_sign, grandparent_matrix=None):
+    """A hinge bone's ``(flexion axis, flexion sign, rest bend°)``: the axis of its rest bend
+    (``_hinge_axis``) and the bend about it (``rest_bend``), from the rule's ``flex_axis`` and
+    ``flex_sign`` (``bone_axes``)."""
+    flex_axis, flex_sign = _hinge_axis(rest_matrix, parent_matrix, flex_axis, flex_sign, grandparent_matrix)
+    return flex_axis, flex_sign, rest_bend(rest_matrix, parent_matrix, flex_axis, flex_sign)
+
+
 def bent_against(joint, rest_matrix, parent_matrix, front, right_side, up=UP):
     """Degrees an elbow or knee bone (``joint``) rests bent against the flexion ``fit_entry``
-    gives it, when more than ``BENT_AGAINST``; else 0. A four-legged rig's front legs bend like
-    arms (Rigify's horse, cat, wolf: a Knee fitted there rests 18-31 degrees against its
-    flexion), its hind legs like legs; human rigs rest with both a little bent their own way."""
+    gives it (the same ``bone_axes`` and ``hinge_bend``), when more than ``BENT_AGAINST``; else
+    0. A four-legged rig's front legs bend like arms (Rigify's horse, cat, wolf: a Knee fitted
+    there rests 18-31 degrees against its flexion), its hind legs like legs; human rigs rest with
+    both a little bent their own way."""
     if joint not in ("ELBOW", "KNEE") or parent_matrix is None:
         return 0.0
-    flex_axis, flex_sign = bone_axes(rest_matrix, joint, front, right_side, up)[:2]
-    flex_axis, flex_sign = _hinge_axis(rest_matrix, parent_matrix, flex_axis, flex_sign)
-    bend = rest_bend(rest_matrix, parent_matrix, flex_axis, flex_sign)
+    bend = hinge_bend(rest_matrix, parent_matrix, *bone_axes(rest_matrix, joint, front, right_side, up)[:2])[2]
     return -bend if bend < -BENT_AGAINST else 0.0
 
 
@@ -424,9 +437,10 @@ def fit_entry(entry, joint, rest_matrix, front, right_side, parent_matrix=None, 
     if joint not in JOINT_RULES:
         return dict(entry)
     flex_axis, s_f, s_a, shift_f, shift_a = bone_axes(rest_matrix, joint, front, right_side, up, thumb)
-    if entry.get("kind") == "HINGE":
-        flex_axis, s_f = _hinge_axis(rest_matrix, parent_matrix, flex_axis, s_f,
-                                     grandparent_matrix if joint == "FINGER_TIP" else None)
+    bend = 0.0
+    if entry.get("kind") == "HINGE" and parent_matrix is not None:
+        flex_axis, s_f, bend = hinge_bend(rest_matrix, parent_matrix, flex_axis, s_f,
+                                          grandparent_matrix if joint == "FINGER_TIP" else None)
     out = dict(entry)
     flex, abd = entry.get("swing_x"), entry.get("swing_z")
     if flex is not None:
@@ -443,7 +457,6 @@ def fit_entry(entry, joint, rest_matrix, front, right_side, parent_matrix=None, 
         out["swing_z"] = z_range
     if entry.get("kind") == "HINGE":
         out["hinge_axis"] = flex_axis
-        bend = rest_bend(rest_matrix, parent_matrix, flex_axis, s_f)
         out["hinge"] = _contain_rest(_signed([entry["hinge"][0] - bend, entry["hinge"][1] - bend], s_f), hinge=True)
     if "outline" in entry:
         det = s_f * s_a * (1.0 if flex_axis == "X" else -1.0)

@@ -301,8 +301,9 @@ MESSAGES = {
     "The character faces -Z": "キャラクターは -Z を向いています",
     "Front and Up are the same axis of the rig: choose a front across its up axis":
         "正面と上方向がリグの同じ軸です：上方向に垂直な正面を選んでください",
-    "From the rig: where knees bend to and elbows away from, else where the feet point":
-        "リグから判定：膝が曲がる側（肘はその反対側）、なければ足先の向き",
+    "From the rig: where knees bend to and elbows away from, else (or where more feet say the opposite) where the "
+    "feet point":
+        "リグから判定：膝が曲がる側（肘はその反対側）、なければ（または逆を示す足のほうが多ければ）足先の向き",
     "Toward -Y": "-Y 方向",
     "Toward +Y": "+Y 方向",
     "Toward -X": "-X 方向",

@@ -896,7 +896,7 @@ def test_knees_and_elbows_resting_bent_the_other_way_are_named(rigs, mods):
         text = _run(bpy.types.POSE_OT_jointlimit_preset_apply, preset="CHAIN:LEG")[1]
         assert "character's shin.L (Knee (Hinge), 35°) " + against in text and "Hock preset" in text, text
         pose_mode(bird, selected={"shin.L"}, active="shin.L")     # its backward 'knee', an ankle
-        assert against not in _run(bpy.types.POSE_OT_jointlimit_preset_apply, preset="JOINT:HOCK")[1]
+        assert _run(bpy.types.POSE_OT_jointlimit_preset_apply, preset="JOINT:HOCK")[0] == {"FINISHED"}
         shin, front = bird.pose.bones["shin.L"], np.array([0.0, -1.0, 0.0])
         rest = _joint_angle(bird, "shin.L", front)      # (flexed 35° forward at rest)
         for turn, expected in ((60.0, rest + 60.0), (-60.0, 15.0)):     # forward free; back to 15° short of straight
@@ -987,8 +987,10 @@ def test_the_four_legged_presets_give_the_carpus_and_hock_a_dogs_range(rigs, mod
             assert f"{leg[2]} (Ankle → Hock (Hinge))" in text, text
             assert _run(bpy.types.POSE_OT_jointlimit_preset_apply, preset="CHAIN:HIND_LEG")[0] == {"FINISHED"}
             pose_mode(rig, selected=set(arm), active=arm[0])
+            text = _run(bpy.types.POSE_OT_jointlimit_preset_apply, preset="CHAIN:ARM", flip_x=True)[1]
+            assert f"{arm[2]} (Wrist → Carpus (Hinge))" in text, text     # (whichever way it flexes)
             text = _run(bpy.types.POSE_OT_jointlimit_preset_apply, preset="CHAIN:FRONT_LEG")[1]
-            assert "bend the other way" not in text and "stand as a four-legged" not in text, text
+            assert "bend the other way" not in text, text
             for pb in rig.pose.bones:
                 compat().select_pose_bone(pb, pb.name in leg)
             assert _run(bpy.types.POSE_OT_jointlimit_preset_apply, preset="CHAIN:HIND_LEG")[0] == {"FINISHED"}
@@ -1006,6 +1008,75 @@ def test_the_four_legged_presets_give_the_carpus_and_hock_a_dogs_range(rigs, mod
                     bpy.context.view_layer.update()
                     assert _joint_angle(rig, bone, sense) == pytest.approx(expected, abs=1.5), (bone, target)
                 pb.rotation_quaternion = (1.0, 0.0, 0.0, 0.0)
+    finally:
+        bpy.ops.object.mode_set(mode="OBJECT")
+        bpy.data.objects.remove(rig)
+
+
+@pytest.mark.parametrize("adder, chain, preset, joints", [
+    ("armature_cat_metarig_add", ("forearm", "hand"), "CHAIN:FRONT_LEG", ("Elbow (Hinge)", "Carpus (Hinge)")),
+    ("armature_wolf_metarig_add", ("front_shin", "front_foot"), "CHAIN:FRONT_LEG", ("Elbow (Hinge)", "Carpus (Hinge)")),
+    ("armature_wolf_metarig_add", ("front_thigh", "front_shin"), "CHAIN:FRONT_LEG", ("Shoulder", "Elbow (Hinge)")),
+    ("armature_cat_metarig_add", ("shin", "foot"), "CHAIN:HIND_LEG", ("Knee (Hinge)", "Hock (Hinge)")),
+    ("armature_horse_metarig_add", ("lower_leg", "hind_foot"), "CHAIN:HIND_LEG", ("Knee (Hinge)", "Hock (Hinge)"))])
+def test_shorter_four_legged_chains_are_matched_by_their_bone_names(rigs, adder, chain, preset, joints):
+    """Two bones of a four-legged rig's leg take the joints their names tell (the wolf's front leg
+    is named like a leg, the cat's forefoot a hand, its hind foot a foot)."""
+    import bpy
+
+    pose_mode(rigs["basic"])
+    bpy.ops.object.mode_set(mode="OBJECT")
+    getattr(bpy.ops.object, adder)()
+    rig = bpy.context.object
+    try:
+        names = [f"{n}.L" for n in chain]
+        pose_mode(rig, selected=set(names), active=names[0])
+        result, text = _run(bpy.types.POSE_OT_jointlimit_preset_apply, preset=preset)
+        assert result == {"FINISHED"}, text
+        assert ", ".join(f"{n}: {j}" for n, j in zip(names, joints)) in text, text
+    finally:
+        bpy.ops.object.mode_set(mode="OBJECT")
+        bpy.data.objects.remove(rig)
+
+
+@pytest.mark.parametrize("kind", ["arms_only", "heels"])
+def test_human_hands_and_feet_are_not_taken_for_four_legged_ones(rigs, mods, kind):
+    """A rig without legs has its hands lowest, yet they hang (before, the Wrist was named a
+    carpus and, without finger bones, fitted palm back); a foot in high heels points 43° from
+    straight down, yet is no hock (the hock's test takes 30°: Rigify's animals 10-17°)."""
+    import bpy
+
+    from rigs import make_armature
+
+    pose_mode(rigs["basic"])
+    a = math.radians(43.0)
+    if kind == "arms_only":
+        bones = [("upper_arm.L", (0.2, 0.0, 1.5), (0.2, 0.0, 1.2), None, 0.0),
+                 ("forearm.L", (0.2, 0.0, 1.2), (0.2, -0.02, 0.95), "upper_arm.L", 0.0),
+                 ("hand.L", (0.2, -0.02, 0.95), (0.2, -0.02, 0.85), "forearm.L", 0.0)]
+        chain, preset = ("upper_arm.L", "forearm.L", "hand.L"), "CHAIN:ARM"
+    else:
+        ankle = (0.1, 0.0, 0.12)
+        ball = (0.1, -0.16 * math.sin(a), 0.12 - 0.16 * math.cos(a))
+        bones = [("thigh.L", (0.1, 0.0, 0.95), (0.1, -0.02, 0.52), None, 0.0),
+                 ("shin.L", (0.1, -0.02, 0.52), ankle, "thigh.L", 0.0),
+                 ("foot.L", ankle, ball, "shin.L", 0.0),
+                 ("toe.L", ball, (ball[0], ball[1] - 0.05, ball[2]), "foot.L", 0.0),
+                 ("thigh.R", (-0.1, 0.0, 0.95), (-0.1, -0.02, 0.52), None, 0.0)]
+        chain, preset = ("thigh.L", "shin.L", "foot.L", "toe.L"), "CHAIN:LEG"
+    rig = make_armature(bones, "Human")
+    try:
+        pose_mode(rig, selected=set(chain), active=chain[0])
+        result, text = _run(bpy.types.POSE_OT_jointlimit_preset_apply, preset=preset)
+        assert result == {"FINISHED"} and "stand as a four-legged" not in text, text
+        if kind == "arms_only":     # a hand hanging: the palm forward, 60° of flexion free, 100 stopped at 80
+            hand = rig.pose.bones["hand.L"]
+            d = np.array(hand.bone.matrix_local)[:3, 1]
+            palm = np.array([0.0, -1.0, 0.0]) - d[1] * d
+            palm /= np.linalg.norm(palm)
+            for angle, expected in ((60, 60), (100, 80)):
+                q = _clamped(hand, _swing(hand, palm, math.radians(angle), mods), mods)
+                assert _swung_by(hand, q, palm, mods) == pytest.approx(expected, abs=3), angle
     finally:
         bpy.ops.object.mode_set(mode="OBJECT")
         bpy.data.objects.remove(rig)

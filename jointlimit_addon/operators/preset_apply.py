@@ -56,7 +56,8 @@ class POSE_OT_jointlimit_preset_apply(PosePoll, bpy.types.Operator):
     front: EnumProperty(
         name="Front",
         description="Which way the character faces, in armature space (across Up)",
-        items=(("AUTO", "Auto", "From the rig: where knees bend to and elbows away from, else where the feet point"),
+        items=(("AUTO", "Auto", "From the rig: where knees bend to and elbows away from, else (or where more feet say "
+                                "the opposite) where the feet point"),
                ("NEG_Y", "Toward -Y", "The character faces -Y (Blender's convention)"),
                ("POS_Y", "Toward +Y", "The character faces +Y"),
                ("NEG_X", "Toward -X", "The character faces -X"),
@@ -98,7 +99,7 @@ class POSE_OT_jointlimit_preset_apply(PosePoll, bpy.types.Operator):
 
         against, standing = [], []
         for pb, _, joint in plan:
-            angle = presets.bent_against(pb, joint, self.mirror_right, *frames[pb.id_data])
+            angle = 0.0 if self.flip_x else presets.bent_against(pb, joint, self.mirror_right, *frames[pb.id_data])
             if angle:
                 against.append(f"{pb.name} ({label(joint)}, {angle:.0f}°)")
             four_legged = presets.four_legged_joint(pb, joint, frames[pb.id_data][1])
@@ -173,7 +174,7 @@ class POSE_OT_jointlimit_preset_apply(PosePoll, bpy.types.Operator):
                 "{bones} count as rig mechanism (a constraint of the rig turns them, or they are hidden): Clamp "
                 "Playback clamps them, but All Limited Bones leaves them to the rig (select them for Apply and Bake)",
                 bones=name_list(mechanism)))
-        if self.fit_rig and not self.flip_x:
+        if self.fit_rig:
             self._warn_four_legged(plan, frames)
         unkept = [pb.name for pb, _, _ in plan if settings_io.unkept_on_override(pb)]
         if unkept:
