@@ -1,6 +1,7 @@
 """Production rigs (issue 18): Rigify's human meta-rig, its generated rig and Blender's basic human
 meta-rig, built once for this module (generation takes about 7 s), checked numerically."""
 
+import contextlib
 import importlib
 import math
 
@@ -923,11 +924,7 @@ def test_a_forefoot_standing_on_the_floor_flexes_backward(rigs, mods, adder, arm
     its palm forward (``test_the_wrist_finds_the_palm_from_the_thumb``)."""
     import bpy
 
-    pose_mode(rigs["basic"])
-    bpy.ops.object.mode_set(mode="OBJECT")
-    getattr(bpy.ops.object, adder)()
-    rig = bpy.context.object
-    try:
+    with added_meta_rig(rigs, adder) as rig:
         names = [f"{n}.{side}" for n in arm]
         pose_mode(rig, selected=set(names), active=names[0])
         assert bpy.ops.pose.jointlimit_preset_apply(preset="CHAIN:ARM") == {"FINISHED"}
@@ -939,6 +936,20 @@ def test_a_forefoot_standing_on_the_floor_flexes_backward(rigs, mods, adder, arm
             for angle, expected in ((free, free), (stop + 20, stop)):
                 q = _clamped(foot, _swing(foot, direction, math.radians(angle), mods), mods)
                 assert _swung_by(foot, q, direction, mods) == pytest.approx(expected, abs=3), (direction, angle)
+
+
+@contextlib.contextmanager
+def added_meta_rig(rigs, adder):
+    """The Rigify meta-rig that ``adder`` (the name of an ``armature_*_metarig_add`` operator)
+    adds, removed afterwards."""
+    import bpy
+
+    pose_mode(rigs["basic"])
+    bpy.ops.object.mode_set(mode="OBJECT")
+    getattr(bpy.ops.object, adder)()
+    rig = bpy.context.object
+    try:
+        yield rig
     finally:
         bpy.ops.object.mode_set(mode="OBJECT")
         bpy.data.objects.remove(rig)
@@ -970,12 +981,8 @@ def test_the_four_legged_presets_give_the_carpus_and_hock_a_dogs_range(rigs, mod
     straight, a trial found)."""
     import bpy
 
-    pose_mode(rigs["basic"])
-    bpy.ops.object.mode_set(mode="OBJECT")
-    getattr(bpy.ops.object, adder)()
-    rig = bpy.context.object
     back, front = np.array([0.0, 1.0, 0.0]), np.array([0.0, -1.0, 0.0])     # the rig faces -Y
-    try:
+    with added_meta_rig(rigs, adder) as rig:
         for side in "LR":
             arm, leg = ([f"{n}.{side}" for n in names] for names in (front_leg, hind_leg))
             pose_mode(rig, selected=set(arm), active=arm[0])
@@ -1008,9 +1015,6 @@ def test_the_four_legged_presets_give_the_carpus_and_hock_a_dogs_range(rigs, mod
                     bpy.context.view_layer.update()
                     assert _joint_angle(rig, bone, sense) == pytest.approx(expected, abs=1.5), (bone, target)
                 pb.rotation_quaternion = (1.0, 0.0, 0.0, 0.0)
-    finally:
-        bpy.ops.object.mode_set(mode="OBJECT")
-        bpy.data.objects.remove(rig)
 
 
 @pytest.mark.parametrize("adder, chain, preset, joints", [
@@ -1024,19 +1028,12 @@ def test_shorter_four_legged_chains_are_matched_by_their_bone_names(rigs, adder,
     is named like a leg, the cat's forefoot a hand, its hind foot a foot)."""
     import bpy
 
-    pose_mode(rigs["basic"])
-    bpy.ops.object.mode_set(mode="OBJECT")
-    getattr(bpy.ops.object, adder)()
-    rig = bpy.context.object
-    try:
+    with added_meta_rig(rigs, adder) as rig:
         names = [f"{n}.L" for n in chain]
         pose_mode(rig, selected=set(names), active=names[0])
         result, text = _run(bpy.types.POSE_OT_jointlimit_preset_apply, preset=preset)
         assert result == {"FINISHED"}, text
         assert ", ".join(f"{n}: {j}" for n, j in zip(names, joints)) in text, text
-    finally:
-        bpy.ops.object.mode_set(mode="OBJECT")
-        bpy.data.objects.remove(rig)
 
 
 @pytest.mark.parametrize("kind", ["arms_only", "heels"])
