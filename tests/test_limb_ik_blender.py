@@ -780,10 +780,12 @@ def test_the_reports_say_what_held_the_limb(arm, mods):
     hand = Q.from_matrix(np.array(bones[2].matrix.to_3x3().normalized()))
     turned = math.degrees(Q.angle_between(hand, wanted))
     assert turned > 10 and f"end bone {turned:.1f}° from Target Rotation" in op.reports[-1][1]
+    assert op.reports[-1][0] == {"WARNING"}     # (a trial read an INFO line ending in 'exact' as a match)
     op = OperatorStandIn(bpy.types.POSE_OT_jointlimit_limb_ik,
                          **dict(PROPS, target=near, use_orientation=True, target_rotation=wanted, use_limits=False))
     assert op.execute(bpy.context) == {"FINISHED"}
     assert "Target Rotation" not in op.reports[-1][1] and "exact" in op.reports[-1][1]
+    assert op.reports[-1][0] == {"INFO"}
 
 
 def test_scripted_solves_key_with_auto_keying_as_blenders_transform_does(arm, mods):

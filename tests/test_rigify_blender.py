@@ -882,6 +882,7 @@ def test_knees_and_elbows_resting_bent_the_other_way_are_named(rigs, mods):
         result, text = _run(bpy.types.POSE_OT_jointlimit_preset_apply, preset="CHAIN:LEG")
         assert result == {"FINISHED"} and against in text, text
         assert "character's front_shin.L (Knee (Hinge), 18°), front_shin.R (Knee (Hinge), 18°) " + against in text, text
+        assert "front_foot.L (Ankle → Carpus (Hinge))" in text, text    # below a knee bent like an elbow: no hock
         assert against not in _run(bpy.types.POSE_OT_jointlimit_preset_apply, preset="CHAIN:LEG", flip_x=True)[1]
         pose_mode(wolf, selected={"front_thigh.L", "front_shin.L", "front_foot.L"}, active="front_thigh.L")
         assert against not in _run(bpy.types.POSE_OT_jointlimit_preset_apply, preset="CHAIN:ARM")[1]

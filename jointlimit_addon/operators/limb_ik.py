@@ -14,6 +14,7 @@ from ._modal import ModalDragMixin
 # Limb IK corrects on the evaluated pose until the tip is this close (fraction of the limb length).
 EVALUATED_TOLERANCE = 1e-5
 ORIENTATION_TOLERANCE = math.radians(0.01)  # end bone this far from Target Rotation: said in the report
+ORIENTATION_WARNING = math.radians(1.0)     # this far: a warning (the limits, or a swivel the search missed)
 MISS_FRACTION = 1e-3     # of the limb's reach: a tip error above it is a miss the report warns of
 RESIDUAL_ANGLE = 1e-9    # radians: a lower bone turned only about its hinge axis (to rounding) keeps no residual
 HINGE_AXES = {"X": (1.0, 0.0, 0.0), "Z": (0.0, 0.0, 1.0), "NEG_X": (-1.0, 0.0, 0.0), "NEG_Z": (0.0, 0.0, -1.0)}
@@ -415,7 +416,7 @@ class POSE_OT_jointlimit_limb_ik(ModalDragMixin, ActiveBonePoll, bpy.types.Opera
 
 def _report_kind(info):
     return ({"WARNING"} if info["status"] in ("OUT_OF_REACH", "TOO_CLOSE", "LOCKED") or missed(info) or info.get("ignored")
-            or info.get("switch") else {"INFO"})
+            or info.get("switch") or info.get("orientation_error", 0.0) > ORIENTATION_WARNING else {"INFO"})
 
 
 def missed(info):

@@ -4,6 +4,7 @@ import bpy
 from bpy.props import BoolProperty, EnumProperty, StringProperty
 
 from .. import bone_limits, presets, rig_frame, settings_io
+from ..chains import predecessor
 from ._common import PosePoll, limitable_selection, name_list, report_count, report_rest_pose
 
 
@@ -97,12 +98,16 @@ class POSE_OT_jointlimit_preset_apply(PosePoll, bpy.types.Operator):
         def label(key):
             return bpy.app.translations.pgettext_iface(presets.JOINTS[key]["label"])
 
-        against, standing = [], []
+        against, standing, knees_against = [], [], set()
         for pb, _, joint in plan:
-            angle = 0.0 if self.flip_x else presets.bent_against(pb, joint, self.mirror_right, *frames[pb.id_data])
-            if angle:
+            angle = presets.bent_against(pb, joint, self.mirror_right, *frames[pb.id_data])
+            if angle and joint == "KNEE":
+                knees_against.add(pb.name)
+            if angle and not self.flip_x:
                 against.append(f"{pb.name} ({label(joint)}, {angle:.0f}°)")
             four_legged = presets.four_legged_joint(pb, joint, frames[pb.id_data][1])
+            if four_legged == "HOCK" and getattr(predecessor(pb)[0], "name", None) in knees_against:
+                four_legged = "CARPUS"  # below a knee that bends like an elbow: a front foot
             if four_legged:
                 standing.append(f"{pb.name} ({label(joint)} → {label(four_legged)})")
         if against:
