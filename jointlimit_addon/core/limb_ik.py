@@ -569,7 +569,10 @@ def _least_violation(chain, theta, upper, end):
     """Swivel offset whose clamped pose lands the wrist nearest the target, then whose end bone
     turns least under its limit: the fallback when no swivel is feasible. The best of a 5° grid
     (0 first), refined by a golden-section search within a grid step either side (a target just
-    past the edge of what the limits reach lands within round-off of it, not a grid step away)."""
+    past the edge of what the limits reach lands within round-off of it, not a grid step away),
+    or, with an end hinge, the swivel that keeps its axis (``SW.hinge_alignment``) where that
+    scores better: no swivel is feasible for a hinge beyond round-off, and its one swivel can
+    lie where the upper bone's limit leaves less than a grid step."""
     w0 = _wrist_local(chain, theta)
 
     def score(delta):
@@ -588,7 +591,14 @@ def _least_violation(chain, theta, upper, end):
     step = np.pi / 36.0
     best, f_best = SW._golden_min(lambda d: float(score(np.array([d]))[0]), _FALLBACK_GRID[i] - step,
                                   _FALLBACK_GRID[i] + step)
-    return float(_wrap(best)) if f_best < grid[i] else float(_FALLBACK_GRID[i])
+    if grid[i] <= f_best:
+        best, f_best = _FALLBACK_GRID[i], grid[i]
+    aligned = None if end is None else SW.hinge_alignment(end)
+    if aligned is not None:
+        f_aligned = float(score(np.array([aligned]))[0])
+        if f_aligned < f_best:  # an end hinge's one swivel, narrower than the grid (the upper bone at its limit's edge)
+            return float(aligned)
+    return float(_wrap(best))
 
 
 def _spend_swivel(chain, target, swivel, q1, theta, too_close, hinge_clamped, limits, target_rotation):

@@ -161,6 +161,25 @@ class Family:
         return self.limit.region._level1((w * z - x * y) / bw2, (y * z + w * x) / bw2)
 
 
+def hinge_alignment(fam):
+    """The offset at which a hinge family's rotation ``q(delta) = R_a(delta) q0`` keeps the
+    hinge axis ``h`` in place (``q(delta) h = h``: a rotation about ``h`` alone), or the one
+    nearest that, or ``None`` (not a hinge, or ``h`` along ``a``). ``R_a(delta)`` must turn
+    ``v = q0 h`` onto ``h``: ``delta`` is the angle from ``v`` to ``h`` across ``a``, exact where
+    ``a . v = a . h`` (a target rotation a hinge pose gave; a float32 one within its round-off).
+    The hinge's feasible offsets are isolated points of the swivel circle, which the sampled
+    crossings of other limit kinds do not bracket."""
+    axis = getattr(fam.limit, "axis", None)
+    if not hasattr(fam.limit, "hinge_angle") or axis is None:
+        return None
+    a, h = np.array(fam.axis), np.asarray(axis, dtype=np.float64)
+    v = quat.rotate(np.array(fam.q0), h)
+    v_perp, h_perp = v - np.dot(a, v) * a, h - np.dot(a, h) * a
+    if np.linalg.norm(v_perp) < 1e-9 or np.linalg.norm(h_perp) < 1e-9:
+        return None
+    return _wrap1(math.atan2(float(np.dot(a, np.cross(v_perp, h_perp))), float(np.dot(v_perp, h_perp))))
+
+
 def distance_bound(limit, q):
     """A lower bound of the geodesic angle from rotations ``q (..., 4)`` to ``limit``'s set: the
     limit's own ``distance_bound`` if it has one, else ``CLAMP_TRUST`` times the angle to
