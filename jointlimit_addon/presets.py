@@ -348,8 +348,9 @@ def _followed(pose_bone):
 
 def bent_against(pose_bone, joint, mirror_right=True, front=None, up=rig_frame.UP):
     """Degrees ``pose_bone`` rests bent against the flexion of the built-in elbow or knee
-    ``joint`` as ``apply_entry`` fits it there (``rig_frame.bent_against``), or 0."""
-    if front is None:
+    ``joint`` as ``apply_entry`` fits it there (``rig_frame.bent_against``), or 0 (other joints
+    are not looked at: no side or chain read for them)."""
+    if front is None or joint not in rig_frame.LIMB_HINGES:
         return 0.0
     right = mirror_right and bone_on_right(pose_bone, front, up)
     return rig_frame.bent_against(joint, pose_bone.bone.matrix_local, _followed(pose_bone)[0], front, right, up)

@@ -70,6 +70,7 @@ FLOOR = 0.05  # of the rig's height: a limb reaching this near the rig's lowest 
 LIMIT = 179.0  # degrees, the widest swing range a setting takes
 BENT_REST = 5.0  # degrees a hinge bone rests bent about the other axis than its rule's before that axis is taken
 BENT_AGAINST = 10.0  # degrees an elbow or knee rests bent against its rule's flexion before it is said to bend the other way
+LIMB_HINGES = ("ELBOW", "KNEE")  # the joints a four-legged rig's legs swap (``bent_against``)
 REST_ROOM = 1.0  # degrees a fitted swing range reaches past the rest pose on each side (the Axes fit needs room)
 _SNAP = 0.2  # below this an axis is degenerate (the bone points along the direction)
 
@@ -418,7 +419,7 @@ def bent_against(joint, rest_matrix, parent_matrix, front, right_side, up=UP):
     0. A four-legged rig's front legs bend like arms (Rigify's horse, cat, wolf: a Knee fitted
     there rests 18-31 degrees against its flexion), its hind legs like legs; human rigs rest with
     both a little bent their own way."""
-    if joint not in ("ELBOW", "KNEE") or parent_matrix is None:
+    if joint not in LIMB_HINGES or parent_matrix is None:
         return 0.0
     bend = hinge_bend(rest_matrix, parent_matrix, *bone_axes(rest_matrix, joint, front, right_side, up)[:2])[2]
     return -bend if bend < -BENT_AGAINST else 0.0
